@@ -1,0 +1,47 @@
+// The one error type of libformat: every message names the file, the key or tensor, and the value.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace oiw {
+
+enum class ErrorKind {
+    Io,             // open/read/write/rename failed
+    Truncated,      // a field runs past the end of the file
+    BadMagic,       // not a GGUF file
+    BigEndian,      // byte-swapped GGUF (refused)
+    BadVersion,     // version not 2 or 3
+    TooLarge,       // count or length exceeds what the file can hold
+    BadValueType,   // unknown metadata value type / array element type
+    BadKey,         // empty key, or a reserved key with the wrong type/value
+    DuplicateKey,   // key repeated
+    DuplicateTensor,// tensor name repeated
+    BadDims,        // n_dims > 4, dim < 1, or element count overflows
+    BadType,        // unknown tensor type id
+    RemovedType,    // type id retired from ggml
+    BadBlock,       // ne0 not a multiple of the block size
+    BadAlignment,   // general.alignment zero or not a power of two
+    Misaligned,     // tensor offset not a multiple of the alignment
+    OutOfBounds,    // tensor bytes outside the file
+    Overlap,        // two tensors share bytes
+    Usage,          // caller error: bad argument, refusing to overwrite input, ...
+    Unsupported,    // valid but not handled (e.g. a type without a kernel)
+};
+
+// Short stable name of a kind ("truncated", "duplicate-key", ...).
+const char* error_kind_name(ErrorKind k);
+
+class FormatError : public std::runtime_error {
+public:
+    // Message: "<file>: <subject>: <what>" (subject omitted when empty).
+    FormatError(ErrorKind kind, const std::string& file, const std::string& subject, const std::string& what);
+    ErrorKind kind() const { return kind_; }
+    const std::string& file() const { return file_; }
+    const std::string& subject() const { return subject_; }
+
+private:
+    ErrorKind kind_;
+    std::string file_, subject_;
+};
+
+}  // namespace oiw

@@ -1,0 +1,202 @@
+// GGUF v2/v3 reader (validated, zero-copy over a read-only mmap) and streaming writer.
+//
+//   file := magic "GGUF" | u32 version | u64 n_tensors | u64 n_kv      (v1 used u32 counts: refused)
+//           | n_kv x (str key | u32 vtype | value)
+//           | n_tensors x (str name | u32 n_dims | n_dims x i64 ne | u32 ggml_type | u64 offset)
+//           | zero padding to `alignment` | data (offsets relative to here, each tensor aligned)
+//   str  := u64 len | len bytes (no terminator)
+//   array value := u32 elem_type | u64 count | count x elem
+#pragma once
+#include <array>
+#include <cstring>
+#include <type_traits>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libformat/error.h"
+#include "libformat/types.h"
+
+namespace oiw {
+
+enum class GgufType : uint32_t {
+    U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
+    STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
+};
+inline constexpr uint32_t kGgufTypeCount = 13;
+inline constexpr uint64_t kDefaultAlignment = 32;
+inline constexpr uint32_t kMaxDims = 4;
+
+// Lower-case name of a value type ("u32", "str", "arr").
+std::string_view gguf_type_name(GgufType t);
+// Parses a value type name as used on command lines: u8 i8 u16 i16 u32 i32 f32 bool str u64 i64 f64.
+std::optional<GgufType> gguf_type_from_name(std::string_view name);
+// Byte size of a fixed-size value type; 0 for STRING and ARRAY.
+size_t gguf_type_size(GgufType t);
+
+// One metadata value: a scalar, a string, or an array (of scalars, strings or arrays).
+struct GgufValue {
+    GgufType type = GgufType::U8;
+    GgufType elem_type = GgufType::U8;  // arrays only
+    std::vector<uint8_t> raw;           // fixed-size scalar, or packed array elements (little-endian)
+    std::vector<std::string> strings;   // STRING scalar (one entry) or array of strings
+    std::vector<GgufValue> arrays;      // array of arrays
+    uint64_t count = 0;                 // arrays: number of elements
+
+    static GgufValue make_string(std::string s);
+    static GgufValue make_bool(bool b);
+    template <typename T> static GgufValue make_scalar(GgufType t, T v);  // T must match gguf_type_size(t)
+    static GgufValue make_string_array(std::vector<std::string> v);
+    static GgufValue make_array(GgufType elem_type, std::vector<uint8_t> packed, uint64_t count);
+
+    bool is_array() const { return type == GgufType::ARRAY; }
+    bool is_integer() const;                       // any of the 8 integer scalar types
+    // Scalar integer value (any integer type or bool); nullopt for other types.
+    std::optional<int64_t> as_int() const;
+    // Scalar numeric value (integer, float, bool) as double; nullopt otherwise.
+    std::optional<double> as_double() const;
+    // STRING scalar; nullptr otherwise.
+    const std::string* as_string() const;
+    // Numeric array element i as double (elem type must be fixed-size).
+    double array_number(uint64_t i) const;
+    // Human-readable rendering; arrays show at most `max_elems` elements then "... (N total)".
+    std::string to_string(size_t max_elems = 8) const;
+    bool operator==(const GgufValue&) const = default;
+};
+
+template <typename T>
+GgufValue GgufValue::make_scalar(GgufType t, T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    GgufValue out;
+    out.type = t;
+    out.raw.resize(sizeof(T));
+    std::memcpy(out.raw.data(), &v, sizeof(T));
+    return out;
+}
+
+struct GgufKV {
+    std::string key;
+    GgufValue value;
+    bool operator==(const GgufKV&) const = default;
+};
+
+struct GgufTensorInfo {
+    std::string name;
+    uint32_t n_dims = 1;
+    std::array<int64_t, kMaxDims> ne = {1, 1, 1, 1};  // ne[0] is the row length
+    GgmlType type = GgmlType::F32;
+    uint64_t offset = 0;   // relative to the data section
+    uint64_t n_bytes = 0;  // derived: row_size(type, ne0) * ne1 * ne2 * ne3
+
+    int64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+    int64_t n_rows() const { return ne[1] * ne[2] * ne[3]; }
+    std::vector<int64_t> shape() const { return {ne.begin(), ne.begin() + n_dims}; }
+    // "[256, 32000]"
+    std::string shape_string() const;
+};
+
+class MappedFile;
+
+// A validated GGUF file. Everything handed out has passed validation; data views stay valid
+// while the GgufFile (or a copy of it) lives.
+class GgufFile {
+public:
+    // Maps and validates `path`. Throws FormatError naming the file and the offending key/tensor.
+    static GgufFile open(const std::string& path);
+    // Validates an in-memory image (used by tests and the fuzzer). `name` appears in errors.
+    static GgufFile parse(std::span<const uint8_t> bytes, const std::string& name);
+
+    const std::string& path() const { return path_; }
+    uint32_t version() const { return version_; }
+    uint64_t alignment() const { return alignment_; }
+    uint64_t data_offset() const { return data_offset_; }  // absolute start of the data section
+    uint64_t file_size() const { return bytes_.size(); }
+    // End of the last tensor info (before padding).
+    uint64_t header_size() const { return header_size_; }
+    // True when re-writing this file with GgufWriter reproduces its layout (canonical offsets,
+    // ggml padding, nothing trailing): then a copy is byte-identical.
+    bool canonical_layout() const;
+
+    const std::vector<GgufKV>& kvs() const { return kvs_; }
+    const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+    // nullptr when absent.
+    const GgufValue* find(std::string_view key) const;
+    // Index of the tensor or -1.
+    int64_t find_tensor(std::string_view name) const;
+    // Zero-copy view of tensor i's bytes.
+    std::span<const uint8_t> tensor_data(size_t i) const;
+    // The whole file image.
+    std::span<const uint8_t> bytes() const { return bytes_; }
+    // Tells the kernel tensor i's pages are no longer needed (streaming converters).
+    void release_tensor_pages(size_t i) const;
+
+private:
+    std::string path_;
+    std::shared_ptr<const MappedFile> map_;
+    std::span<const uint8_t> bytes_;
+    std::shared_ptr<const std::vector<uint8_t>> owned_;  // parse() of a copied buffer
+    uint32_t version_ = 3;
+    uint64_t alignment_ = kDefaultAlignment;
+    uint64_t data_offset_ = 0, header_size_ = 0;
+    std::vector<GgufKV> kvs_;
+    std::vector<GgufTensorInfo> tensors_;
+    void parse_image();
+};
+
+// Streams a GGUF file: metadata and tensor infos first, then tensor data one tensor at a time in
+// info order. Output goes to a temp file beside `path`; finish() fsyncs and renames it into
+// place. Destroying an unfinished writer removes the temp file. Layout matches ggml's writer:
+// offsets are cumulative with each tensor padded to the alignment (general.alignment if set).
+class GgufWriter {
+public:
+    // `inputs`: files the caller reads from; writing over any of them is refused (same inode).
+    GgufWriter(std::string path, std::vector<std::string> inputs = {}, uint32_t version = 3);
+    ~GgufWriter();
+    GgufWriter(const GgufWriter&) = delete;
+    GgufWriter& operator=(const GgufWriter&) = delete;
+
+    void add_kv(GgufKV kv);  // duplicates refused
+    void set_kvs(std::vector<GgufKV> kvs);
+    // Adds a tensor info; n_bytes and offset are derived. Validates dims and block multiple.
+    void add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape);
+    const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+    // Total output size once all data is written.
+    uint64_t planned_size() const;
+
+    // Writes the header (magic .. padding). Called implicitly by the first write_tensor_data.
+    void write_header();
+    // Appends the bytes of the next tensor (in add_tensor order); may be called in pieces:
+    // a tensor is complete when its n_bytes have been written.
+    void write_tensor_data(std::span<const uint8_t> bytes);
+    // Flushes, fsyncs, renames the temp file to `path`. Throws if tensors are incomplete.
+    void finish();
+    // With no tensors, pad the header to the alignment (ggml does; gguf-py vocab files don't).
+    void set_pad_empty(bool pad) { pad_empty_ = pad; }
+
+private:
+    std::string path_, tmp_path_;
+    std::vector<std::string> inputs_;
+    uint32_t version_;
+    std::vector<GgufKV> kvs_;
+    std::vector<GgufTensorInfo> tensors_;
+    int fd_ = -1;
+    bool header_done_ = false, finished_ = false, pad_empty_ = true;
+    static constexpr size_t kBufSize = 1 << 20;
+    size_t cur_tensor_ = 0;
+    uint64_t cur_written_ = 0;
+    std::vector<uint8_t> buf_;
+    uint64_t alignment() const;
+    void out(const void* p, size_t n);
+    void flush();
+    void pad_zeros(uint64_t n);
+};
+
+// Serializes just the header (magic .. last tensor info, no padding) the way GgufWriter does.
+std::vector<uint8_t> serialize_gguf_header(uint32_t version, const std::vector<GgufKV>& kvs,
+                                           const std::vector<GgufTensorInfo>& tensors);
+
+}  // namespace oiw
