@@ -1,0 +1,34 @@
+// gguf-synth: writes a deterministic synthetic llama / MoE model (samples, benchmarks, tests).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "converters/synth.h"
+#include "libformat/tool_support.h"
+
+int main(int argc, char** argv) {
+    oiw::SynthOptions o;
+    std::string out, type = "F16";
+    CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights"};
+    app.add_option("OUT", out, "output .gguf")->required();
+    app.add_option("--name", o.name, "general.name");
+    app.add_option("--n-embd", o.n_embd, "embedding width")->check(CLI::PositiveNumber);
+    app.add_option("--n-layer", o.n_layer, "blocks")->check(CLI::NonNegativeNumber);
+    app.add_option("--n-ff", o.n_ff, "FFN width (per expert for MoE)")->check(CLI::PositiveNumber);
+    app.add_option("--n-vocab", o.n_vocab, "vocabulary size")->check(CLI::Range(int64_t{3}, int64_t{1} << 24));
+    app.add_option("--n-head", o.n_head, "attention heads")->check(CLI::PositiveNumber);
+    app.add_option("--n-head-kv", o.n_head_kv, "KV heads")->check(CLI::PositiveNumber);
+    app.add_option("--n-expert", o.n_expert, "experts (0 = dense)")->check(CLI::NonNegativeNumber);
+    app.add_option("--n-expert-used", o.n_expert_used, "experts used per token");
+    app.add_flag("--tied", o.tied, "tie embeddings (no output.weight)");
+    app.add_option("--type", type, "matrix type: F32, F16, BF16 or a quantized type (Q8_0, Q4_K, ...)");
+    app.add_option("--seed", o.seed, "random seed");
+    CLI11_PARSE(app, argc, argv);
+    return oiw::run_tool("gguf-synth", [&] {
+        auto t = oiw::type_from_name(type);
+        if (!t) throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--type", "unknown ggml type '" + type + "'");
+        o.type = *t;
+        uint64_t params = oiw::write_synth_model(out, o);
+        if (oiw::is_tty(1)) fmt::print("{}: {} parameters\n", out, params);
+        return oiw::kExitOk;
+    });
+}
