@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "converters/gguf_edit.h"
+#include "libformat/cli_parse.h"
 #include "libformat/tool_support.h"
 
 namespace {
@@ -41,7 +42,7 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
     Options o;
-    CLI::App app{"gguf-edit: edit GGUF metadata without touching tensor bytes (no edits = byte-exact copy)"};
+    CLI::App app{"gguf-edit: edit GGUF metadata without touching tensor bytes (no edits = byte-exact copy)", "gguf-edit"};
     app.add_option("IN", o.in, "input .gguf")->required();
     app.add_option("OUT", o.out, "output .gguf (written atomically; must not be IN)")->required();
     app.add_option("--set", o.set, "KEY=TYPE:VALUE (TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str)");
@@ -49,6 +50,6 @@ int main(int argc, char** argv) {
     app.add_option("--remove", o.remove, "remove KEY");
     app.add_option("--rename-tensor", o.rename, "OLD=NEW");
     app.add_flag("-q,--quiet", o.quiet, "print nothing on success");
-    CLI11_PARSE(app, argc, argv);
+    OIW_CLI_PARSE(app, argc, argv);
     return oiw::run_tool("gguf-edit", [&] { return run(o); });
 }

@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include "converters/synth.h"
+#include "libformat/cli_parse.h"
 #include "libformat/tool_support.h"
 
 int main(int argc, char** argv) {
     oiw::SynthOptions o;
     std::string out, type = "F16";
-    CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights"};
+    CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights", "gguf-synth"};
     app.add_option("OUT", out, "output .gguf")->required();
     app.add_option("--name", o.name, "general.name");
     app.add_option("--n-embd", o.n_embd, "embedding width")->check(CLI::PositiveNumber);
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
     app.add_flag("--tied", o.tied, "tie embeddings (no output.weight)");
     app.add_option("--type", type, "matrix type: F32, F16, BF16 or a quantized type (Q8_0, Q4_K, ...)");
     app.add_option("--seed", o.seed, "random seed");
-    CLI11_PARSE(app, argc, argv);
+    OIW_CLI_PARSE(app, argc, argv);
     return oiw::run_tool("gguf-synth", [&] {
         auto t = oiw::type_from_name(type);
         if (!t) throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--type", "unknown ggml type '" + type + "'");

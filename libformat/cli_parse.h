@@ -1,0 +1,31 @@
+// Header-only CLI11 glue for the tools: usage errors print one line and exit with status 2.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+namespace oiw {
+
+// Parses argv into `app`. Returns -1 to continue, otherwise the exit status to return from main
+// (0 after --help, 2 after a usage error, reported as "<tool>: error: <message>").
+inline int parse_cli(CLI::App& app, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+        return -1;
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
+        return 2;
+    }
+}
+
+}  // namespace oiw
+
+// Drop-in replacement for CLI11_PARSE with exit status 2 on usage errors.
+#define OIW_CLI_PARSE(app, argc, argv)                                   \
+    do {                                                                 \
+        int oiw_cli_rc_ = ::oiw::parse_cli((app), (argc), (argv));       \
+        if (oiw_cli_rc_ >= 0) return oiw_cli_rc_;                        \
+    } while (0)
