@@ -98,7 +98,7 @@ GgufValue read_array(Cursor& c, const std::string& file, const std::string& key,
         v.strings.reserve(n);
         for (uint64_t i = 0; i < n; ++i) v.strings.push_back(c.str(subj, "array string"));
     } else {
-        v.arrays.reserve(n);
+        // No reserve: nested counts are only bounded by the bytes left at each level.
         for (uint64_t i = 0; i < n; ++i) v.arrays.push_back(read_array(c, file, key, depth + 1));
     }
     return v;
@@ -164,10 +164,12 @@ void check_tensor_shape(GgufTensorInfo& ti, uint32_t type_id, const std::string&
     if (ti.ne[0] % tt->block_size != 0)
         throw FormatError(ErrorKind::BadBlock, file, subj,
                           fmt::format("row length {} is not a multiple of the {} block size {}", ti.ne[0], tt->name, tt->block_size));
-    const uint64_t row = row_size(ti.type, ti.ne[0]);
+    const uint64_t blocks = static_cast<uint64_t>(ti.ne[0]) / tt->block_size;
     const uint64_t rows = static_cast<uint64_t>(ti.n_rows());
-    if (rows && row > std::numeric_limits<uint64_t>::max() / rows)
-        throw FormatError(ErrorKind::BadDims, file, subj, "byte size overflows uint64");
+    const uint64_t max_bytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    if (blocks > max_bytes / tt->type_size || blocks * tt->type_size > max_bytes / rows)
+        throw FormatError(ErrorKind::BadDims, file, subj, "byte size overflows int64 (shape " + ti.shape_string() + ", type " + std::string(tt->name) + ")");
+    const uint64_t row = blocks * tt->type_size;
     ti.n_bytes = row * rows;
 }
 
@@ -368,10 +370,10 @@ void GgufFile::parse_image() {
     version_ = version;
     uint64_t n_tensors = c.get<uint64_t>("header", "tensor count");
     uint64_t n_kv = c.get<uint64_t>("header", "key/value count");
-    // Smallest possible KV is 13 bytes (len + type + u8), smallest tensor info 32 bytes.
+    // Smallest possible KV is 13 bytes (len + type + u8), smallest tensor info 24 bytes (n_dims 0).
     if (n_kv > c.remaining() / 13)
         throw FormatError(ErrorKind::TooLarge, file, "header", fmt::format("key/value count {} cannot fit in a {}-byte file", n_kv, bytes_.size()));
-    if (n_tensors > (c.remaining() - n_kv * 13) / 32)
+    if (n_tensors > (c.remaining() - n_kv * 13) / 24)
         throw FormatError(ErrorKind::TooLarge, file, "header", fmt::format("tensor count {} cannot fit in a {}-byte file", n_tensors, bytes_.size()));
 
     kvs_.clear();
@@ -526,23 +528,33 @@ void GgufWriter::add_tensor(const std::string& name, GgmlType type, std::span<co
     const std::string subj = "tensor '" + name + "'";
     if (name.size() > kMaxTensorName)
         throw FormatError(ErrorKind::TooLarge, path_, subj, fmt::format("name is {} bytes (ggml allows at most {})", name.size(), kMaxTensorName));
-    if (shape.empty() || shape.size() > kMaxDims)
-        throw FormatError(ErrorKind::BadDims, path_, subj, fmt::format("n_dims {} must be 1..{}", shape.size(), kMaxDims));
+    if (shape.size() > kMaxDims)
+        throw FormatError(ErrorKind::BadDims, path_, subj, fmt::format("n_dims {} exceeds the maximum of {}", shape.size(), kMaxDims));
     for (const auto& t : tensors_)
         if (t.name == name) throw FormatError(ErrorKind::DuplicateTensor, path_, subj, "duplicate tensor name");
     ti.n_dims = static_cast<uint32_t>(shape.size());
     for (size_t d = 0; d < shape.size(); ++d) ti.ne[d] = shape[d];
     check_tensor_shape(ti, static_cast<uint32_t>(type), path_);
-    const uint64_t a = alignment();
-    ti.offset = tensors_.empty() ? 0 : align_up(tensors_.back().offset + tensors_.back().n_bytes, a);
     tensors_.push_back(std::move(ti));
+    assign_offsets();
+}
+
+void GgufWriter::assign_offsets() {
+    const uint64_t a = alignment();
+    uint64_t off = 0;
+    for (auto& t : tensors_) {
+        t.offset = off;
+        off = align_up(off + t.n_bytes, a);
+    }
 }
 
 uint64_t GgufWriter::planned_size() const {
     const uint64_t a = alignment();
     uint64_t h = serialize_gguf_header(version_, kvs_, tensors_).size();
     if (tensors_.empty()) return pad_empty_ ? align_up(h, a) : h;
-    return align_up(h, a) + align_up(tensors_.back().offset + tensors_.back().n_bytes, a);
+    uint64_t data = 0;
+    for (const auto& t : tensors_) data = align_up(data + t.n_bytes, a);
+    return align_up(h, a) + data;
 }
 
 void GgufWriter::out(const void* p, size_t n) {
@@ -603,6 +615,7 @@ void GgufWriter::write_header() {
     ::umask(um);
     ::fchmod(fd_, 0666 & ~um);
     buf_.reserve(kBufSize);
+    assign_offsets();  // general.alignment may have been set after the tensors
     auto h = serialize_gguf_header(version_, kvs_, tensors_);
     out(h.data(), h.size());
     if (!tensors_.empty() || pad_empty_) pad_zeros(align_up(h.size(), alignment()) - h.size());

@@ -161,7 +161,8 @@ public:
 
     void add_kv(GgufKV kv);  // duplicates refused
     void set_kvs(std::vector<GgufKV> kvs);
-    // Adds a tensor info; n_bytes and offset are derived. Validates dims and block multiple.
+    // Adds a tensor info; n_bytes and offset are derived (offsets are re-derived when the header
+    // is written, so general.alignment may be set later). Validates dims and block multiple.
     void add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape);
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
     // Total output size once all data is written.
@@ -190,6 +191,7 @@ private:
     uint64_t cur_written_ = 0;
     std::vector<uint8_t> buf_;
     uint64_t alignment() const;
+    void assign_offsets();
     void out(const void* p, size_t n);
     void flush();
     void pad_zeros(uint64_t n);
