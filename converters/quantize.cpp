@@ -11,7 +11,9 @@
 #include "converters/blocks.h"
 #include "converters/fp16.h"
 #include "converters/iq_tables.h"
+#include "converters/quantize_fast.h"
 #include "converters/quantize_impl.h"
+#include "converters/quantize_iq.h"
 #include "converters/quants.h"
 #include "libformat/error.h"
 
@@ -423,7 +425,7 @@ bool can_quantize(GgmlType t) {
         case GgmlType::IQ4_XS:
             return true;
         default:
-            return false;
+            return quant::iq_can_quantize(t);
     }
 }
 
@@ -433,6 +435,13 @@ bool quantize_requires_imatrix(GgmlType t) {
 
 size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
                       const float* imatrix) {
+    size_t written = 0;
+    if (fast::try_quantize_chunk(t, src, dst, nrows, n_per_row, imatrix, &written)) return written;
+    return quantize_chunk_ref(t, src, dst, nrows, n_per_row, imatrix);
+}
+
+size_t quantize_chunk_ref(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
+                          const float* imatrix) {
     if (!can_quantize(t)) {
         throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no quantization kernel for this type");
     }
@@ -477,7 +486,9 @@ size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, in
         case GgmlType::Q6_K: return quant::quantize_q6_K(src, dst, nrows, n_per_row, imatrix);
         case GgmlType::IQ4_NL: return quantize_iq4_nl(src, dst, nrows, n_per_row, imatrix);
         case GgmlType::IQ4_XS: return quantize_iq4_xs(src, dst, nrows, n_per_row, imatrix);
-        default: break;
+        default:
+            if (quant::iq_can_quantize(t)) return quant::quantize_iq(t, src, dst, nrows, n_per_row, imatrix);
+            break;
     }
     throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no quantization kernel for this type");
 }

@@ -24,5 +24,9 @@ bool quantize_requires_imatrix(GgmlType t);
 // Byte-identical to ggml_quantize_chunk. Returns bytes written. Throws on unsupported t.
 size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
                       const float* imatrix);
+// The scalar reference quantize_chunk is pinned to (same contract): quantize_chunk runs the
+// optimized kernels of quantize_fast.cpp when the CPU allows and falls back to this.
+size_t quantize_chunk_ref(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
+                          const float* imatrix);
 
 }  // namespace oiw
