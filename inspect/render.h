@@ -1,0 +1,60 @@
+// Renderers for gguf-inspect: human tables (fit a terminal width, optional ANSI colour),
+// Markdown (exact integers), and JSON (schema in docs/gguf-inspect.md). They build strings;
+// the tool decides where they go.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inspect/audit.h"
+#include "inspect/diff.h"
+#include "inspect/digest.h"
+#include "inspect/model.h"
+#include "inspect/profile.h"
+#include "libformat/gguf.h"
+
+namespace oiw::inspect {
+
+inline constexpr std::string_view kReportSchema = "oiw.gguf-inspect.report/1";
+inline constexpr std::string_view kDiffSchema = "oiw.gguf-inspect.diff/1";
+// Arrays longer than this are abbreviated unless RenderOptions::full.
+inline constexpr size_t kArrayPreview = 8;
+
+struct Report {
+    const GgufFile& file;
+    const Analysis& analysis;
+    const Profile* profile = nullptr;           // audit profile; flags below were computed with it
+    const std::vector<Flag>* flags = nullptr;
+    std::optional<double> bandwidth;            // bytes per second, for the tokens/s ceiling
+    std::optional<HashAlgo> hash;               // with digests
+    const std::vector<std::string>* digests = nullptr;
+};
+
+struct RenderOptions {
+    bool full = false;   // every array element, whole strings
+    bool color = false;  // ANSI colour (tables only)
+    size_t width = 100;  // table output fits this many columns (unless `full` forces long values)
+};
+
+std::string render_table(const Report& r, const RenderOptions& o);
+std::string render_markdown(const Report& r, const RenderOptions& o);
+std::string render_json(const Report& r, const RenderOptions& o);
+
+struct DiffReport {
+    const GgufFile& a;
+    const Analysis& aa;
+    const GgufFile& b;
+    const Analysis& ab;
+    const Diff& diff;
+};
+
+std::string render_diff_table(const DiffReport& r, const RenderOptions& o);
+std::string render_diff_json(const DiffReport& r, const RenderOptions& o);
+
+// Quantity with an SI suffix and one decimal: 999 -> "999", 6720000 -> "6.7M", 2.19e9 -> "2.2G".
+std::string si(double v);
+// Value type as shown in tables: "u32", "str", "arr[str,32000]".
+std::string value_type_string(const GgufValue& v);
+
+}  // namespace oiw::inspect

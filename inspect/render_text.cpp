@@ -1,0 +1,583 @@
+// Human tables and Markdown for gguf-inspect. Both are produced from one document model
+// (sections of fields, tables and text) built by the same code; only number formatting
+// (SI-rounded vs exact) and the final layout differ.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "inspect/ftype.h"
+#include "inspect/render.h"
+
+namespace oiw::inspect {
+
+std::string si(double v) {
+    const double a = std::fabs(v);
+    if (a < 1000) return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v);
+    static const char* kSuffix[] = {"K", "M", "G", "T", "P", "E"};
+    int i = -1;
+    double x = v;
+    while (std::fabs(x) >= 999.95 && i < 5) {
+        x /= 1000;
+        ++i;
+    }
+    return fmt::format("{:.1f}{}", x, kSuffix[i]);
+}
+
+std::string value_type_string(const GgufValue& v) {
+    if (!v.is_array()) return std::string(gguf_type_name(v.type));
+    return fmt::format("arr[{},{}]", gguf_type_name(v.elem_type), v.count);
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Document model
+
+struct Table {
+    std::vector<std::string> head;
+    std::string align;  // one 'l' or 'r' per column
+    std::vector<std::vector<std::string>> rows;
+    // Columns that may be truncated to fit the width, in order, with their minimum widths (a
+    // column may appear again with a smaller minimum).
+    std::vector<std::pair<size_t, size_t>> shrink;
+    std::vector<size_t> middle;  // columns cut in the middle (names); others are cut at the end
+};
+
+struct Block {
+    enum class Kind { Fields, Table, Text } kind = Kind::Text;
+    std::vector<std::pair<std::string, std::string>> fields;
+    Table table;
+    std::vector<std::string> text;  // paragraphs; leading spaces are kept as a hanging indent
+};
+
+struct Section {
+    std::string title;
+    std::vector<Block> blocks;
+};
+
+Block fields(std::vector<std::pair<std::string, std::string>> f) {
+    Block b;
+    b.kind = Block::Kind::Fields;
+    b.fields = std::move(f);
+    return b;
+}
+Block table(Table t) {
+    Block b;
+    b.kind = Block::Kind::Table;
+    b.table = std::move(t);
+    return b;
+}
+Block text(std::vector<std::string> t) {
+    Block b;
+    b.kind = Block::Kind::Text;
+    b.text = std::move(t);
+    return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout helpers
+
+// Largest prefix length <= n that does not split a UTF-8 sequence.
+size_t utf8_cut(std::string_view s, size_t n) {
+    if (n >= s.size()) return s.size();
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    return n;
+}
+
+std::string trunc_end(std::string_view s, size_t w) {
+    if (s.size() <= w) return std::string(s);
+    if (w <= 3) return std::string(s.substr(0, utf8_cut(s, w)));
+    return std::string(s.substr(0, utf8_cut(s, w - 3))) + "...";
+}
+
+std::string trunc_middle(std::string_view s, size_t w) {
+    if (s.size() <= w) return std::string(s);
+    if (w <= 2) return std::string(s.substr(0, w));
+    const size_t tail = (w - 1) / 2, head = w - 1 - tail;
+    return std::string(s.substr(0, head)) + "~" + std::string(s.substr(s.size() - tail));
+}
+
+// Word-wraps `para` to `width`; continuation lines get the paragraph's leading indent + 4.
+void wrap(std::string& out, std::string_view para, size_t width) {
+    size_t indent = 0;
+    while (indent < para.size() && para[indent] == ' ') ++indent;
+    const std::string cont(indent + 4, ' ');
+    std::string line(para.substr(0, indent));
+    size_t pos = indent;
+    bool first_word = true;
+    while (pos < para.size()) {
+        size_t end = para.find(' ', pos);
+        if (end == std::string_view::npos) end = para.size();
+        std::string_view word = para.substr(pos, end - pos);
+        pos = end + 1;
+        if (word.empty()) continue;
+        if (!first_word && line.size() + 1 + word.size() > width) {
+            out += line + "\n";
+            line = cont;
+            first_word = true;
+        }
+        if (!first_word) line += ' ';
+        // A single word longer than the line is cut.
+        line += word.size() > width - std::min(width, line.size()) ? trunc_end(word, width - std::min(width - 1, line.size())) : std::string(word);
+        first_word = false;
+    }
+    out += line + "\n";
+}
+
+struct Style {
+    bool color;
+    std::string bold(std::string_view s) const { return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s); }
+    std::string title(std::string_view s) const { return color ? fmt::format("\x1b[1;36m{}\x1b[0m", s) : std::string(s); }
+    std::string warn(std::string_view s) const { return color ? fmt::format("\x1b[33m{}\x1b[0m", s) : std::string(s); }
+};
+
+void emit_table(std::string& out, const Table& t, size_t width, const Style& st) {
+    const size_t n = t.head.size();
+    std::vector<size_t> w(n, 0);
+    for (size_t c = 0; c < n; ++c) w[c] = t.head[c].size();
+    for (const auto& r : t.rows)
+        for (size_t c = 0; c < n; ++c) w[c] = std::max(w[c], r[c].size());
+    size_t total = 2 * (n - 1);
+    for (size_t c = 0; c < n; ++c) total += w[c];
+    for (const auto& [c, minw] : t.shrink) {
+        if (total <= width) break;
+        const size_t can = w[c] > minw ? w[c] - minw : 0;
+        const size_t cut = std::min(can, total - width);
+        w[c] -= cut;
+        total -= cut;
+    }
+    auto cell = [&](const std::string& s, size_t c) {
+        const bool mid = std::find(t.middle.begin(), t.middle.end(), c) != t.middle.end();
+        std::string v = s.size() <= w[c] ? s : mid ? trunc_middle(s, w[c]) : trunc_end(s, w[c]);
+        const std::string pad(w[c] - std::min(w[c], v.size()), ' ');
+        return t.align[c] == 'r' ? pad + v : v + pad;
+    };
+    auto line = [&](const std::vector<std::string>& r, bool head) {
+        std::string l;
+        for (size_t c = 0; c < n; ++c) {
+            if (c) l += "  ";
+            l += cell(r[c], c);
+        }
+        while (!l.empty() && l.back() == ' ') l.pop_back();
+        out += (head ? st.bold(l) : l) + "\n";
+    };
+    line(t.head, true);
+    for (const auto& r : t.rows) line(r, false);
+}
+
+std::string emit_text(const std::vector<Section>& doc, const RenderOptions& o) {
+    const Style st{o.color};
+    std::string out;
+    bool first = true;
+    for (const auto& s : doc) {
+        if (!first) out += "\n";
+        first = false;
+        out += st.title("== " + s.title + " ==") + "\n";
+        for (const auto& b : s.blocks) {
+            switch (b.kind) {
+                case Block::Kind::Fields: {
+                    size_t lw = 0;
+                    for (const auto& [k, v] : b.fields) lw = std::max(lw, k.size());
+                    for (const auto& [k, v] : b.fields) {
+                        const size_t avail = o.width > lw + 2 ? o.width - lw - 2 : 10;
+                        out += fmt::format("{:<{}}  {}\n", k, lw, o.full ? v : trunc_end(v, avail));
+                    }
+                    break;
+                }
+                case Block::Kind::Table: emit_table(out, b.table, o.full ? std::numeric_limits<size_t>::max() / 2 : o.width, st); break;
+                case Block::Kind::Text:
+                    for (const auto& p : b.text) {
+                        if (p.rfind("[", 0) == 0) {
+                            // Flag headline: colour the whole wrapped paragraph.
+                            std::string tmp;
+                            wrap(tmp, p, o.width);
+                            out += st.warn(tmp.substr(0, tmp.size() - 1)) + "\n";
+                        } else {
+                            wrap(out, p, o.width);
+                        }
+                    }
+                    break;
+            }
+        }
+    }
+    return out;
+}
+
+std::string md_escape(std::string_view s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '|') o += "\\|";
+        else o += c;
+    }
+    return o;
+}
+
+std::string emit_markdown(const std::vector<Section>& doc) {
+    std::string out;
+    for (const auto& s : doc) {
+        out += "## " + s.title + "\n\n";
+        for (const auto& b : s.blocks) {
+            switch (b.kind) {
+                case Block::Kind::Fields:
+                    for (const auto& [k, v] : b.fields) out += "- **" + k + "**: " + md_escape(v) + "\n";
+                    out += "\n";
+                    break;
+                case Block::Kind::Table: {
+                    const Table& t = b.table;
+                    out += "|";
+                    for (const auto& h : t.head) out += " " + md_escape(h) + " |";
+                    out += "\n|";
+                    for (char a : t.align) out += a == 'r' ? "---:|" : "---|";
+                    out += "\n";
+                    for (const auto& r : t.rows) {
+                        out += "|";
+                        for (const auto& c : r) out += " " + md_escape(c) + " |";
+                        out += "\n";
+                    }
+                    out += "\n";
+                    break;
+                }
+                case Block::Kind::Text:
+                    for (const auto& p : b.text) {
+                        size_t indent = 0;
+                        while (indent < p.size() && p[indent] == ' ') ++indent;
+                        out += (indent ? "  - " : "- ") + md_escape(p.substr(indent)) + "\n";
+                    }
+                    out += "\n";
+                    break;
+            }
+        }
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report document
+
+// Compact shape for tables: "256x32000".
+std::string shape_x(const GgufTensorInfo& t) {
+    std::string s;
+    for (uint32_t d = 0; d < t.n_dims; ++d) s += (d ? "x" : "") + std::to_string(t.ne[d]);
+    return s;
+}
+
+struct Fmt {
+    bool exact;  // Markdown: exact integers; tables: SI-rounded
+    std::string n(uint64_t v) const { return exact ? fmt::format("{}", v) : si(static_cast<double>(v)); }
+    std::string pct(double share) const { return fmt::format("{:.1f}%", share * 100); }
+    std::string shape(const GgufTensorInfo& t) const { return exact ? t.shape_string() : shape_x(t); }
+};
+
+std::string gb(uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<double>(bytes) / 1e9); }
+std::string mb(uint64_t bytes) { return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6); }
+std::string bytes_h(uint64_t bytes) { return bytes >= 1000000000 ? gb(bytes) : mb(bytes); }
+
+double share_of(uint64_t part, uint64_t whole) { return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+
+std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool md) {
+    const Fmt F{md};
+    const GgufFile& f = r.file;
+    const Analysis& a = r.analysis;
+    const ModelFacts& m = a.model;
+    const uint64_t total_bpt = a.traffic.bytes_per_token;
+    std::vector<Section> doc;
+
+    // 1. Header
+    {
+        Section s{"Header", {}};
+        std::string ft = "(not set)";
+        if (m.file_type) {
+            const auto name = ftype_name(*m.file_type);
+            ft = fmt::format("{} ({})", name.empty() ? "UNKNOWN" : name, *m.file_type);
+        }
+        std::vector<std::pair<std::string, std::string>> fl = {
+            {"file", f.path()},
+            {"version", fmt::format("{}", f.version())},
+            {"alignment", fmt::format("{}", f.alignment())},
+            {"file size", fmt::format("{} bytes ({})", f.file_size(), bytes_h(f.file_size()))},
+            {"architecture", m.architecture.empty() ? "(not set)" : m.architecture},
+            {"name", m.name.empty() ? "(not set)" : m.name},
+            {"file type", ft},
+            {"KV pairs", fmt::format("{}", f.kvs().size())},
+            {"tensors", fmt::format("{}", f.tensors().size())},
+            {"parameters", fmt::format("{} ({})", m.n_elements, si(static_cast<double>(m.n_elements)))},
+            {"tensor bytes", fmt::format("{} ({})", m.n_bytes, bytes_h(m.n_bytes))},
+            {"bits per weight", fmt::format("{:.4f}", m.bpw())},
+            {"data offset", fmt::format("{}", f.data_offset())},
+        };
+        if (m.expert_count)
+            fl.emplace_back("experts", fmt::format("{} ({} used per token)", *m.expert_count,
+                                                   m.expert_used_count ? std::to_string(*m.expert_used_count) : "?"));
+        fl.emplace_back("embeddings", m.tied_embeddings ? "tied (token_embd is also the lm_head)" : "untied");
+        s.blocks.push_back(fields(std::move(fl)));
+        doc.push_back(std::move(s));
+    }
+
+    // 2. Metadata
+    {
+        Section s{fmt::format("Metadata ({} key/value pairs)", f.kvs().size()), {}};
+        Table t;
+        t.head = {"key", "type", "value"};
+        t.align = "lll";
+        t.shrink = {{2, 40}, {0, 32}, {2, 16}, {0, 20}, {1, 10}};
+        t.middle = {0};
+        const size_t preview = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
+        for (const auto& kv : f.kvs()) {
+            std::string v = kv.value.to_string(preview);
+            if (kv.key == "general.file_type" && m.file_type && !ftype_name(*m.file_type).empty())
+                v += fmt::format(" ({})", ftype_name(*m.file_type));
+            t.rows.push_back({kv.key, value_type_string(kv.value), std::move(v)});
+        }
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+    }
+
+    // 3. Tensors
+    {
+        Section s{fmt::format("Tensors ({})", f.tensors().size()), {}};
+        Table t;
+        t.head = {"name", "type", "shape", "params", "bytes", "bpw", "offset", "bytes/token"};
+        t.align = "lllrrrrr";
+        t.shrink = {{0, 16}, {2, 9}};
+        t.middle = {0};
+        const bool digests = r.digests && !r.digests->empty();
+        for (size_t i = 0; i < f.tensors().size(); ++i) {
+            const auto& ti = f.tensors()[i];
+            const double bpw = ti.n_elements() ? 8.0 * static_cast<double>(ti.n_bytes) / static_cast<double>(ti.n_elements()) : 0;
+            t.rows.push_back({ti.name, std::string(type_name(ti.type)), F.shape(ti), F.n(static_cast<uint64_t>(ti.n_elements())),
+                              F.n(ti.n_bytes), fmt::format("{:.2f}", bpw), fmt::format("{}", ti.offset),
+                              F.n(a.tensors[i].bytes_per_token)});
+        }
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+
+        if (digests) {
+            Section d{fmt::format("Tensor digests ({})", hash_name(*r.hash)), {}};
+            Table dt;
+            dt.head = {"name", std::string(hash_name(*r.hash))};
+            dt.align = "ll";
+            dt.shrink = {{0, 16}};
+            dt.middle = {0};
+            for (size_t i = 0; i < f.tensors().size(); ++i) dt.rows.push_back({f.tensors()[i].name, (*r.digests)[i]});
+            d.blocks.push_back(table(std::move(dt)));
+            doc.push_back(std::move(d));
+        }
+    }
+
+    // 4. Summaries
+    {
+        Section s{"Summary by type", {}};
+        Table t;
+        t.head = {"type", "count", "params", "bytes", "% file", "bytes/token", "% traffic"};
+        t.align = "lrrrrrr";
+        for (const auto& tt : a.by_type)
+            t.rows.push_back({std::string(type_name(tt.type)), fmt::format("{}", tt.count), F.n(tt.n_elements), F.n(tt.n_bytes),
+                              F.pct(share_of(tt.n_bytes, f.file_size())), F.n(tt.bytes_per_token),
+                              F.pct(share_of(tt.bytes_per_token, total_bpt))});
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+    }
+    {
+        Section s{"Summary by group", {}};
+        Table t;
+        t.head = {"group", "count", "params", "bytes", "% file", "bytes/token", "% traffic"};
+        t.align = "lrrrrrr";
+        for (Group g : kAllGroups) {
+            const Totals& gt = a.by_group[static_cast<size_t>(g)];
+            if (!gt.count) continue;
+            t.rows.push_back({std::string(group_label(g)), fmt::format("{}", gt.count), F.n(gt.n_elements), F.n(gt.n_bytes),
+                              F.pct(share_of(gt.n_bytes, f.file_size())), F.n(gt.bytes_per_token),
+                              F.pct(share_of(gt.bytes_per_token, total_bpt))});
+        }
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+    }
+    {
+        Section s{"Summary by layer", {}};
+        Table t;
+        t.head = {"layer", "count", "params", "bytes", "bytes/token", "% traffic"};
+        t.align = "lrrrrr";
+        for (const auto& lt : a.by_layer)
+            t.rows.push_back({lt.layer < 0 ? "(outside blocks)" : fmt::format("blk.{}", lt.layer), fmt::format("{}", lt.count),
+                              F.n(lt.n_elements), F.n(lt.n_bytes), F.n(lt.bytes_per_token),
+                              F.pct(share_of(lt.bytes_per_token, total_bpt))});
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+    }
+
+    // 5. Traffic
+    {
+        Section s{"Per-token weight traffic (batch-1 decode)", {}};
+        std::vector<std::pair<std::string, std::string>> fl = {
+            {"bytes/token", fmt::format("{} ({})", total_bpt, bytes_h(total_bpt))},
+            {"lm_head share", F.pct(a.traffic.lm_head_share)},
+        };
+        if (a.traffic.expert_fraction)
+            fl.emplace_back("expert fraction", fmt::format("{}/{} experts read per token", m.expert_used_count.value_or(*m.expert_count),
+                                                           *m.expert_count));
+        if (r.bandwidth) {
+            const double tps = total_bpt ? *r.bandwidth / static_cast<double>(total_bpt) : 0;
+            fl.emplace_back("bandwidth", fmt::format("{:.3g} GB/s", *r.bandwidth / 1e9));
+            fl.emplace_back("ceiling", fmt::format("{:.2f} tokens/s (memory-bound; weights only, no KV cache)", tps));
+        }
+        s.blocks.push_back(fields(std::move(fl)));
+        Table t;
+        t.head = {"group", "bytes/token", "share", "how it is read"};
+        t.align = "lrrl";
+        t.shrink = {{3, 10}};
+        for (Group g : kAllGroups) {
+            const uint64_t b = a.traffic.by_group[static_cast<size_t>(g)];
+            if (!a.by_group[static_cast<size_t>(g)].count) continue;
+            std::string how = "all bytes";
+            if (g == Group::Embedding) how = "one row per token";
+            if (g == Group::LmHead && m.tied_embeddings) how = "all bytes (tied token_embd)";
+            if (g == Group::Experts && a.traffic.expert_fraction)
+                how = fmt::format("{} of {} experts", m.expert_used_count.value_or(*m.expert_count), *m.expert_count);
+            t.rows.push_back({std::string(group_label(g)), fmt::format("{}", b), F.pct(share_of(b, total_bpt)), how});
+        }
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+    }
+
+    // 6. Audit
+    if (r.profile && r.flags) {
+        const Profile& p = *r.profile;
+        Section s{fmt::format("Slow-path audit: {} ({})", p.name, p.version), {}};
+        std::vector<std::string> lines;
+        if (r.flags->empty()) lines.push_back(fmt::format("no slow paths found for {}", p.name));
+        for (const auto& fl : *r.flags) {
+            lines.push_back(fmt::format("[{}] {}", flag_id(fl.kind), fl.message));
+            lines.push_back("    suggestion: " + fl.suggestion);
+            if (!fl.cite.empty()) lines.push_back("    source: " + fl.cite);
+            std::string names;
+            const size_t shown = o.full ? fl.tensors.size() : std::min<size_t>(fl.tensors.size(), 4);
+            for (size_t k = 0; k < shown; ++k) names += (k ? ", " : "") + f.tensors()[fl.tensors[k]].name;
+            if (shown < fl.tensors.size()) names += fmt::format(", ... ({} total)", fl.tensors.size());
+            lines.push_back("    tensors: " + names);
+        }
+        s.blocks.push_back(text(std::move(lines)));
+        doc.push_back(std::move(s));
+    }
+    return doc;
+}
+
+}  // namespace
+
+std::string render_table(const Report& r, const RenderOptions& o) { return emit_text(build_report(r, o, false), o); }
+
+std::string render_markdown(const Report& r, const RenderOptions& o) { return emit_markdown(build_report(r, o, true)); }
+
+std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
+    const Diff& d = r.diff;
+    std::vector<Section> doc;
+    const size_t preview = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
+    {
+        Section s{"Files", {}};
+        s.blocks.push_back(fields({
+            {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", r.a.path(), r.a.file_size(), r.a.kvs().size(), r.a.tensors().size())},
+            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", r.b.path(), r.b.file_size(), r.b.kvs().size(), r.b.tensors().size())},
+            {"verdict", d.identical() ? (d.data_compared ? "identical (metadata, tensor infos and data)"
+                                                         : "identical metadata and tensor infos (data not compared; use --data)")
+                                      : "different"},
+        }));
+        doc.push_back(std::move(s));
+    }
+    if (!d.header.empty()) doc.push_back({"Header", {text(d.header)}});
+    if (!d.kv_added.empty() || !d.kv_removed.empty() || !d.kv_changed.empty()) {
+        Section s{fmt::format("Metadata: {} added, {} removed, {} changed", d.kv_added.size(), d.kv_removed.size(),
+                              d.kv_changed.size()), {}};
+        Table t;
+        t.head = {"", "key", "A", "B"};
+        t.align = "llll";
+        t.shrink = {{2, 24}, {3, 24}, {1, 24}, {2, 12}, {3, 12}, {1, 16}};
+        t.middle = {1};
+        for (size_t j : d.kv_added) {
+            const auto& kv = r.b.kvs()[j];
+            t.rows.push_back({"+", kv.key, "", value_type_string(kv.value) + " " + kv.value.to_string(preview)});
+        }
+        for (size_t i : d.kv_removed) {
+            const auto& kv = r.a.kvs()[i];
+            t.rows.push_back({"-", kv.key, value_type_string(kv.value) + " " + kv.value.to_string(preview), ""});
+        }
+        for (const auto& [i, j] : d.kv_changed) {
+            const auto& x = r.a.kvs()[i];
+            const auto& y = r.b.kvs()[j];
+            const bool type_change = value_type_string(x.value) != value_type_string(y.value);
+            t.rows.push_back({"~", x.key, (type_change ? value_type_string(x.value) + " " : "") + x.value.to_string(preview),
+                              (type_change ? value_type_string(y.value) + " " : "") + y.value.to_string(preview)});
+        }
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+    }
+    if (!d.tensors_added.empty() || !d.tensors_removed.empty() || !d.tensors_changed.empty()) {
+        Section s{fmt::format("Tensors: {} added, {} removed, {} changed, {} in both", d.tensors_added.size(),
+                              d.tensors_removed.size(), d.tensors_changed.size(), d.tensors_common), {}};
+        Table t;
+        t.head = {"", "name", "type", "shape", "bytes", "bytes/token"};
+        t.align = "lllllr";
+        t.shrink = {{1, 16}, {3, 9}, {4, 9}};
+        t.middle = {1};
+        auto arrow = [](const std::string& x, const std::string& y) { return x == y ? x : x + " -> " + y; };
+        for (size_t j : d.tensors_added) {
+            const auto& y = r.b.tensors()[j];
+            t.rows.push_back({"+", y.name, std::string(type_name(y.type)), shape_x(y), si(static_cast<double>(y.n_bytes)),
+                              si(static_cast<double>(r.ab.tensors[j].bytes_per_token))});
+        }
+        for (size_t i : d.tensors_removed) {
+            const auto& x = r.a.tensors()[i];
+            t.rows.push_back({"-", x.name, std::string(type_name(x.type)), shape_x(x), si(static_cast<double>(x.n_bytes)),
+                              si(static_cast<double>(r.aa.tensors[i].bytes_per_token))});
+        }
+        for (const auto& td : d.tensors_changed) {
+            const auto& x = r.a.tensors()[td.a];
+            const auto& y = r.b.tensors()[td.b];
+            t.rows.push_back({"~", x.name, arrow(std::string(type_name(x.type)), std::string(type_name(y.type))),
+                              arrow(shape_x(x), shape_x(y)), arrow(si(static_cast<double>(x.n_bytes)), si(static_cast<double>(y.n_bytes))),
+                              arrow(si(static_cast<double>(r.aa.tensors[td.a].bytes_per_token)),
+                                    si(static_cast<double>(r.ab.tensors[td.b].bytes_per_token)))});
+        }
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+    }
+    {
+        Section s{"Totals", {}};
+        Table t;
+        t.head = {"", "A", "B", "change"};
+        t.align = "lrrr";
+        auto row = [&](const char* what, uint64_t x, uint64_t y) {
+            const int64_t dv = static_cast<int64_t>(y) - static_cast<int64_t>(x);
+            t.rows.push_back({what, fmt::format("{}", x), fmt::format("{}", y),
+                              x ? fmt::format("{:+} ({:+.1f}%)", dv, 100.0 * static_cast<double>(dv) / static_cast<double>(x))
+                                : fmt::format("{:+}", dv)});
+        };
+        row("file size", r.a.file_size(), r.b.file_size());
+        row("tensors", r.a.tensors().size(), r.b.tensors().size());
+        row("parameters", r.aa.model.n_elements, r.ab.model.n_elements);
+        row("tensor bytes", r.aa.model.n_bytes, r.ab.model.n_bytes);
+        row("bytes/token", r.aa.traffic.bytes_per_token, r.ab.traffic.bytes_per_token);
+        s.blocks.push_back(table(std::move(t)));
+        doc.push_back(std::move(s));
+    }
+    if (d.data_compared) {
+        Section s{fmt::format("Data: {} of {} common tensors identical", d.data_identical.size(), d.tensors_common), {}};
+        std::vector<std::string> lines;
+        auto list = [&](const char* label, const std::vector<std::pair<size_t, size_t>>& v) {
+            if (v.empty()) return;
+            std::string names;
+            const size_t shown = o.full ? v.size() : std::min<size_t>(v.size(), 12);
+            for (size_t k = 0; k < shown; ++k) names += (k ? ", " : "") + r.a.tensors()[v[k].first].name;
+            if (shown < v.size()) names += fmt::format(", ... ({} total)", v.size());
+            lines.push_back(std::string(label) + names);
+        };
+        list("identical: ", d.data_identical);
+        list("different: ", d.data_different);
+        if (lines.empty()) lines.push_back("no tensors in common");
+        s.blocks.push_back(text(std::move(lines)));
+        doc.push_back(std::move(s));
+    }
+    return emit_text(doc, o);
+}
+
+}  // namespace oiw::inspect

@@ -1,0 +1,25 @@
+// gguf-inspect subcommands; each parses its own arguments and returns the exit status.
+#pragma once
+#include <cstdio>
+#include <string>
+
+#include "libformat/error.h"
+#include "libformat/tool_support.h"
+
+namespace oiw::inspect_tool {
+
+// --color auto|always|never: colour only on a terminal unless forced.
+inline bool want_color(const std::string& mode) { return mode == "always" || (mode == "auto" && is_tty(1)); }
+
+// Writes the rendered report to stdout; a failed write (full disk, closed pipe) is an error.
+inline void write_stdout(const std::string& text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
+}
+
+// gguf-inspect [report] FILE [--json|--markdown] [--full] [--profile NAME] [--bandwidth BW] [--hash [ALGO]]
+int run_report(int argc, char** argv);
+// gguf-inspect diff A B [--data] [--json] [--full]
+int run_diff(int argc, char** argv);
+
+}  // namespace oiw::inspect_tool

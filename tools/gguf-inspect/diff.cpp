@@ -1,0 +1,52 @@
+// gguf-inspect diff A B: metadata, tensor and (with --data) byte differences. Exit 0 identical,
+// 1 different, 2 error, like cmp.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "inspect/diff.h"
+#include "inspect/model.h"
+#include "inspect/render.h"
+#include "libformat/tool_support.h"
+#include "tools/gguf-inspect/commands.h"
+
+namespace oiw::inspect_tool {
+
+using namespace oiw::inspect;
+
+int run_diff(int argc, char** argv) {
+    CLI::App app{"Compare two GGUF files: metadata, tensors, per-token traffic, and with --data the tensor bytes.\n"
+                 "Exit status: 0 identical, 1 different, 2 error.",
+                 "gguf-inspect diff"};
+    std::string pa, pb;
+    bool data = false, json = false, full = false;
+    std::string color = "auto";
+    app.add_option("A", pa, "first GGUF file")->required();
+    app.add_option("B", pb, "second GGUF file")->required();
+    app.add_flag("--data", data, "also compare tensor bytes (reads both files)");
+    app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
+    app.add_flag("--full", full, "show every array element and every tensor name");
+    app.add_option("--color", color, "colour: auto (only on a terminal), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        throw FormatError(ErrorKind::Usage, "", "", std::string(e.what()) + " (see --help)");
+    }
+
+    const GgufFile a = GgufFile::open(pa);
+    const GgufFile b = GgufFile::open(pb);
+    const Analysis aa = analyze(a), ab = analyze(b);
+    const Diff d = diff(a, aa, b, ab, data);
+    RenderOptions o;
+    o.full = full;
+    o.color = want_color(color);
+    const DiffReport r{a, aa, b, ab, d};
+    const std::string out = json ? render_diff_json(r, o) : render_diff_table(r, o);
+    write_stdout(out);
+    return d.identical() ? kExitOk : kExitDiffers;
+}
+
+}  // namespace oiw::inspect_tool

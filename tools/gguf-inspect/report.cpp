@@ -1,0 +1,103 @@
+// gguf-inspect [report]: header, metadata, tensors, summaries, traffic, audit, digests.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "inspect/audit.h"
+#include "inspect/digest.h"
+#include "inspect/model.h"
+#include "inspect/profile.h"
+#include "inspect/render.h"
+#include "libformat/tool_support.h"
+#include "tools/gguf-inspect/commands.h"
+
+namespace oiw::inspect_tool {
+
+using namespace oiw::inspect;
+
+namespace {
+
+// "--hash" may stand alone: give it its default value unless an algorithm name follows, so
+// "gguf-inspect --hash model.gguf" does not take the file for the algorithm.
+std::vector<std::string> normalize_args(int argc, char** argv) {
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--hash" && !(i + 1 < argc && hash_from_name(argv[i + 1]))) args.push_back("--hash=xxh3");
+        else args.push_back(a);
+    }
+    return args;
+}
+
+}  // namespace
+
+int run_report(int argc, char** argv) {
+    CLI::App app{"Audit a GGUF model: tensor types, bytes per token, slow paths on a runtime profile.\n"
+                 "Also: gguf-inspect diff A.gguf B.gguf (see --help there).",
+                 "gguf-inspect"};
+    std::string path, profile_name(kDefaultProfile), bandwidth, hash;
+    bool json = false, markdown = false, full = false, no_audit = false, list_profiles = false;
+    std::string color = "auto";
+    app.add_option("FILE", path, "GGUF file to inspect");
+    auto* j = app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
+    app.add_flag("--markdown", markdown, "Markdown output (exact integers)")->excludes(j);
+    app.add_flag("--full", full, "show every array element and whole values");
+    app.add_option("--profile", profile_name, "runtime profile for the slow-path audit (name or path)")
+        ->capture_default_str();
+    app.add_flag("--no-audit", no_audit, "skip the slow-path audit");
+    app.add_flag("--list-profiles", list_profiles, "list the runtime profiles and exit");
+    app.add_option("--bandwidth", bandwidth, "memory bandwidth for the tokens/s ceiling, e.g. 20GB/s");
+    app.add_option("--hash", hash, "per-tensor digest of the data bytes: xxh3 (default) or sha256")
+        ->check(CLI::IsMember({"xxh3", "sha256"}));
+    app.add_option("--color", color, "colour: auto (only on a terminal), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+
+    auto args = normalize_args(argc, argv);
+    std::reverse(args.begin(), args.end());
+    try {
+        app.parse(args);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        throw FormatError(ErrorKind::Usage, "", "", std::string(e.what()) + " (see --help)");
+    }
+    if (list_profiles) {
+        for (const auto& n : profile_names()) {
+            const Profile p = load_profile(n);
+            const std::string runtime = p.runtime.size() > 80 ? p.runtime.substr(0, 77) + "..." : p.runtime;
+            fmt::print("{:<16} {}\n{:<16} {}\n", p.name, p.version, "", runtime);
+        }
+        return kExitOk;
+    }
+    if (path.empty()) throw FormatError(ErrorKind::Usage, "", "", "missing FILE (see --help)");
+
+    // Everything that can fail on arguments is checked before the file is read.
+    std::optional<double> bw;
+    if (!bandwidth.empty()) bw = parse_bandwidth(bandwidth);
+    std::optional<Profile> profile;
+    if (!no_audit) profile = load_profile(profile_name);
+
+    const GgufFile f = GgufFile::open(path);
+    const Analysis a = analyze(f);
+    std::vector<Flag> flags;
+    if (profile) flags = audit(f, a, *profile);
+    std::vector<std::string> digests;
+    std::optional<HashAlgo> algo;
+    if (!hash.empty()) {
+        algo = hash_from_name(hash);
+        digests = tensor_digests(f, *algo);
+    }
+
+    Report r{f, a, profile ? &*profile : nullptr, profile ? &flags : nullptr, bw, algo, algo ? &digests : nullptr};
+    RenderOptions o;
+    o.full = full;
+    o.color = want_color(color);
+    const std::string out = json ? render_json(r, o) : markdown ? render_markdown(r, o) : render_table(r, o);
+    write_stdout(out);
+    return kExitOk;
+}
+
+}  // namespace oiw::inspect_tool
