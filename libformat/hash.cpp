@@ -52,7 +52,7 @@ void Sha256::update(std::span<const uint8_t> data) {
         if (used_ == 64) { compress(block_); used_ = 0; }
     }
     for (; n >= 64; p += 64, n -= 64) compress(p);
-    std::memcpy(block_, p, n);
+    if (n) std::memcpy(block_, p, n);  // p may be null for an empty span
     used_ += n;
 }
 
