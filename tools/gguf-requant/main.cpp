@@ -1,0 +1,33 @@
+// gguf-requant IN.gguf OUT.gguf --preset NAME [options]: llama-quantize's conversions, streamed.
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "libformat/tool_support.h"
+#include "tools/gguf-requant/options.h"
+#include "tools/gguf-requant/report.h"
+
+int main(int argc, char** argv) {
+    using namespace oiw;
+    requant_cli::ToolOptions o;
+    if (int rc = requant_cli::parse_options(argc, argv, o); rc >= 0) return rc;
+    return run_tool("gguf-requant", [&] {
+        GgufFile in = GgufFile::open(o.in);
+        RequantJob job = prepare_requant(in, o.requant);
+        for (const auto& w : job.plan.warnings) fmt::print(stderr, "gguf-requant: warning: {}\n", w);
+        std::optional<double> seconds;
+        if (!o.requant.dry_run) {
+            const auto start = std::chrono::steady_clock::now();
+            Progress bar("gguf-requant", job.plan.tensors.size(), job.src_bytes);
+            write_requant(in, job, o.out, o.threads,
+                          [&](size_t i, uint64_t bytes, std::string_view name) { bar.update(i, bytes, name); });
+            bar.done();
+            seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
+        if (o.json) fmt::print("{}", requant_cli::json_report(o, job, seconds));
+        else if (o.requant.dry_run || is_tty(1)) fmt::print("{}", requant_cli::text_report(o, job, seconds));
+        return kExitOk;
+    });
+}

@@ -1,0 +1,130 @@
+#include "tools/gguf-requant/report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "inspect/json.h"
+#include "inspect/model.h"
+
+namespace oiw::requant_cli {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+double bpw(uint64_t bytes, uint64_t elements) { return elements ? 8.0 * static_cast<double>(bytes) / static_cast<double>(elements) : 0; }
+
+std::optional<uint64_t> kv_uint(const RequantJob& job, const std::string& key) {
+    for (const auto& kv : job.kvs)
+        if (kv.key == key)
+            if (auto v = kv.value.as_int(); v && *v >= 0) return static_cast<uint64_t>(*v);
+    return std::nullopt;
+}
+
+std::string shape_text(const TensorPlan& t) {
+    return "[" + fmt::format("{}", fmt::join(t.shape, ", ")) + "]";
+}
+
+}  // namespace
+
+double planned_bytes_per_token(const RequantJob& job) {
+    std::string arch;
+    for (const auto& kv : job.kvs)
+        if (kv.key == "general.architecture" && kv.value.as_string()) arch = *kv.value.as_string();
+    const uint64_t n_expert = kv_uint(job, arch + ".expert_count").value_or(0);
+    const uint64_t n_used = std::min(kv_uint(job, arch + ".expert_used_count").value_or(n_expert), n_expert);
+    const bool tied = std::none_of(job.plan.tensors.begin(), job.plan.tensors.end(),
+                                   [](const TensorPlan& t) { return t.name == "output.weight"; });
+    double total = 0;
+    for (const auto& t : job.plan.tensors) {
+        const inspect::Group g = inspect::classify(t.name);
+        const bool lookup = g == inspect::Group::Embedding && t.shape.size() >= 2 &&
+                            !(tied && inspect::split_name(t.name).stem == "token_embd");
+        if (lookup) total += static_cast<double>(row_size(t.dst_type, t.shape[0]));
+        else if (g == inspect::Group::Experts && n_expert && t.shape.size() >= 2 && static_cast<uint64_t>(t.shape.back()) == n_expert)
+            total += static_cast<double>(t.dst_bytes / n_expert * n_used);
+        else total += static_cast<double>(t.dst_bytes);
+    }
+    return total;
+}
+
+std::string text_report(const ToolOptions& o, const RequantJob& job, std::optional<double> seconds) {
+    std::string s;
+    const auto& ts = job.plan.tensors;
+    if (!seconds) {
+        for (size_t i = 0; i < ts.size(); ++i) {
+            const TensorPlan& t = ts[i];
+            s += fmt::format("[{:4}/{:4}] {:<40} {:<18} ", i + 1, ts.size(), t.name, shape_text(t));
+            if (t.convert())
+                s += fmt::format("{:>7} -> {:<7} {:9.2f} MiB -> {:9.2f} MiB\n", type_name(t.src_type), type_name(t.dst_type),
+                                 t.src_bytes / kMiB, t.dst_bytes / kMiB);
+            else
+                s += fmt::format("{:>7}    {:<7} {:9.2f} MiB (copy)\n", type_name(t.src_type), "", t.src_bytes / kMiB);
+        }
+    }
+    s += fmt::format("{} -> {}: preset {} (file type {}), {} tensors, {:.2f} M params\n", o.in,
+                     o.out.empty() ? "(dry run)" : o.out, o.requant.plan.preset->name, job.ftype, ts.size(), job.n_elements / 1e6);
+    s += fmt::format("  model size {:9.2f} MiB ({:.2f} bpw)\n", job.src_bytes / kMiB, bpw(job.src_bytes, job.n_elements));
+    s += fmt::format("  quant size {:9.2f} MiB ({:.2f} bpw), file {} bytes, {:.2f} MiB read per token\n", job.dst_bytes / kMiB,
+                     bpw(job.dst_bytes, job.n_elements), job.file_size, planned_bytes_per_token(job) / kMiB);
+    if (seconds)
+        s += fmt::format("  {:.2f} s, {:.1f} M params/s, {:.1f} MB/s in\n", *seconds, job.n_elements / 1e6 / *seconds,
+                         job.src_bytes / 1e6 / *seconds);
+    return s;
+}
+
+std::string json_report(const ToolOptions& o, const RequantJob& job, std::optional<double> seconds) {
+    json::Writer w;
+    auto field = [&w](std::string_view key, const auto& value) {
+        w.key(key);
+        w.value(value);
+    };
+    w.begin_object();
+    field("input", o.in);
+    w.key("output");
+    if (o.out.empty() || o.requant.dry_run) w.null();
+    else w.value(o.out);
+    field("dry_run", o.requant.dry_run);
+    field("preset", o.requant.plan.preset->name);
+    field("file_type", job.ftype);
+    w.key("tensors");
+    w.begin_array();
+    for (const auto& t : job.plan.tensors) {
+        w.begin_object();
+        field("name", t.name);
+        w.key("shape");
+        w.begin_array(true);
+        for (int64_t d : t.shape) w.value(d);
+        w.end_array();
+        field("old_type", type_name(t.src_type));
+        field("new_type", type_name(t.dst_type));
+        field("old_bytes", t.src_bytes);
+        field("new_bytes", t.dst_bytes);
+        field("action", t.convert() ? "convert" : "copy");
+        w.end_object();
+    }
+    w.end_array();
+    w.key("totals");
+    w.begin_object();
+    field("tensors", static_cast<uint64_t>(job.plan.tensors.size()));
+    field("n_elements", job.n_elements);
+    field("old_bytes", job.src_bytes);
+    field("new_bytes", job.dst_bytes);
+    field("old_bpw", bpw(job.src_bytes, job.n_elements));
+    field("new_bpw", bpw(job.dst_bytes, job.n_elements));
+    field("file_size", job.file_size);
+    field("bytes_per_token", planned_bytes_per_token(job));
+    w.end_object();
+    w.key("warnings");
+    w.begin_array();
+    for (const auto& msg : job.plan.warnings) w.value(msg);
+    w.end_array();
+    if (seconds) {
+        field("seconds", *seconds);
+        field("mparams_per_second", job.n_elements / 1e6 / *seconds);
+    }
+    w.end_object();
+    return w.take() + "\n";
+}
+
+}  // namespace oiw::requant_cli
