@@ -560,24 +560,24 @@ uint64_t GgufWriter::planned_size() const {
 void GgufWriter::out(const void* p, size_t n) {
     const auto* s = static_cast<const uint8_t*>(p);
     if (buf_.size() + n > kBufSize) flush();
-    if (n >= kBufSize) {
-        buf_.insert(buf_.end(), s, s + n);
-        flush();
-        return;
-    }
+    if (n >= kBufSize) return write_all(s, n);  // large pieces bypass the buffer: memory stays bounded
     buf_.insert(buf_.end(), s, s + n);
 }
 
-void GgufWriter::flush() {
-    size_t off = 0;
-    while (off < buf_.size()) {
-        ssize_t w = ::write(fd_, buf_.data() + off, buf_.size() - off);
+void GgufWriter::write_all(const uint8_t* p, size_t n) {
+    while (n) {
+        ssize_t w = ::write(fd_, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;
             throw FormatError(ErrorKind::Io, path_, "", std::string("write failed: ") + std::strerror(errno));
         }
-        off += static_cast<size_t>(w);
+        p += w;
+        n -= static_cast<size_t>(w);
     }
+}
+
+void GgufWriter::flush() {
+    write_all(buf_.data(), buf_.size());
     buf_.clear();
 }
 

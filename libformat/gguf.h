@@ -194,6 +194,7 @@ private:
     void assign_offsets();
     void out(const void* p, size_t n);
     void flush();
+    void write_all(const uint8_t* p, size_t n);
     void pad_zeros(uint64_t n);
 };
 
