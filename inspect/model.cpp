@@ -74,27 +74,33 @@ Group classify(std::string_view name) {
 
 namespace {
 
-std::optional<uint64_t> uint_kv(const GgufFile& f, const std::string& key) {
-    const GgufValue* v = f.find(key);
+const GgufValue* find_kv(const std::vector<GgufKV>& kvs, std::string_view key) {
+    for (const auto& kv : kvs)
+        if (kv.key == key) return &kv.value;
+    return nullptr;
+}
+
+std::optional<uint64_t> uint_kv(const std::vector<GgufKV>& kvs, const std::string& key) {
+    const GgufValue* v = find_kv(kvs, key);
     if (!v) return std::nullopt;
     auto i = v->as_int();
     if (!i || *i < 0) return std::nullopt;
     return static_cast<uint64_t>(*i);
 }
 
-std::string string_kv(const GgufFile& f, std::string_view key) {
-    const GgufValue* v = f.find(key);
+std::string string_kv(const std::vector<GgufKV>& kvs, std::string_view key) {
+    const GgufValue* v = find_kv(kvs, key);
     const std::string* s = v ? v->as_string() : nullptr;
     return s ? *s : std::string();
 }
 
 // <arch>.<suffix>, falling back to any key ending in ".<suffix>" when the architecture is unknown.
-std::optional<uint64_t> arch_uint(const GgufFile& f, const std::string& arch, const std::string& suffix) {
-    if (!arch.empty()) return uint_kv(f, arch + "." + suffix);
+std::optional<uint64_t> arch_uint(const std::vector<GgufKV>& kvs, const std::string& arch, const std::string& suffix) {
+    if (!arch.empty()) return uint_kv(kvs, arch + "." + suffix);
     const std::string tail = "." + suffix;
-    for (const auto& kv : f.kvs())
+    for (const auto& kv : kvs)
         if (kv.key.size() > tail.size() && kv.key.compare(kv.key.size() - tail.size(), tail.size(), tail) == 0)
-            return uint_kv(f, kv.key);
+            return uint_kv(kvs, kv.key);
     return std::nullopt;
 }
 
@@ -107,17 +113,18 @@ void add(Totals& t, const GgufTensorInfo& ti, uint64_t bpt) {
 
 }  // namespace
 
-Analysis analyze(const GgufFile& f) {
+Analysis analyze(const GgufFile& f) { return analyze(f.kvs(), f.tensors()); }
+
+Analysis analyze(const std::vector<GgufKV>& kvs, const std::vector<GgufTensorInfo>& infos) {
     Analysis a;
     ModelFacts& m = a.model;
-    m.architecture = string_kv(f, "general.architecture");
-    m.name = string_kv(f, "general.name");
-    if (auto ft = uint_kv(f, "general.file_type"); ft && *ft <= UINT32_MAX) m.file_type = static_cast<uint32_t>(*ft);
-    m.expert_count = arch_uint(f, m.architecture, "expert_count");
-    m.expert_used_count = arch_uint(f, m.architecture, "expert_used_count");
+    m.architecture = string_kv(kvs, "general.architecture");
+    m.name = string_kv(kvs, "general.name");
+    if (auto ft = uint_kv(kvs, "general.file_type"); ft && *ft <= UINT32_MAX) m.file_type = static_cast<uint32_t>(*ft);
+    m.expert_count = arch_uint(kvs, m.architecture, "expert_count");
+    m.expert_used_count = arch_uint(kvs, m.architecture, "expert_used_count");
 
-    const auto& infos = f.tensors();
-    const bool has_output = f.find_tensor("output.weight") >= 0;
+    const bool has_output = std::any_of(infos.begin(), infos.end(), [](const GgufTensorInfo& t) { return t.name == "output.weight"; });
     bool has_token_embd = false;
     for (const auto& t : infos) has_token_embd |= split_name(t.name).stem == "token_embd";
     m.tied_embeddings = has_token_embd && !has_output;

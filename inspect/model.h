@@ -92,6 +92,8 @@ struct Analysis {
 //       equal slices, so this is expert_used_count whole slices);
 //   everything else (lm_head, tied token_embd, dense matrices, shared experts, routers, norms): all bytes.
 Analysis analyze(const GgufFile& f);
+// The same from metadata and tensor infos alone (e.g. a planned output that is not written yet).
+Analysis analyze(const std::vector<GgufKV>& kvs, const std::vector<GgufTensorInfo>& tensors);
 
 // Parses a memory bandwidth such as "20GB/s", "20 GB", "51.2e9", "25GiB/s" into bytes per second
 // (SI prefixes are powers of 1000, "i" prefixes powers of 1024). Throws FormatError(Usage).

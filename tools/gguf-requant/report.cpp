@@ -14,38 +14,26 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 double bpw(uint64_t bytes, uint64_t elements) { return elements ? 8.0 * static_cast<double>(bytes) / static_cast<double>(elements) : 0; }
 
-std::optional<uint64_t> kv_uint(const RequantJob& job, const std::string& key) {
-    for (const auto& kv : job.kvs)
-        if (kv.key == key)
-            if (auto v = kv.value.as_int(); v && *v >= 0) return static_cast<uint64_t>(*v);
-    return std::nullopt;
-}
-
 std::string shape_text(const TensorPlan& t) {
     return "[" + fmt::format("{}", fmt::join(t.shape, ", ")) + "]";
 }
 
 }  // namespace
 
+// Per-token traffic of the planned output, by the same model gguf-inspect applies to files.
 double planned_bytes_per_token(const RequantJob& job) {
-    std::string arch;
-    for (const auto& kv : job.kvs)
-        if (kv.key == "general.architecture" && kv.value.as_string()) arch = *kv.value.as_string();
-    const uint64_t n_expert = kv_uint(job, arch + ".expert_count").value_or(0);
-    const uint64_t n_used = std::min(kv_uint(job, arch + ".expert_used_count").value_or(n_expert), n_expert);
-    const bool tied = std::none_of(job.plan.tensors.begin(), job.plan.tensors.end(),
-                                   [](const TensorPlan& t) { return t.name == "output.weight"; });
-    double total = 0;
-    for (const auto& t : job.plan.tensors) {
-        const inspect::Group g = inspect::classify(t.name);
-        const bool lookup = g == inspect::Group::Embedding && t.shape.size() >= 2 &&
-                            !(tied && inspect::split_name(t.name).stem == "token_embd");
-        if (lookup) total += static_cast<double>(row_size(t.dst_type, t.shape[0]));
-        else if (g == inspect::Group::Experts && n_expert && t.shape.size() >= 2 && static_cast<uint64_t>(t.shape.back()) == n_expert)
-            total += static_cast<double>(t.dst_bytes / n_expert * n_used);
-        else total += static_cast<double>(t.dst_bytes);
+    std::vector<GgufTensorInfo> infos;
+    infos.reserve(job.plan.tensors.size());
+    for (const TensorPlan& t : job.plan.tensors) {
+        GgufTensorInfo ti;
+        ti.name = t.name;
+        ti.type = t.dst_type;
+        ti.n_dims = static_cast<uint32_t>(t.shape.size());
+        std::copy(t.shape.begin(), t.shape.end(), ti.ne.begin());
+        ti.n_bytes = t.dst_bytes;
+        infos.push_back(std::move(ti));
     }
-    return total;
+    return static_cast<double>(inspect::analyze(job.kvs, infos).traffic.bytes_per_token);
 }
 
 std::string text_report(const ToolOptions& o, const RequantJob& job, std::optional<double> seconds) {
