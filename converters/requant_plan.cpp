@@ -79,7 +79,9 @@ uint32_t effective_dims(const GgufTensorInfo& t) {
 
 bool allows_quantization(const GgufTensorInfo& t, const PlanOptions& opt) {
     const std::string_view name = t.name;
-    if (effective_dims(t) < 2 || !name.ends_with("weight")) return false;
+    // llama.cpp's "ends with weight" test is name.rfind("weight") == name.size() - 6, which a
+    // 5-character name also passes (npos == size_t(5 - 6)).
+    if (effective_dims(t) < 2 || !(name.ends_with("weight") || name.size() == 5)) return false;
     if (opt.leave_output_tensor && name == "output.weight") return false;
     for (auto s : kNeverQuantized)
         if (name.find(s) != std::string_view::npos) return false;
@@ -344,7 +346,12 @@ QuantModelInfo quant_model_info(const std::vector<GgufKV>& kvs) {
     m.n_head = uint_value(find(p + "attention.head_count")).value_or(0);
     m.n_head_kv = uint_value(find(p + "attention.head_count_kv")).value_or(m.n_head);
     m.n_expert = uint_value(find(p + "expert_count")).value_or(0);
-    m.is_70b = m.arch == "llama" && m.n_layer == 80 && m.n_head != m.n_head_kv;
+    // LLM_TYPE_70B as llama_model::load_hparams sets it: llama with 80 layers and grouped-query
+    // attention (not the 8-expert Mixtral shapes), and every 80-layer deci / qwen2 / qwen2vl / olmo.
+    if (m.n_layer == 80) {
+        if (m.arch == "llama") m.is_70b = m.n_expert != 8 && m.n_head != m.n_head_kv;
+        else m.is_70b = m.arch == "deci" || m.arch == "qwen2" || m.arch == "qwen2vl" || m.arch == "olmo";
+    }
     return m;
 }
 

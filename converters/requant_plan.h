@@ -58,7 +58,7 @@ struct QuantModelInfo {
     std::string arch;        // general.architecture
     int n_layer = 0;         // <arch>.block_count
     uint32_t n_head = 0, n_head_kv = 0, n_expert = 0;
-    bool is_70b = false;     // llama with 80 layers and grouped-query attention
+    bool is_70b = false;     // llama.cpp's LLM_TYPE_70B (80-layer llama with GQA, deci, qwen2, olmo)
     int n_gqa() const { return n_head_kv ? static_cast<int>(n_head / n_head_kv) : 0; }
 };
 QuantModelInfo quant_model_info(const std::vector<GgufKV>& kvs);

@@ -285,15 +285,22 @@ TEST(RequantPlan, ExcludedTensorsAndTrailingUnitDims) {
     m.tensors.push_back(info("blk.0.attn_rel_b.weight", {32, 32}));
     m.tensors.push_back(info("rope_freqs.bias", {256, 256}));   // not a weight
     m.tensors.push_back(info("blk.0.extra.weight", {256, 1}));  // one row: ggml sees 1-D
+    // llama.cpp: name.rfind("weight") == name.size() - 6 holds for any 5-character name (npos).
+    m.tensors.push_back(info("abcde", {256, 8}));
+    m.tensors.push_back(info("abcdef", {256, 8}));
     RequantPlan p = plan(m, preset("Q8_0"));
     for (const auto& t : p.tensors) {
         if (t.name.find("ssm_conv1d") != std::string::npos || t.name == "position_embd.weight" ||
             t.name.find("attn_rel_b") != std::string::npos || t.name == "rope_freqs.bias" || t.name == "blk.0.extra.weight") {
             EXPECT_FALSE(t.convert()) << t.name;
         }
-        if (t.name == "blk.0.extra.weight") EXPECT_EQ(t.shape, (std::vector<int64_t>{256}));
+        if (t.name == "blk.0.extra.weight") {
+            EXPECT_EQ(t.shape, (std::vector<int64_t>{256}));
+        }
     }
     EXPECT_EQ(types(p)["blk.0.attn_q.weight"], "Q8_0");
+    EXPECT_EQ(types(p)["abcde"], "Q8_0");
+    EXPECT_EQ(types(p)["abcdef"], "F16");
 }
 
 TEST(RequantPlan, ModelInfoFromMetadata) {
@@ -306,6 +313,223 @@ TEST(RequantPlan, ModelInfoFromMetadata) {
     auto t = types(plan(m, preset("Q4_K_M")));
     EXPECT_EQ(t["blk.1.attn_v.weight"], "Q6_K");   // use_more_bits
     EXPECT_EQ(t["blk.11.attn_v.weight"], "Q5_K");
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Every preset on the fixture models, type by type. The expected values were derived by hand from
+// llama.cpp src/llama-quant.cpp (post-#19770 layout: tensor_get_category, llama_tensor_get_type_impl,
+// tensor_type_fallback; compared with ggml-org/llama.cpp 007dbbf and the 2026 forks of it), not
+// from our own output. Columns: the type of each quantizable tensor kind; per-block columns list
+// blk.0, blk.1, ... Tensors of no column (norms, ffn_gate_inp routers) must keep their F32.
+struct PresetRow {
+    std::string_view preset;
+    std::string_view output, token_embd, attn_q, attn_k;
+    std::vector<std::string_view> attn_v;
+    std::string_view attn_output, ffn_gate, ffn_up;
+    std::vector<std::string_view> ffn_down;
+};
+
+std::string expected_type(const PresetRow& r, const std::string& name) {
+    int blk = -1;
+    std::sscanf(name.c_str(), "blk.%d.", &blk);
+    auto ends = [&](std::string_view s) { return std::string_view(name).ends_with(s); };
+    auto per_block = [&](const std::vector<std::string_view>& v) {
+        return blk >= 0 && static_cast<size_t>(blk) < v.size() ? std::string(v[static_cast<size_t>(blk)]) : "(no block)";
+    };
+    if (name == "output.weight") return std::string(r.output);
+    if (name == "token_embd.weight") return std::string(r.token_embd);
+    if (ends(".attn_q.weight")) return std::string(r.attn_q);
+    if (ends(".attn_k.weight")) return std::string(r.attn_k);
+    if (ends(".attn_v.weight")) return per_block(r.attn_v);
+    if (ends(".attn_output.weight")) return std::string(r.attn_output);
+    if (ends(".ffn_gate.weight") || ends(".ffn_gate_exps.weight")) return std::string(r.ffn_gate);
+    if (ends(".ffn_up.weight") || ends(".ffn_up_exps.weight")) return std::string(r.ffn_up);
+    if (ends(".ffn_down.weight") || ends(".ffn_down_exps.weight")) return per_block(r.ffn_down);
+    return "F32";  // 1-D norms, routers: never converted
+}
+
+void expect_fixture_plan(const std::string& fixture, const std::vector<PresetRow>& rows, bool has_imatrix = false) {
+    GgufFile in = GgufFile::open(test::shared_path("fixtures/" + fixture));
+    for (const auto& r : rows) {
+        SCOPED_TRACE(fmt::format("{} {}{}", fixture, r.preset, has_imatrix ? " +imatrix" : ""));
+        PlanOptions o = preset(r.preset);
+        o.has_imatrix = has_imatrix;
+        RequantPlan p = plan_requant(in.kvs(), in.tensors(), o);
+        ASSERT_EQ(p.tensors.size(), in.tensors().size());
+        for (const auto& t : p.tensors) EXPECT_EQ(type_name(t.dst_type), expected_type(r, t.name)) << t.name;
+    }
+}
+
+// smol-like-f16: llama, n_embd 576 (576 % 256 = 64: every K/IQ4_XS type falls back on the 576-wide
+// rows), n_ff 1536 (ffn_down rows are 1536 wide: K-quants fit), 2 layers, n_gqa 9/3 = 3 (< 4: no
+// n_gqa bumps), tied embeddings (no output.weight: token_embd takes the output rules).
+//  - token_embd (tied): ne0 % blck(default) != 0 -> Q8_0 (K types, IQ4_XS); otherwise type != Q8_0 ->
+//    Q6_K, which falls back to Q8_0 on 576: always Q8_0.
+//  - use_more_bits(i, 2) = i >= 7*2/8 = 1: true for blk.1 only; n/8 = n/16 = 0: no "first layers" rule.
+//  - fallbacks on 576: Q2_K, Q3_K -> Q4_0; Q4_K -> Q5_0; Q5_K -> Q5_1; Q6_K -> Q8_0; IQ4_XS -> IQ4_NL.
+TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
+    const std::vector<PresetRow> rows = {
+        //  preset    output tok_embd attn_q  attn_k  attn_v (blk 0, 1)  attn_out ffn_gate ffn_up  ffn_down (blk 0, 1)
+        {"F32",    "", "F32",  "F32",  "F32",  {"F32", "F32"},   "F32",  "F32",  "F32",  {"F32", "F32"}},
+        {"F16",    "", "F16",  "F16",  "F16",  {"F16", "F16"},   "F16",  "F16",  "F16",  {"F16", "F16"}},
+        {"BF16",   "", "BF16", "BF16", "BF16", {"BF16", "BF16"}, "BF16", "BF16", "BF16", {"BF16", "BF16"}},
+        {"Q4_0",   "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}},
+        {"Q4_1",   "", "Q8_0", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}, "Q4_1", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}},
+        {"Q5_0",   "", "Q8_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}, "Q5_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}},
+        {"Q5_1",   "", "Q8_0", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}},
+        {"Q8_0",   "", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}},
+        // Q2_K: attn_v Q3_K (n_gqa < 4), attn_output Q3_K, ffn_down Q3_K; 576-wide Q2_K/Q3_K -> Q4_0.
+        {"Q2_K",   "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q3_K", "Q3_K"}},
+        // Q2_K_S: no rule fires (n_gqa < 4, i < n/8 never): Q2_K everywhere, Q4_0 on 576.
+        {"Q2_K_S", "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q2_K", "Q2_K"}},
+        {"Q3_K_S", "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q3_K", "Q3_K"}},
+        // Q3_K_M: attn_v i_attention_wv < 2 -> Q5_K (-> Q5_1), attn_output Q4_K (-> Q5_0), ffn_down Q4_K.
+        {"Q3_K_M", "", "Q8_0", "Q4_0", "Q4_0", {"Q5_1", "Q5_1"}, "Q5_0", "Q4_0", "Q4_0", {"Q4_K", "Q4_K"}},
+        // Q3_K_L: attn_v, attn_output Q5_K (-> Q5_1), ffn_down Q5_K.
+        {"Q3_K_L", "", "Q8_0", "Q4_0", "Q4_0", {"Q5_1", "Q5_1"}, "Q5_1", "Q4_0", "Q4_0", {"Q5_K", "Q5_K"}},
+        // Q4_K_S: attn_v i < 4 -> Q5_K (-> Q5_1); ffn_down i < n/8 never.
+        {"Q4_K_S", "", "Q8_0", "Q5_0", "Q5_0", {"Q5_1", "Q5_1"}, "Q5_0", "Q5_0", "Q5_0", {"Q4_K", "Q4_K"}},
+        // Q4_K_M: use_more_bits -> Q6_K on blk.1 (attn_v: -> Q8_0 on 576).
+        {"Q4_K_M", "", "Q8_0", "Q5_0", "Q5_0", {"Q5_0", "Q8_0"}, "Q5_0", "Q5_0", "Q5_0", {"Q4_K", "Q6_K"}},
+        {"Q5_K_S", "", "Q8_0", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_K", "Q5_K"}},
+        {"Q5_K_M", "", "Q8_0", "Q5_1", "Q5_1", {"Q5_1", "Q8_0"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_K", "Q6_K"}},
+        {"Q6_K",   "", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q6_K", "Q6_K"}},
+        // IQ4_NL: 576 % 32 == 0, so the tied token_embd gets Q6_K, then Q8_0 by fallback.
+        {"IQ4_NL", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}},
+        {"IQ4_XS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ4_XS", "IQ4_XS"}},
+    };
+    expect_fixture_plan("smol-like-f16.gguf", rows);
+    expect_fixture_plan("smol-like-f16.gguf", rows, true);  // imatrix rules need i < n/8 = 0: no change
+
+    // Q2_K_S: only its Q2_K tensors need an imatrix (tensor_requires_imatrix), not the Q4_0 fallbacks.
+    GgufFile in = GgufFile::open(test::shared_path("fixtures/smol-like-f16.gguf"));
+    for (const auto& t : plan_requant(in.kvs(), in.tensors(), preset("Q2_K_S")).tensors)
+        EXPECT_EQ(t.requires_imatrix, t.dst_type == GgmlType::Q2_K) << t.name;
+}
+
+// tiny-moe-f16: qwen3moe, 8 experts (n_expert == 8 rules), n_embd 256 (no fallback anywhere), 2
+// layers, n_gqa 2, untied output, 3-D ffn_{gate,up,down}_exps, F32 ffn_gate_inp routers.
+//  - attn_v and attn_k: Q8_0 for every quantized preset (the 8-expert bump comes last).
+//  - attn_output: Q5_K for Q2_K, Q3_K_S, Q3_K_M, IQ4_NL, Q4_K_S, Q4_K_M, IQ4_XS; the preset's type
+//    otherwise (Q3_K_L too: the 8-expert branch has no Q3_K_L case and skips the dense rules).
+//  - ffn_down_exps: layer from the name; use_more_bits(i, 2) only for blk.1.
+//  - output: Q6_K unless the preset is Q8_0 (256 fits every block size).
+TEST(RequantPlanFixtures, TinyMoeEveryPreset) {
+    const std::vector<PresetRow> rows = {
+        //  preset    output  tok_embd  attn_q  attn_k  attn_v (blk 0, 1)  attn_out gate_exps up_exps down_exps (blk 0, 1)
+        {"F32",    "F32",  "F32",  "F32",  "F32",  {"F32", "F32"},   "F32",  "F32",  "F32",  {"F32", "F32"}},
+        {"F16",    "F16",  "F16",  "F16",  "F16",  {"F16", "F16"},   "F16",  "F16",  "F16",  {"F16", "F16"}},
+        {"BF16",   "BF16", "BF16", "BF16", "BF16", {"BF16", "BF16"}, "BF16", "BF16", "BF16", {"BF16", "BF16"}},
+        {"Q4_0",   "Q6_K", "Q4_0", "Q4_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}},
+        {"Q4_1",   "Q6_K", "Q4_1", "Q4_1", "Q8_0", {"Q8_0", "Q8_0"}, "Q4_1", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}},
+        {"Q5_0",   "Q6_K", "Q5_0", "Q5_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}},
+        {"Q5_1",   "Q6_K", "Q5_1", "Q5_1", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}},
+        {"Q8_0",   "Q8_0", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}},
+        {"Q2_K",   "Q6_K", "Q2_K", "Q2_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q2_K", "Q2_K", {"Q3_K", "Q3_K"}},
+        {"Q2_K_S", "Q6_K", "Q2_K", "Q2_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q2_K", "Q2_K", "Q2_K", {"Q2_K", "Q2_K"}},
+        {"Q3_K_S", "Q6_K", "Q3_K", "Q3_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q3_K", "Q3_K", {"Q3_K", "Q3_K"}},
+        {"Q3_K_M", "Q6_K", "Q3_K", "Q3_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q3_K", "Q3_K", {"Q4_K", "Q4_K"}},
+        {"Q3_K_L", "Q6_K", "Q3_K", "Q3_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q3_K", "Q3_K", "Q3_K", {"Q5_K", "Q5_K"}},
+        {"Q4_K_S", "Q6_K", "Q4_K", "Q4_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q4_K", "Q4_K", {"Q4_K", "Q4_K"}},
+        {"Q4_K_M", "Q6_K", "Q4_K", "Q4_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q4_K", "Q4_K", {"Q4_K", "Q6_K"}},
+        {"Q5_K_S", "Q6_K", "Q5_K", "Q5_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q5_K", "Q5_K", {"Q5_K", "Q5_K"}},
+        {"Q5_K_M", "Q6_K", "Q5_K", "Q5_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q5_K", "Q5_K", {"Q5_K", "Q6_K"}},
+        {"Q6_K",   "Q6_K", "Q6_K", "Q6_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q6_K", "Q6_K", "Q6_K", {"Q6_K", "Q6_K"}},
+        {"IQ4_NL", "Q6_K", "IQ4_NL", "IQ4_NL", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}},
+        {"IQ4_XS", "Q6_K", "IQ4_XS", "IQ4_XS", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ4_XS", "IQ4_XS", {"IQ4_XS", "IQ4_XS"}},
+    };
+    expect_fixture_plan("tiny-moe-f16.gguf", rows);
+    expect_fixture_plan("tiny-moe-f16.gguf", rows, true);
+}
+
+// tiny-llama-f16: llama, n_embd 256, n_ff 768 (all rows fit), 4 layers, n_gqa 2, untied output.
+// use_more_bits(i, 4): i >= 7*4/8 = 3 or (i - 0) % 3 == 2 -> blk.2 and blk.3; n/8 = n/16 = 0.
+TEST(RequantPlanFixtures, TinyLlamaEveryPreset) {
+    using V = std::vector<std::string_view>;
+    const V f32(4, "F32"), f16(4, "F16"), bf16(4, "BF16");
+    auto all = [](std::string_view t) { return V(4, t); };
+    const std::vector<PresetRow> rows = {
+        {"F32", "F32", "F32", "F32", "F32", f32, "F32", "F32", "F32", f32},
+        {"F16", "F16", "F16", "F16", "F16", f16, "F16", "F16", "F16", f16},
+        {"BF16", "BF16", "BF16", "BF16", "BF16", bf16, "BF16", "BF16", "BF16", bf16},
+        {"Q4_0", "Q6_K", "Q4_0", "Q4_0", "Q4_0", all("Q4_0"), "Q4_0", "Q4_0", "Q4_0", all("Q4_0")},
+        {"Q4_1", "Q6_K", "Q4_1", "Q4_1", "Q4_1", all("Q4_1"), "Q4_1", "Q4_1", "Q4_1", all("Q4_1")},
+        {"Q5_0", "Q6_K", "Q5_0", "Q5_0", "Q5_0", all("Q5_0"), "Q5_0", "Q5_0", "Q5_0", all("Q5_0")},
+        {"Q5_1", "Q6_K", "Q5_1", "Q5_1", "Q5_1", all("Q5_1"), "Q5_1", "Q5_1", "Q5_1", all("Q5_1")},
+        {"Q8_0", "Q8_0", "Q8_0", "Q8_0", "Q8_0", all("Q8_0"), "Q8_0", "Q8_0", "Q8_0", all("Q8_0")},
+        {"Q2_K", "Q6_K", "Q2_K", "Q2_K", "Q2_K", all("Q3_K"), "Q3_K", "Q2_K", "Q2_K", all("Q3_K")},
+        {"Q2_K_S", "Q6_K", "Q2_K", "Q2_K", "Q2_K", all("Q2_K"), "Q2_K", "Q2_K", "Q2_K", all("Q2_K")},
+        {"Q3_K_S", "Q6_K", "Q3_K", "Q3_K", "Q3_K", all("Q3_K"), "Q3_K", "Q3_K", "Q3_K", all("Q3_K")},
+        {"Q3_K_M", "Q6_K", "Q3_K", "Q3_K", "Q3_K", {"Q5_K", "Q5_K", "Q4_K", "Q4_K"}, "Q4_K", "Q3_K", "Q3_K", all("Q4_K")},
+        {"Q3_K_L", "Q6_K", "Q3_K", "Q3_K", "Q3_K", all("Q5_K"), "Q5_K", "Q3_K", "Q3_K", all("Q5_K")},
+        {"Q4_K_S", "Q6_K", "Q4_K", "Q4_K", "Q4_K", all("Q5_K"), "Q4_K", "Q4_K", "Q4_K", all("Q4_K")},
+        {"Q4_K_M", "Q6_K", "Q4_K", "Q4_K", "Q4_K", {"Q4_K", "Q4_K", "Q6_K", "Q6_K"}, "Q4_K", "Q4_K", "Q4_K",
+         {"Q4_K", "Q4_K", "Q6_K", "Q6_K"}},
+        {"Q5_K_S", "Q6_K", "Q5_K", "Q5_K", "Q5_K", all("Q5_K"), "Q5_K", "Q5_K", "Q5_K", all("Q5_K")},
+        {"Q5_K_M", "Q6_K", "Q5_K", "Q5_K", "Q5_K", {"Q5_K", "Q5_K", "Q6_K", "Q6_K"}, "Q5_K", "Q5_K", "Q5_K",
+         {"Q5_K", "Q5_K", "Q6_K", "Q6_K"}},
+        {"Q6_K", "Q6_K", "Q6_K", "Q6_K", "Q6_K", all("Q6_K"), "Q6_K", "Q6_K", "Q6_K", all("Q6_K")},
+        {"IQ4_NL", "Q6_K", "IQ4_NL", "IQ4_NL", "IQ4_NL", all("IQ4_NL"), "IQ4_NL", "IQ4_NL", "IQ4_NL", all("IQ4_NL")},
+        {"IQ4_XS", "Q6_K", "IQ4_XS", "IQ4_XS", "IQ4_XS", all("IQ4_XS"), "IQ4_XS", "IQ4_XS", "IQ4_XS", all("IQ4_XS")},
+    };
+    expect_fixture_plan("tiny-llama-f16.gguf", rows);
+    expect_fixture_plan("tiny-llama-f16.gguf", rows, true);
+}
+
+// llama-2-tiny-random: n_embd 8, n_ff 32, 1 layer, untied. Every quantized preset fails in
+// llama-quantize: output.weight (first in loader order) gets Q8_0 (8 % blck != 0), and
+// tensor_type_fallback has no fallback for Q8_0 ("no tensor type fallback is defined"); so do we,
+// before writing anything. Float presets work.
+TEST(RequantPlanFixtures, EightWideRows) {
+    GgufFile in = GgufFile::open(test::shared_path("fixtures/llama-2-tiny-random.gguf"));
+    auto run = [&](const PlanOptions& o) { return plan_requant(in.kvs(), in.tensors(), o); };
+    for (const auto& p : requant_presets()) {
+        SCOPED_TRACE(p.name);
+        PlanOptions o;
+        o.preset = &p;
+        if (traits(p.default_type).quantized) {
+            const std::string e = error_of([&] { run(o); });
+            EXPECT_NE(e.find("'output.weight'"), std::string::npos) << e;
+            EXPECT_NE(e.find("no fallback"), std::string::npos) << e;
+        } else {
+            for (const auto& t : run(o).tensors)
+                EXPECT_EQ(t.dst_type, t.shape.size() == 1 ? GgmlType::F32 : p.default_type) << t.name;
+        }
+    }
+    // With output.weight left alone: 8-wide rows fall back twice (Q4_K -> Q5_0 -> F16; Q6_K -> Q8_0
+    // -> F16), i.e. stay F16; ffn_down (32 wide) gets use_more_bits(0, 1) = true -> Q6_K -> Q8_0.
+    PlanOptions o = preset("Q4_K_M");
+    o.leave_output_tensor = true;
+    RequantPlan p = run(o);
+    for (const auto& t : p.tensors) {
+        if (t.name == "blk.0.ffn_down.weight") {
+            EXPECT_EQ(t.dst_type, GgmlType::Q8_0);
+        } else {
+            EXPECT_FALSE(t.convert()) << t.name << " -> " << type_name(t.dst_type);
+        }
+    }
+    EXPECT_EQ(p.warnings.size(), 8u);  // one per fallback: token_embd, 4 attn, ffn_gate, ffn_up, ffn_down
+    // A 32-wide preset type has no fallback at all: token_embd (Q4_0) fails.
+    o = preset("Q4_0");
+    o.leave_output_tensor = true;
+    EXPECT_NE(error_of([&] { run(o); }).find("'token_embd.weight'"), std::string::npos);
+}
+
+// LLM_TYPE_70B is not only llama: llama_model::load_hparams gives it to 80-layer deci, qwen2,
+// qwen2vl and olmo models as well, and not to an 80-layer 8-expert llama.
+TEST(RequantPlan, SeventyBillionTypeByArchitecture) {
+    for (const char* arch : {"qwen2", "qwen2vl", "deci", "olmo"}) {
+        SCOPED_TRACE(arch);
+        Model m = llama(80, 256, false, 8, 8, 0, arch);  // no GQA: only llama needs it
+        EXPECT_TRUE(quant_model_info(m.kvs).is_70b);
+        // Q3_K_S attn_v: Q3_K, raised to Q5_K for 70B.
+        EXPECT_EQ(types(plan(m, preset("Q3_K_S")))["blk.40.attn_v.weight"], "Q5_K");
+    }
+    EXPECT_FALSE(quant_model_info(llama(80, 256, false, 8, 8).kvs).is_70b);        // llama without GQA: 65B
+    EXPECT_FALSE(quant_model_info(llama(80, 256, false, 8, 2, 8).kvs).is_70b);     // 8 experts
+    EXPECT_FALSE(quant_model_info(llama(79, 256, false, 8, 8, 0, "qwen2").kvs).is_70b);
+    EXPECT_FALSE(quant_model_info(llama(80, 256, false, 8, 8, 0, "qwen3").kvs).is_70b);
 }
 
 }  // namespace
