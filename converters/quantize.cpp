@@ -20,10 +20,12 @@
 namespace oiw {
 namespace {
 
+using quant::for_each_block;
 using quant::kGroupMaxEps;
 using quant::make_qkx3_quants;
 using quant::make_qx_quants;
 using quant::nearest_int;
+using quant::sum_squares;
 
 // Index of the level in the ascending table val[n] nearest to x; ties go up (ggml's best_index_int8).
 int best_index_int8(int n, const int8_t* val, float x) {
@@ -40,13 +42,6 @@ int best_index_int8(int n, const int8_t* val, float x) {
 
 // ggml's MIN(hi, v) for ints.
 inline int min_i(int hi, int v) { return hi < v ? hi : v; }
-
-// Sum of squares of n floats, accumulated left to right.
-float sum_squares(const float* x, int64_t n) {
-    float s = 0;
-    for (int64_t j = 0; j < n; ++j) s += x[j] * x[j];
-    return s;
-}
 
 // Importance weights of one 32-element block: qw[j] * sqrt(sigma2 + x[j]^2).
 void block_weights(const float* xb, const float* qw, float sigma2, float* weight) {
@@ -68,16 +63,8 @@ void pack_5bit(const uint8_t* L, uint8_t* qs, uint8_t* qh_out) {
 
 // Value of largest magnitude in a 32-block (first one on ties), as ggml's amax/max scan.
 float signed_absmax(const float* x) {
-    float amax = 0.0f;
-    float max = 0.0f;
-    for (int j = 0; j < 32; ++j) {
-        const float v = x[j];
-        if (amax < std::fabs(v)) {
-            amax = std::fabs(v);
-            max = v;
-        }
-    }
-    return max;
+    float amax;
+    return quant::signed_absmax(x, 32, amax);
 }
 
 // Smallest and largest value of a 32-block.
@@ -145,6 +132,7 @@ void q5_1_block_ref(const float* x, block_q5_1& y) {
     y.d = fp32_to_fp16(d);
     y.m = fp32_to_fp16(min);
     uint8_t L[32];
+    // Not shared with q4_1: ggml converts straight to uint8_t here, without q4_1's int8_t + MIN(15).
     for (int j = 0; j < 32; ++j) L[j] = static_cast<uint8_t>((x[j] - min) * id + 0.5f);
     pack_5bit(L, y.qs, y.qh);
 }
@@ -164,64 +152,61 @@ void q8_0_block_ref(const float* x, block_q8_0& y) {
 
 // ---------------------------------------------------------------- weighted rows (imatrix)
 
-// quantize_row_q4_0_impl: per block make_qx_quants(nmax 8) with row-sigma2 weights.
-void q4_0_row_impl(const float* x, block_q4_0* y, int64_t n_per_row, const float* quant_weights) {
+// The loop of quantize_row_q{4,5}_{0,1}_impl: weights qw * sqrt(sigma2 + x^2) per 32-block with
+// sigma2 over the whole row, then fn(xb, weight, y[ib]) for each block.
+template <typename Block, typename Fn>
+void weighted_blocks(const float* x, Block* y, int64_t n_per_row, const float* quant_weights, Fn fn) {
     float weight[32];
-    int8_t L[32];
     const float sigma2 = sum_squares(x, n_per_row) / static_cast<float>(n_per_row);
     for (int64_t ib = 0; ib < n_per_row / 32; ++ib) {
         const float* xb = x + 32 * ib;
         block_weights(xb, quant_weights + 32 * ib, sigma2, weight);
-        const float d = make_qx_quants(32, 8, xb, L, 1, weight);
-        y[ib].d = fp32_to_fp16(d);
-        for (int j = 0; j < 16; ++j) y[ib].qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+        fn(xb, weight, y[ib]);
     }
+}
+
+// quantize_row_q4_0_impl: per block make_qx_quants(nmax 8) with row-sigma2 weights.
+void q4_0_row_impl(const float* x, block_q4_0* y, int64_t n_per_row, const float* quant_weights) {
+    weighted_blocks(x, y, n_per_row, quant_weights, [](const float* xb, const float* weight, block_q4_0& b) {
+        int8_t L[32];
+        const float d = make_qx_quants(32, 8, xb, L, 1, weight);
+        b.d = fp32_to_fp16(d);
+        for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+    });
 }
 
 // quantize_row_q4_1_impl: per block make_qkx3_quants(nmax 15) with row-sigma2 weights.
 void q4_1_row_impl(const float* x, block_q4_1* y, int64_t n_per_row, const float* quant_weights) {
-    float weight[32];
-    uint8_t L[32], Laux[32];
-    const float sigma2 = sum_squares(x, n_per_row) / static_cast<float>(n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / 32; ++ib) {
-        const float* xb = x + 32 * ib;
-        block_weights(xb, quant_weights + 32 * ib, sigma2, weight);
+    weighted_blocks(x, y, n_per_row, quant_weights, [](const float* xb, const float* weight, block_q4_1& b) {
+        uint8_t L[32], Laux[32];
         float min;
         const float d = make_qkx3_quants(32, 15, xb, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
-        y[ib].d = fp32_to_fp16(d);
-        y[ib].m = fp32_to_fp16(-min);
-        for (int j = 0; j < 16; ++j) y[ib].qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
-    }
+        b.d = fp32_to_fp16(d);
+        b.m = fp32_to_fp16(-min);
+        for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(L[j] | (L[j + 16] << 4));
+    });
 }
 
 // quantize_row_q5_0_impl: per block make_qx_quants(nmax 16) with row-sigma2 weights.
 void q5_0_row_impl(const float* x, block_q5_0* y, int64_t n_per_row, const float* quant_weights) {
-    float weight[32];
-    int8_t L[32];
-    const float sigma2 = sum_squares(x, n_per_row) / static_cast<float>(n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / 32; ++ib) {
-        const float* xb = x + 32 * ib;
-        block_weights(xb, quant_weights + 32 * ib, sigma2, weight);
+    weighted_blocks(x, y, n_per_row, quant_weights, [](const float* xb, const float* weight, block_q5_0& b) {
+        int8_t L[32];
         const float d = make_qx_quants(32, 16, xb, L, 1, weight);
-        y[ib].d = fp32_to_fp16(d);
-        pack_5bit(reinterpret_cast<const uint8_t*>(L), y[ib].qs, y[ib].qh);
-    }
+        b.d = fp32_to_fp16(d);
+        pack_5bit(reinterpret_cast<const uint8_t*>(L), b.qs, b.qh);
+    });
 }
 
 // quantize_row_q5_1_impl: per block make_qkx3_quants(nmax 31) with row-sigma2 weights.
 void q5_1_row_impl(const float* x, block_q5_1* y, int64_t n_per_row, const float* quant_weights) {
-    float weight[32];
-    uint8_t L[32], Laux[32];
-    const float sigma2 = sum_squares(x, n_per_row) / static_cast<float>(n_per_row);
-    for (int64_t ib = 0; ib < n_per_row / 32; ++ib) {
-        const float* xb = x + 32 * ib;
-        block_weights(xb, quant_weights + 32 * ib, sigma2, weight);
+    weighted_blocks(x, y, n_per_row, quant_weights, [](const float* xb, const float* weight, block_q5_1& b) {
+        uint8_t L[32], Laux[32];
         float min;
         const float d = make_qkx3_quants(32, 31, xb, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
-        y[ib].d = fp32_to_fp16(d);
-        y[ib].m = fp32_to_fp16(-min);
-        pack_5bit(L, y[ib].qs, y[ib].qh);
-    }
+        b.d = fp32_to_fp16(d);
+        b.m = fp32_to_fp16(-min);
+        pack_5bit(L, b.qs, b.qh);
+    });
 }
 
 // ---------------------------------------------------------------- IQ4_NL / IQ4_XS
@@ -263,14 +248,8 @@ void iq4_nl_impl(int super_block, const float* x, const float* quant_weights, Iq
         } else {
             for (int j = 0; j < kBlock; ++j) weight[j] = xb[j] * xb[j];
         }
-        float amax = 0, max = 0;
-        for (int j = 0; j < kBlock; ++j) {
-            const float ax = std::fabs(xb[j]);
-            if (ax > amax) {
-                amax = ax;
-                max = xb[j];
-            }
-        }
+        float amax;
+        const float max = quant::signed_absmax(xb, kBlock, amax);
         if (amax < kGroupMaxEps) {
             // ggml leaves L untouched here; both callers below rewrite every index anyway.
             scales[ib] = 0;
@@ -347,21 +326,6 @@ void iq4_nl_impl(int super_block, const float* x, const float* quant_weights, Iq
 }
 
 // ---------------------------------------------------------------- chunk drivers
-
-// Runs `fn(x, y, qw)` over every block of a chunk of 32-element blocks, qw being the
-// row-relative slice of imatrix (or null).
-template <typename Block, typename Fn>
-size_t for_each_block(const float* src, void* dst, int64_t nrows, int64_t n_per_row, int block_size,
-                      const float* imatrix, Fn fn) {
-    const int64_t nb = n_per_row / block_size;
-    Block* y = static_cast<Block*>(dst);
-    for (int64_t row = 0; row < nrows; ++row) {
-        for (int64_t i = 0; i < nb; ++i) {
-            fn(src + row * n_per_row + i * block_size, y[row * nb + i], imatrix ? imatrix + block_size * i : nullptr);
-        }
-    }
-    return static_cast<size_t>(nrows * nb) * sizeof(Block);
-}
 
 // Legacy type: reference kernel per block without imatrix, weighted row kernel with one.
 template <typename Block, typename RefFn, typename RowFn>

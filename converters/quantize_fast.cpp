@@ -33,8 +33,13 @@ namespace oiw {
 namespace fast {
 namespace {
 
+using quant::get_q3_scale;
+using quant::get_scale_min_k4;
 using quant::kGroupMaxEps;
 using quant::nearest_int;
+using quant::set_q3_scale;
+using quant::set_scale_min_k4;
+using quant::sum_squares;
 
 // ---------------------------------------------------------------- scalar helpers (any CPU)
 
@@ -62,35 +67,6 @@ struct Iq4Thresholds {
 const Iq4Thresholds& iq4_thresholds() {
     static const Iq4Thresholds th;
     return th;
-}
-
-// Packs six-bit scale ls and min lm of sub-block j into the Q4_K/Q5_K 12-byte layout.
-void set_scale_min_k4(uint8_t* scales, int j, uint8_t ls, uint8_t lm) {
-    if (j < 4) {
-        scales[j] = ls;
-        scales[j + 4] = lm;
-    } else {
-        scales[j + 4] = static_cast<uint8_t>((ls & 0xF) | ((lm & 0xF) << 4));
-        scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
-        scales[j - 0] |= static_cast<uint8_t>((lm >> 4) << 6);
-    }
-}
-
-void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-    if (j < 4) {
-        *d = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-    }
-}
-
-// Sum of squares accumulated left to right (the reference's order).
-float sum_squares(const float* x, int64_t n) {
-    float s = 0;
-    for (int64_t i = 0; i < n; ++i) s += x[i] * x[i];
-    return s;
 }
 
 alignas(32) const float kZeros[256] = {};
@@ -392,6 +368,29 @@ OIW_INLINE VI qx_levels(const float* x, float iscale, int nmax) {
     return _mm256_add_epi32(l, iset(nmax));
 }
 
+// Final levels of a 16-element Q3_K / Q6_K sub-block into L[0..15]: with the stored scale
+// d != 0, nmax + clamp(nearest_int(x / d), -nmax, nmax - 1); with d == 0 the levels that
+// sub-block's make_qx_quants left (qx_lanes' iscale, or all 0 in a zero lane).
+OIW_INLINE void qx_final_levels(const float* xj, float d, float iscl, const float& zero, int nmax, uint8_t* L) {
+    VI a, b;
+    if (!d) {
+        uint32_t zbits;
+        std::memcpy(&zbits, &zero, 4);
+        if (zbits) {
+            a = b = _mm256_setzero_si256();
+        } else {
+            a = qx_levels(xj, iscl, nmax);
+            b = qx_levels(xj + 8, iscl, nmax);
+        }
+    } else {
+        const V vd = vset(d);
+        const VI lo = iset(-nmax), hi = iset(nmax - 1), off = iset(nmax);
+        a = _mm256_add_epi32(clampi(nearest_int_v(vdiv(_mm256_loadu_ps(xj), vd)), lo, hi), off);
+        b = _mm256_add_epi32(clampi(nearest_int_v(vdiv(_mm256_loadu_ps(xj + 8), vd)), lo, hi), off);
+    }
+    store_u8(L, a, b);
+}
+
 // ---------------------------------------------------------------- make_qkx2/3_quants, 8 lanes
 
 // Result of make_qkx{2,3}_quants for 8 runs: the returned scale, *the_min, and the (iscale, min)
@@ -663,20 +662,6 @@ V q3_lanes(const V* xt, V* Lt) {
     return _mm256_andnot_ps(zero, _mm256_and_ps(gt(suml2, vzero()), vdiv(sumlx, suml2)));
 }
 
-// Stores Q3_K six-bit scale l (0..63) of sub-block j into the 12 packed bytes (pre-zeroed).
-void set_q3_scale(uint8_t* scales, int j, int l) {
-    if (j < 8) scales[j] = static_cast<uint8_t>(l & 0xF);
-    else scales[j - 8] |= static_cast<uint8_t>((l & 0xF) << 4);
-    l >>= 4;
-    scales[j % 4 + 8] |= static_cast<uint8_t>(l << (2 * (j / 4)));
-}
-
-int8_t get_q3_scale(const uint8_t* scales, int j) {
-    int8_t sc = static_cast<int8_t>(j < 8 ? scales[j] & 0xF : scales[j - 8] >> 4);
-    sc = static_cast<int8_t>((sc | (((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
-    return sc;
-}
-
 // quantize_row_q3_K_ref (qw null) or quantize_row_q3_K_impl (qw = 256 weights) for one block.
 void q3_K_block(const float* x, block_q3_K& y, const float* qw) {
     alignas(32) float scales[16], iscl[16], zr[16], sw[16];
@@ -740,31 +725,14 @@ void q3_K_block(const float* x, block_q3_K& y, const float* qw) {
 
     alignas(32) uint8_t L[QK_K];
     const float yd = fp16_to_fp32(y.d);
-    const VI lo = iset(-4), hi = iset(3), off = iset(4);
     for (int j = 0; j < 16; ++j) {
         const int8_t sc = get_q3_scale(y.scales, j);
         const float d = yd * sc;
-        const float* xj = x + 16 * j;
-        VI a, b;
-        if (!d) {
-            if (!qw) {
-                for (int i = 0; i < 16; ++i) L[16 * j + i] = static_cast<uint8_t>(Ls_t[j / 8][i][j % 8]);
-                continue;
-            }
-            uint32_t zbits;
-            std::memcpy(&zbits, &zr[j], 4);
-            if (zbits) {
-                a = b = _mm256_setzero_si256();
-            } else {
-                a = qx_levels(xj, iscl[j], 4);
-                b = qx_levels(xj + 8, iscl[j], 4);
-            }
-        } else {
-            const V vd = vset(d);
-            a = _mm256_add_epi32(clampi(nearest_int_v(vdiv(_mm256_loadu_ps(xj), vd)), lo, hi), off);
-            b = _mm256_add_epi32(clampi(nearest_int_v(vdiv(_mm256_loadu_ps(xj + 8), vd)), lo, hi), off);
+        if (!d && !qw) {
+            for (int i = 0; i < 16; ++i) L[16 * j + i] = static_cast<uint8_t>(Ls_t[j / 8][i][j % 8]);
+            continue;
         }
-        store_u8(L + 16 * j, a, b);
+        qx_final_levels(x + 16 * j, d, iscl[j], zr[j], 4, L + 16 * j);
     }
     // hmask bit k of byte m <- bit 2 of level 32k + m; qs <- the low two bits.
     const VI one = _mm256_set1_epi8(1), three = _mm256_set1_epi8(3);
@@ -852,15 +820,7 @@ void k4_finish(const float* x, bool with_qw, const K4Search& srch, K4Result& r) 
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
-        const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
-        const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
-        for (int j = 0; j < 8; ++j) {
-            uint8_t ls = static_cast<uint8_t>(nearest_int(inv_scale * scales[j]));
-            uint8_t lm = static_cast<uint8_t>(nearest_int(inv_min * mins[j]));
-            ls = ls < 63 ? ls : 63;
-            lm = lm < 63 ? lm : 63;
-            set_scale_min_k4(r.scales, j, ls, lm);
-        }
+        quant::pack_k4_scales_ref(scales, mins, max_scale, max_min, r.scales);
         r.d = fp32_to_fp16(max_scale / 63.f);
         r.dmin = fp32_to_fp16(max_min / 63.f);
     }
@@ -953,27 +913,7 @@ void q6_K_block(const float* x, block_q6_K& y, const float* qw) {
 
     alignas(32) uint8_t L[QK_K];
     const float yd = fp16_to_fp32(y.d);
-    const VI lo = iset(-32), hi = iset(31), off = iset(32);
-    for (int j = 0; j < 16; ++j) {
-        const float d = yd * y.scales[j];
-        const float* xj = x + 16 * j;
-        VI a, b;
-        if (!d) {
-            uint32_t zbits;
-            std::memcpy(&zbits, &zero[j], 4);
-            if (zbits) {
-                a = b = _mm256_setzero_si256();
-            } else {
-                a = qx_levels(xj, iscl[j], 32);
-                b = qx_levels(xj + 8, iscl[j], 32);
-            }
-        } else {
-            const V vd = vset(d);
-            a = _mm256_add_epi32(clampi(nearest_int_v(vdiv(_mm256_loadu_ps(xj), vd)), lo, hi), off);
-            b = _mm256_add_epi32(clampi(nearest_int_v(vdiv(_mm256_loadu_ps(xj + 8), vd)), lo, hi), off);
-        }
-        store_u8(L + 16 * j, a, b);
-    }
+    for (int j = 0; j < 16; ++j) qx_final_levels(x + 16 * j, yd * y.scales[j], iscl[j], zero[j], 32, L + 16 * j);
     const VI m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
     for (int j = 0; j < QK_K; j += 128) {
         const VI A = _mm256_load_si256(reinterpret_cast<const VI*>(L + j));
@@ -1020,6 +960,26 @@ OIW_INLINE void pack_5bit(VI L, uint8_t* qs, uint8_t* qh) {
     std::memcpy(qh, &h, 4);
 }
 
+// Q4_0/Q4_1 qs of one block's levels l[0..3] (elements 0..31): byte j = element j | element j+16 << 4.
+OIW_INLINE void pack_q4_qs(const VI* l, uint8_t* qs) {
+    const __m128i r = _mm_or_si128(pack_u8(l[0], l[1]), _mm_slli_epi16(pack_u8(l[2], l[3]), 4));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), r);
+}
+
+// Q5_0/Q5_1 qs and qh of one block's levels l[0..3] (elements 0..31).
+OIW_INLINE void pack_q5_qs(const VI* l, uint8_t* qs, uint8_t* qh) {
+    pack_5bit(_mm256_set_m128i(pack_u8(l[2], l[3]), pack_u8(l[0], l[1])), qs, qh);
+}
+
+// The 32-blocks b0..b0+7 of a row for quantize_row_q{4,5}_{0,1}_impl: their pointers (missing
+// ones read zeros), transposed into xt, with their importance weights (row sigma2) in wt.
+OIW_INLINE void load_weighted_blocks(const float* x, const float* imatrix, int64_t b0, int64_t nb, float sigma2,
+                                     const float** rows, V* xt, V* wt) {
+    block_rows(x, b0, nb, rows);
+    load_t(rows, 32, xt);
+    block_weights_t(xt, imatrix, b0, nb, sigma2, wt);
+}
+
 // quantize_row_q4_0_impl (kNmax 8) / quantize_row_q5_0_impl (kNmax 16) for one row.
 template <int kNmax>
 void row_q_0_imat(const float* x, void* dst, int64_t n, const float* imatrix) {
@@ -1027,10 +987,8 @@ void row_q_0_imat(const float* x, void* dst, int64_t n, const float* imatrix) {
     const int64_t nb = n / 32;
     for (int64_t b0 = 0; b0 < nb; b0 += 8) {
         const float* rows[8];
-        block_rows(x, b0, nb, rows);
         V xt[32], wt[32];
-        load_t(rows, 32, xt);
-        block_weights_t(xt, imatrix, b0, nb, sigma2, wt);
+        load_weighted_blocks(x, imatrix, b0, nb, sigma2, rows, xt, wt);
         const QxOut o = qx_lanes<32>(xt, wt, kNmax);
         alignas(32) float sc[8], isc[8], zr[8];
         store8(sc, o.scale);
@@ -1045,13 +1003,11 @@ void row_q_0_imat(const float* x, void* dst, int64_t n, const float* imatrix) {
             if constexpr (kNmax == 8) {
                 block_q4_0& y = static_cast<block_q4_0*>(dst)[b0 + k];
                 y.d = fp32_to_fp16(sc[k]);
-                const __m128i r = _mm_or_si128(pack_u8(l[0], l[1]), _mm_slli_epi16(pack_u8(l[2], l[3]), 4));
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(y.qs), r);
+                pack_q4_qs(l, y.qs);
             } else {
                 block_q5_0& y = static_cast<block_q5_0*>(dst)[b0 + k];
                 y.d = fp32_to_fp16(sc[k]);
-                const VI L = _mm256_set_m128i(pack_u8(l[2], l[3]), pack_u8(l[0], l[1]));
-                pack_5bit(L, y.qs, y.qh);
+                pack_q5_qs(l, y.qs, y.qh);
             }
         }
     }
@@ -1064,10 +1020,8 @@ void row_q_1_imat(const float* x, void* dst, int64_t n, const float* imatrix) {
     const int64_t nb = n / 32;
     for (int64_t b0 = 0; b0 < nb; b0 += 8) {
         const float* rows[8];
-        block_rows(x, b0, nb, rows);
         V xt[32], wt[32];
-        load_t(rows, 32, xt);
-        block_weights_t(xt, imatrix, b0, nb, sigma2, wt);
+        load_weighted_blocks(x, imatrix, b0, nb, sigma2, rows, xt, wt);
         QkxOut o;
         qkx_lanes<1, 32, true, false>(xt, wt, kNmax, -0.9f, 0.05f, 36, &o);
         alignas(32) float sc[8], mn[8], lis[8], lmn[8];
@@ -1083,14 +1037,12 @@ void row_q_1_imat(const float* x, void* dst, int64_t n, const float* imatrix) {
                 block_q4_1& y = static_cast<block_q4_1*>(dst)[b0 + k];
                 y.d = fp32_to_fp16(sc[k]);
                 y.m = fp32_to_fp16(-mn[k]);
-                const __m128i r = _mm_or_si128(pack_u8(l[0], l[1]), _mm_slli_epi16(pack_u8(l[2], l[3]), 4));
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(y.qs), r);
+                pack_q4_qs(l, y.qs);
             } else {
                 block_q5_1& y = static_cast<block_q5_1*>(dst)[b0 + k];
                 y.d = fp32_to_fp16(sc[k]);
                 y.m = fp32_to_fp16(-mn[k]);
-                const VI L = _mm256_set_m128i(pack_u8(l[2], l[3]), pack_u8(l[0], l[1]));
-                pack_5bit(L, y.qs, y.qh);
+                pack_q5_qs(l, y.qs, y.qh);
             }
         }
     }

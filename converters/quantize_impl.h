@@ -1,10 +1,12 @@
-// Internal declarations shared by quantize.cpp (dispatcher, legacy and i-quants) and
-// quantize_k.cpp (k-quants and the shared scale-search helpers).
+// Internal declarations shared by quantize.cpp (dispatcher, legacy and IQ4 quants),
+// quantize_k.cpp (k-quants and the shared scale-search helpers), quantize_iq.cpp (ternary and
+// lattice i-quants) and quantize_fast.cpp (the AVX2 kernels).
 //
 // Everything here transcribes ggml-quants.c (ggml 0.11.1) operation for operation: the same
 // float expressions in the same order, the same integer narrowing, the same tie-breaking.
 // Builds use -fno-fast-math -ffp-contract=off, so each C expression rounds exactly as in ggml.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +23,104 @@ inline int nearest_int(float f) {
     int32_t i;
     std::memcpy(&i, &v, sizeof(i));
     return (i & 0x007fffff) - 0x00400000;
+}
+
+// ggml's MAX macro for floats: `a > b ? a : b` (differs from std::max on signed zeros and NaN).
+inline float max_f(float a, float b) { return a > b ? a : b; }
+// Clamp an int to [lo, hi] as MAX(lo, MIN(hi, v)).
+inline int clamp_i(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// Value of largest magnitude among n floats (the first on ties; 0 if all are 0) as ggml's
+// `if (ax > amax) { amax = ax; max = x[i]; }` scan; amax gets its magnitude.
+inline float signed_absmax(const float* x, int n, float& amax) {
+    float max = 0;
+    amax = 0;
+    for (int i = 0; i < n; ++i) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    return max;
+}
+
+// Sum of squares of n floats, accumulated left to right.
+inline float sum_squares(const float* x, int64_t n) {
+    float s = 0;
+    for (int64_t i = 0; i < n; ++i) s += x[i] * x[i];
+    return s;
+}
+
+// Packs six-bit scale ls and min lm of sub-block j into the 12-byte Q4_K/Q5_K layout
+// (call for j = 0..7 in order, on pre-zeroed bytes).
+inline void set_scale_min_k4(uint8_t* scales, int j, uint8_t ls, uint8_t lm) {
+    if (j < 4) {
+        scales[j] = ls;
+        scales[j + 4] = lm;
+    } else {
+        scales[j + 4] = static_cast<uint8_t>((ls & 0xF) | ((lm & 0xF) << 4));
+        scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
+        scales[j - 0] |= static_cast<uint8_t>((lm >> 4) << 6);
+    }
+}
+
+// Reads scale *d and min *m of sub-block j from the Q4_K/Q5_K layout (ggml's get_scale_min_k4).
+inline void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
+    if (j < 4) {
+        *d = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
+    }
+}
+
+// quantize_row_q{4,5}_K_ref: the six-bit scales and mins of the 8 sub-blocks,
+// min(nearest_int(63 / max * v), 63), packed into the 12-byte layout.
+inline void pack_k4_scales_ref(const float* scales, const float* mins, float max_scale, float max_min, uint8_t* packed) {
+    const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+    const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+    for (int j = 0; j < 8; ++j) {
+        uint8_t ls = static_cast<uint8_t>(nearest_int(inv_scale * scales[j]));
+        uint8_t lm = static_cast<uint8_t>(nearest_int(inv_min * mins[j]));
+        ls = ls < 63 ? ls : 63;
+        lm = lm < 63 ? lm : 63;
+        set_scale_min_k4(packed, j, ls, lm);
+    }
+}
+
+// Stores Q3_K six-bit scale `l` (0..63) of sub-block j into the 12 packed bytes (pre-zeroed).
+inline void set_q3_scale(uint8_t* scales, int j, int l) {
+    if (j < 8) {
+        scales[j] = static_cast<uint8_t>(l & 0xF);
+    } else {
+        scales[j - 8] |= static_cast<uint8_t>((l & 0xF) << 4);
+    }
+    l >>= 4;
+    scales[j % 4 + 8] |= static_cast<uint8_t>(l << (2 * (j / 4)));
+}
+
+// Signed Q3_K scale of sub-block j (-32..31).
+inline int8_t get_q3_scale(const uint8_t* scales, int j) {
+    int8_t sc = static_cast<int8_t>(j < 8 ? scales[j] & 0xF : scales[j - 8] >> 4);
+    sc = static_cast<int8_t>((sc | (((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
+    return sc;
+}
+
+// Runs `fn(x, y, qw)` over every block of `block_size` floats of every row, qw being the
+// row-relative slice of imatrix for that block (or null). Returns bytes written.
+template <typename Block, typename Fn>
+size_t for_each_block(const float* src, void* dst, int64_t nrows, int64_t n_per_row, int block_size,
+                      const float* imatrix, Fn fn) {
+    const int64_t nb = n_per_row / block_size;
+    Block* y = static_cast<Block*>(dst);
+    for (int64_t row = 0; row < nrows; ++row) {
+        for (int64_t i = 0; i < nb; ++i) {
+            fn(src + row * n_per_row + i * block_size, y[row * nb + i], imatrix ? imatrix + block_size * i : nullptr);
+        }
+    }
+    return static_cast<size_t>(nrows * nb) * sizeof(Block);
 }
 
 // Symmetric search of a scale for n values into levels [-nmax, nmax-1]; L gets level + nmax.

@@ -32,18 +32,6 @@ constexpr float kEpsIq2S = 1e-8f;
 constexpr float kEpsIq1M = 1e-7f;
 constexpr float kEpsIq1S = 1e-12f;
 
-// ggml's MAX macro for floats: `a > b ? a : b`.
-inline float max_f(float a, float b) { return a > b ? a : b; }
-// MAX(lo, MIN(hi, v)) for ints.
-inline int clamp_i(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
-
-// Sum of squares of n floats, accumulated left to right.
-float sum_squares(const float* x, int n) {
-    float s = 0;
-    for (int i = 0; i < n; ++i) s += x[i] * x[i];
-    return s;
-}
-
 // Largest |x| of n floats, as ggml's MAX(amax, fabsf(v)) scan.
 float abs_max(const float* x, int n) {
     float amax = 0.0f;
@@ -484,6 +472,38 @@ void iq_weights(const float* xb, const float* qw, float sigma2, int n, float* we
     }
 }
 
+// The start of a block in quantize_row_iq2_xxs_impl & co: waux = sqrt(weight); xval = |xb| with
+// the sign bits of each 8-group in signs (even_signs when `even`, else plain_signs); L zeroed.
+// Returns the largest xval.
+float grid_block_start(const float* xb, const float* weight, int n, bool even, float* waux, float* xval,
+                       uint8_t* signs, int8_t* L) {
+    for (int i = 0; i < n; ++i) waux[i] = std::sqrt(weight[i]);
+    for (int k = 0; k < n / 8; ++k) {
+        signs[k] = even ? even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k) : plain_signs(xb + 8 * k, xval + 8 * k);
+    }
+    std::memset(L, 0, static_cast<size_t>(n));
+    return max_of(xval, n);
+}
+
+// ggml's "should never happen" branch: a negative block scale turns positive and the sign bits
+// of its ngroups 8-groups are inverted with it (only the 7 stored bits when `even`).
+void flip_negative_scale(float& scale, uint8_t* signs, int ngroups, bool even) {
+    if (scale < 0) {
+        scale = -scale;
+        for (int k = 0; k < ngroups; ++k) signs[k] = static_cast<uint8_t>(even ? ~signs[k] & 127 : ~signs[k]);
+    }
+}
+
+// 4-bit block scale indices odd_scale_index(id, scales[ib], 15) of n blocks, two per byte (the
+// even block in the low nibble).
+void pack_scale_nibbles(float id, const float* scales, int n, uint8_t* out) {
+    for (int ib = 0; ib < n; ib += 2) {
+        const int l1 = odd_scale_index(id, scales[ib + 0], 15);
+        const int l2 = odd_scale_index(id, scales[ib + 1], 15);
+        out[ib / 2] = static_cast<uint8_t>(l1 | (l2 << 4));
+    }
+}
+
 // ================================================================ IQ2_XXS
 
 // quantize_row_iq2_xxs_impl for one super-block: 8 blocks of 32, each 4 grid points (iq2xxs) with
@@ -503,11 +523,8 @@ void iq2_xxs_superblock(const float* xbl, const float* qwbl, block_iq2_xxs& y) {
 
     for (int ib = 0; ib < QK_K / 32; ++ib) {
         const float* xb = xbl + 32 * ib;
-        const float* qw = qwbl + 32 * ib;
-        for (int i = 0; i < 32; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
-        for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
-        for (int k = 0; k < 4; ++k) block_signs[k] = even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
-        const float max = max_of(xval, 32);
+        iq_weights(xb, qwbl + 32 * ib, sigma2, 32, weight);
+        const float max = grid_block_start(xb, weight, 32, true, waux, xval, block_signs, L);
         if (max < kGroupMaxEps) {
             scales[ib] = 0;
             continue;
@@ -518,6 +535,8 @@ void iq2_xxs_superblock(const float* xbl, const float* qwbl, block_iq2_xxs& y) {
             scales[ib] = 0;
             continue;
         }
+        // Not search_grid_scale: ggml's iq2_xxs search starts from make_qp_quants' scale and always
+        // re-snaps every group at the end, so it stays spelled out here.
         float best = 0;
         for (int is = -6; is <= 6; ++is) {
             const float id = (2 * kMaxQ - 1 + static_cast<float>(is) * 0.1f) / eff_max;
@@ -544,11 +563,7 @@ void iq2_xxs_superblock(const float* xbl, const float* qwbl, block_iq2_xxs& y) {
             odd_level_sums(xval, weight, L, 32, sumqx, sumq2);
             if (sumq2 > 0) scale = sumqx / sumq2;
         }
-        if (scale < 0) {
-            // ggml: "should never happen"; flip the scale positive and the signs with it.
-            scale = -scale;
-            for (int k = 0; k < 4; ++k) block_signs[k] = static_cast<uint8_t>(~block_signs[k] & 127);
-        }
+        flip_negative_scale(scale, block_signs, 4, true);
         for (int k = 0; k < 4; ++k) {
             q2[2 * ib + 0] |= static_cast<uint32_t>(on_grid_index(g, L + 8 * k)) << (8 * k);
             q2[2 * ib + 1] |= static_cast<uint32_t>(block_signs[k]) << (7 * k);
@@ -588,21 +603,14 @@ void iq2_xs_superblock(const float* xbl, const float* qwbl, block_iq2_xs& y) {
 
     for (int ib = 0; ib < QK_K / 16; ++ib) {
         const float* xb = xbl + 16 * ib;
-        const float* qw = qwbl + 16 * ib;
-        for (int i = 0; i < 16; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
-        for (int i = 0; i < 16; ++i) waux[i] = std::sqrt(weight[i]);
-        for (int k = 0; k < 2; ++k) block_signs[k] = even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
-        const float max = max_of(xval, 16);
-        std::memset(L, 0, 16);
+        iq_weights(xb, qwbl + 16 * ib, sigma2, 16, weight);
+        const float max = grid_block_start(xb, weight, 16, true, waux, xval, block_signs, L);
         if (max < kGroupMaxEps) {
             scales[ib] = 0;
             continue;
         }
         float scale = search_grid_scale(g, kSearch, 16, xval, weight, waux, max, L, "IQ2_XS");
-        if (scale < 0) {
-            scale = -scale;
-            for (int k = 0; k < 2; ++k) block_signs[k] = static_cast<uint8_t>(~block_signs[k] & 127);
-        }
+        flip_negative_scale(scale, block_signs, 2, true);
         for (int k = 0; k < 2; ++k) {
             q2[2 * ib + k] = static_cast<uint16_t>(on_grid_index(g, L + 8 * k) | (block_signs[k] << 9));
         }
@@ -617,11 +625,7 @@ void iq2_xs_superblock(const float* xbl, const float* qwbl, block_iq2_xs& y) {
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d);
     const float id = 1 / d;
-    for (int ib = 0; ib < QK_K / 16; ++ib) {
-        const int l = odd_scale_index(id, scales[ib], 15);
-        if (ib % 2 == 0) y.scales[ib / 2] = static_cast<uint8_t>(l);
-        else y.scales[ib / 2] = static_cast<uint8_t>(y.scales[ib / 2] | (l << 4));
-    }
+    pack_scale_nibbles(id, scales, QK_K / 16, y.scales);
     std::memcpy(y.qs, q2, sizeof(y.qs));
 }
 
@@ -643,24 +647,18 @@ void iq2_s_superblock(const float* xbl, const float* qwbl, block_iq2_s& y) {
     for (int ib = 0; ib < QK_K / 16; ++ib) {
         const float* xb = xbl + 16 * ib;
         if (qwbl) {
-            const float* qw = qwbl + 16 * ib;
-            for (int i = 0; i < 16; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            iq_weights(xb, qwbl + 16 * ib, sigma2, 16, weight);
         } else {
+            // Not iq_weights' x^2: ggml's iq2_s adds 0.25 * sigma2 without importance weights.
             for (int i = 0; i < 16; ++i) weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
         }
-        for (int i = 0; i < 16; ++i) waux[i] = std::sqrt(weight[i]);
-        for (int k = 0; k < 2; ++k) block_signs[k] = plain_signs(xb + 8 * k, xval + 8 * k);
-        const float max = max_of(xval, 16);
-        std::memset(L, 0, 16);
+        const float max = grid_block_start(xb, weight, 16, false, waux, xval, block_signs, L);
         if (max < kEpsIq2S) {
             scales[ib] = 0;
             continue;
         }
         float scale = search_grid_scale(g, kSearch, 16, xval, weight, waux, max, L, "IQ2_S");
-        if (scale < 0) {
-            scale = -scale;
-            for (int k = 0; k < 2; ++k) block_signs[k] = static_cast<uint8_t>(~block_signs[k]);
-        }
+        flip_negative_scale(scale, block_signs, 2, false);
         for (int k = 0; k < 2; ++k) {
             const int grid_index = on_grid_index(g, L + 8 * k);
             const int i8 = 2 * ib + k;
@@ -676,11 +674,7 @@ void iq2_s_superblock(const float* xbl, const float* qwbl, block_iq2_s& y) {
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d * 0.9875f);
     const float id = 1 / d;
-    for (int ib = 0; ib < QK_K / 16; ++ib) {
-        const int l = odd_scale_index(id, scales[ib], 15);
-        if (ib % 2 == 0) y.scales[ib / 2] = static_cast<uint8_t>(l);
-        else y.scales[ib / 2] = static_cast<uint8_t>(y.scales[ib / 2] | (l << 4));
-    }
+    pack_scale_nibbles(id, scales, QK_K / 16, y.scales);
 }
 
 // ================================================================ IQ3_XXS / IQ3_S
@@ -704,19 +698,13 @@ void iq3_xxs_superblock(const float* xbl, const float* qwbl, block_iq3_xxs& y) {
     for (int ib = 0; ib < QK_K / 32; ++ib) {
         const float* xb = xbl + 32 * ib;
         iq_weights(xb, qwbl ? qwbl + 32 * ib : nullptr, sigma2, 32, weight);
-        for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
-        for (int k = 0; k < 4; ++k) block_signs[k] = even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
-        const float max = max_of(xval, 32);
-        std::memset(L, 0, 32);
+        const float max = grid_block_start(xb, weight, 32, true, waux, xval, block_signs, L);
         if (max < kEpsIq3Xxs) {
             scales[ib] = 0;
             continue;
         }
         float scale = search_grid_scale(g, kSearch, 32, xval, weight, waux, max, L, "IQ3_XXS");
-        if (scale < 0) {
-            scale = -scale;
-            for (int k = 0; k < 4; ++k) block_signs[k] = static_cast<uint8_t>(~block_signs[k] & 127);
-        }
+        flip_negative_scale(scale, block_signs, 4, true);
         for (int k = 0; k < 8; ++k) q3[8 * ib + k] = static_cast<uint8_t>(on_grid_index(g, L + 4 * k));
         scales_and_signs[ib] = static_cast<uint32_t>(block_signs[0]) | (static_cast<uint32_t>(block_signs[1]) << 7) |
                                (static_cast<uint32_t>(block_signs[2]) << 14) | (static_cast<uint32_t>(block_signs[3]) << 21);
@@ -758,19 +746,13 @@ void iq3_s_superblock(const float* xbl, const float* qwbl, block_iq3_s& y) {
     for (int ib = 0; ib < QK_K / kBlock; ++ib) {
         const float* xb = xbl + kBlock * ib;
         iq_weights(xb, qwbl ? qwbl + kBlock * ib : nullptr, sigma2, kBlock, weight);
-        for (int i = 0; i < kBlock; ++i) waux[i] = std::sqrt(weight[i]);
-        for (int k = 0; k < kBlock / 8; ++k) block_signs[k] = plain_signs(xb + 8 * k, xval + 8 * k);
-        const float max = max_of(xval, kBlock);
-        std::memset(L, 0, kBlock);
+        const float max = grid_block_start(xb, weight, kBlock, false, waux, xval, block_signs, L);
         if (!max) {
             scales[ib] = 0;
             continue;
         }
         float scale = search_grid_scale(g, kSearch, kBlock, xval, weight, waux, max, L, "IQ3_S");
-        if (scale < 0) {
-            scale = -scale;
-            for (int k = 0; k < kBlock / 8; ++k) block_signs[k] = static_cast<uint8_t>(~block_signs[k]);
-        }
+        flip_negative_scale(scale, block_signs, kBlock / 8, false);
         for (int k = 0; k < kBlock / 4; ++k) {
             const int grid_index = on_grid_index(g, L + 4 * k);
             const int iq = ib * (kBlock / 4) + k;
@@ -788,11 +770,7 @@ void iq3_s_superblock(const float* xbl, const float* qwbl, block_iq3_s& y) {
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d * 1.033f);
     const float id = 1 / d;
-    for (int ib = 0; ib < QK_K / kBlock; ib += 2) {
-        const int l1 = odd_scale_index(id, scales[ib + 0], 15);
-        const int l2 = odd_scale_index(id, scales[ib + 1], 15);
-        y.scales[ib / 2] = static_cast<uint8_t>(l1 | (l2 << 4));
-    }
+    pack_scale_nibbles(id, scales, QK_K / kBlock, y.scales);
 }
 
 // ================================================================ IQ1_S / IQ1_M
@@ -841,6 +819,41 @@ int iq1_grid_index(const LatticeGrid& g, const float* xb, const float* weight, f
     return iq1_find_best_neighbour(g, g.neighbours_of(u), xb, weight, scale, xx, L, type);
 }
 
+// Levels of an IQ1 block from the best split (i1, i2) of its sorted values (idx): 0 below i1,
+// 1 up to i2, 2 above. A negative scale is made positive by mirroring the levels; returns
+// true when that happened (the caller mirrors its delta choice too).
+bool iq1_split_levels(const int* idx, int n, int i1, int i2, float& scale, int8_t* L) {
+    for (int j = 0; j < i1; ++j) L[idx[j]] = 0;
+    for (int j = i1; j < i2; ++j) L[idx[j]] = 1;
+    for (int j = i2; j < n; ++j) L[idx[j]] = 2;
+    if (scale < 0) {
+        for (int j = 0; j < n; ++j) L[j] = static_cast<int8_t>(2 - L[j]);
+        scale = -scale;
+        return true;
+    }
+    return false;
+}
+
+// Least-squares refit of an IQ1 block's scale onto its chosen grid points index[0..ngroups),
+// levels(k) being the level values (x_p or x_m) of 8-group k: sumqx / sumq2 when both are
+// positive, else `scale` unchanged.
+template <typename LevelsFn>
+float iq1_refit_scale(const LatticeGrid& g, const uint16_t* index, int ngroups, const float* xb, const float* weight,
+                      LevelsFn levels, float scale) {
+    float sumqx = 0, sumq2 = 0;
+    for (int k = 0; k < ngroups; ++k) {
+        const float* xx = levels(k);
+        const int8_t* pg = g.point(index[k]);
+        for (int j = 0; j < 8; ++j) {
+            const float w = weight[8 * k + j];
+            const float q = xx[(pg[j] - 1) / 2];
+            sumqx += w * q * xb[8 * k + j];
+            sumq2 += w * q * q;
+        }
+    }
+    return sumqx > 0 && sumq2 > 0 ? sumqx / sumq2 : scale;
+}
+
 // quantize_row_iq1_s_impl for one super-block: 8 blocks of 32, each 4 grid points (iq1s, 11-bit
 // index) with a shared +-delta and a 3-bit scale. qw (256 weights) is required.
 void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
@@ -863,8 +876,7 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
 
     for (int ib = 0; ib < QK_K / kBlock; ++ib) {
         const float* xb = xbl + kBlock * ib;
-        const float* qw = qwbl + kBlock * ib;
-        for (int i = 0; i < kBlock; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+        iq_weights(xb, qwbl + kBlock * ib, sigma2, kBlock, weight);
         float max = std::fabs(xb[0]);
         for (int i = 1; i < kBlock; ++i) max = max_f(max, std::fabs(xb[i]));
         if (max < kEpsIq1S) {
@@ -912,33 +924,14 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
             shifts[ib] = 1;
             continue;
         }
-        for (int j = 0; j < besti1; ++j) L[idx[j]] = 0;
-        for (int j = besti1; j < besti2; ++j) L[idx[j]] = 1;
-        for (int j = besti2; j < kBlock; ++j) L[idx[j]] = 2;
-        if (scale < 0) {
-            for (int j = 0; j < kBlock; ++j) L[j] = static_cast<int8_t>(2 - L[j]);
-            scale = -scale;
-            best_shift = -best_shift;
-        }
+        if (iq1_split_levels(idx, kBlock, besti1, besti2, scale, L)) best_shift = -best_shift;
         bool all_on_grid = true;
         const float* xx = best_shift == 1 ? x_p : x_m;
         for (int k = 0; k < kBlock / 8; ++k) {
             index[k] = static_cast<uint16_t>(
                 iq1_grid_index(g, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k, all_on_grid, "IQ1_S"));
         }
-        if (!all_on_grid) {
-            float sumqx = 0, sumq2 = 0;
-            for (int k = 0; k < kBlock / 8; ++k) {
-                const int8_t* pg = g.point(index[k]);
-                for (int j = 0; j < 8; ++j) {
-                    const float w = weight[8 * k + j];
-                    const float q = xx[(pg[j] - 1) / 2];
-                    sumqx += w * q * xb[8 * k + j];
-                    sumq2 += w * q * q;
-                }
-            }
-            if (sumqx > 0 && sumq2 > 0) scale = sumqx / sumq2;
-        }
+        if (!all_on_grid) scale = iq1_refit_scale(g, index, kBlock / 8, xb, weight, [xx](int) { return xx; }, scale);
         uint16_t h = 0;
         for (int k = 0; k < kBlock / 8; ++k) {
             y.qs[(kBlock / 8) * ib + k] = static_cast<uint8_t>(index[k] & 255);
@@ -1053,14 +1046,7 @@ void iq1_m_superblock(const float* xbl, const float* qwbl, block_iq1_m& y) {
             shifts[ib] = 0;
             continue;
         }
-        for (int j = 0; j < besti1; ++j) L[idx[j]] = 0;
-        for (int j = besti1; j < besti2; ++j) L[idx[j]] = 1;
-        for (int j = besti2; j < kBlock; ++j) L[idx[j]] = 2;
-        if (scale < 0) {
-            for (int j = 0; j < kBlock; ++j) L[j] = static_cast<int8_t>(2 - L[j]);
-            scale = -scale;
-            best_k = 3 - best_k;
-        }
+        if (iq1_split_levels(idx, kBlock, besti1, besti2, scale, L)) best_k = 3 - best_k;
         bool all_on_grid = true;
         for (int k = 0; k < kBlock / 8; ++k) {
             const float* xx = iq1_m_levels(best_k, k, x_p, x_m);
@@ -1068,18 +1054,8 @@ void iq1_m_superblock(const float* xbl, const float* qwbl, block_iq1_m& y) {
                 iq1_grid_index(g, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k, all_on_grid, "IQ1_M"));
         }
         if (!all_on_grid) {
-            float sumqx_f = 0, sumq2_f = 0;
-            for (int k = 0; k < kBlock / 8; ++k) {
-                const float* xx = iq1_m_levels(best_k, k, x_p, x_m);
-                const int8_t* pg = g.point(index[k]);
-                for (int j = 0; j < 8; ++j) {
-                    const float w = weight[8 * k + j];
-                    const float q = xx[(pg[j] - 1) / 2];
-                    sumqx_f += w * q * xb[8 * k + j];
-                    sumq2_f += w * q * q;
-                }
-            }
-            if (sumqx_f > 0 && sumq2_f > 0) scale = sumqx_f / sumq2_f;
+            auto levels = [&](int k) { return iq1_m_levels(best_k, k, x_p, x_m); };
+            scale = iq1_refit_scale(g, index, kBlock / 8, xb, weight, levels, scale);
         }
         y.qs[2 * ib + 0] = static_cast<uint8_t>(index[0] & 255);
         y.qs[2 * ib + 1] = static_cast<uint8_t>(index[1] & 255);
@@ -1121,21 +1097,6 @@ void iq1_m_superblock(const float* xbl, const float* qwbl, block_iq1_m& y) {
 }
 
 // ================================================================ chunk driver
-
-// Runs `fn(x, y, qw)` over every block of every row, qw being the row-relative
-// slice of imatrix (or null). Returns bytes written.
-template <typename Block, typename Fn>
-size_t for_each_block(const float* src, void* dst, int64_t nrows, int64_t n_per_row, int block_size,
-                      const float* imatrix, Fn fn) {
-    const int64_t nb = n_per_row / block_size;
-    Block* y = static_cast<Block*>(dst);
-    for (int64_t row = 0; row < nrows; ++row) {
-        for (int64_t i = 0; i < nb; ++i) {
-            fn(src + row * n_per_row + i * block_size, y[row * nb + i], imatrix ? imatrix + block_size * i : nullptr);
-        }
-    }
-    return static_cast<size_t>(nrows * nb) * sizeof(Block);
-}
 
 // The super-block quantizer of `t` applied to a chunk (ggml's quantize_<type>).
 template <typename Block>

@@ -15,11 +15,6 @@
 namespace oiw::quant {
 namespace {
 
-// ggml's MAX/MIN macros for floats: `a > b ? a : b` (differs from std::max on signed zeros).
-inline float max_f(float a, float b) { return a > b ? a : b; }
-// Clamp an int to [lo, hi] as MAX(lo, MIN(hi, v)).
-inline int clamp_i(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
-
 // The weight make_qx_quants uses for element i when no importance weights are given.
 inline float qx_weight(const float* qw, int rmse_type, const float* x, int i) {
     if (qw) return qw[i];
@@ -27,13 +22,6 @@ inline float qx_weight(const float* qw, int rmse_type, const float* x, int i) {
     if (rmse_type == 2) return 1;
     if (rmse_type == 3) return std::fabs(x[i]);
     return std::sqrt(std::fabs(x[i]));
-}
-
-// Sum of squares of n floats, accumulated left to right.
-inline float sum_squares(const float* x, int n) {
-    float s = 0;
-    for (int i = 0; i < n; ++i) s += x[i] * x[i];
-    return s;
 }
 
 // ---------------------------------------------------------------- packing helpers
@@ -45,24 +33,6 @@ void pack_2bit(const uint8_t* L, uint8_t* qs) {
             qs[j / 4 + l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
         }
     }
-}
-
-// Stores Q3_K six-bit scale `l` (0..63) of sub-block j into the 12 packed bytes (pre-zeroed).
-void set_q3_scale(uint8_t* scales, int j, int l) {
-    if (j < 8) {
-        scales[j] = static_cast<uint8_t>(l & 0xF);
-    } else {
-        scales[j - 8] |= static_cast<uint8_t>((l & 0xF) << 4);
-    }
-    l >>= 4;
-    scales[j % 4 + 8] |= static_cast<uint8_t>(l << (2 * (j / 4)));
-}
-
-// Signed Q3_K scale of sub-block j (-32..31).
-int8_t get_q3_scale(const uint8_t* scales, int j) {
-    int8_t sc = static_cast<int8_t>(j < 8 ? scales[j] & 0xF : scales[j - 8] >> 4);
-    sc = static_cast<int8_t>((sc | (((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
-    return sc;
 }
 
 // Requantizes the 16 sub-blocks of a Q3_K block against the stored scales, then packs the
@@ -99,30 +69,6 @@ struct K4Header {
     uint16_t d, dmin;
     uint8_t scales[K_SCALE_SIZE];
 };
-
-// Packs six-bit scale ls and min lm of sub-block j into the 12-byte Q4_K/Q5_K layout
-// (call for j = 0..7 in order).
-void set_scale_min_k4(uint8_t* scales, int j, uint8_t ls, uint8_t lm) {
-    if (j < 4) {
-        scales[j] = ls;
-        scales[j + 4] = lm;
-    } else {
-        scales[j + 4] = static_cast<uint8_t>((ls & 0xF) | ((lm & 0xF) << 4));
-        scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
-        scales[j - 0] |= static_cast<uint8_t>((lm >> 4) << 6);
-    }
-}
-
-// Reads scale *d and min *m of sub-block j from the Q4_K/Q5_K layout.
-void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-    if (j < 4) {
-        *d = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-    }
-}
 
 // Requantizes the eight 32-element sub-blocks of a Q4_K/Q5_K block to [0, nmax] against the
 // stored fp16 d/dmin and six-bit scales/mins. Sub-blocks with a zero scale keep their L.
@@ -378,15 +324,7 @@ void k4_block_ref(const float* x, int nmax, float rmin, float rdelta, int nstep,
         if (min > max_min) max_min = min;
     }
 
-    const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
-    const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
-    for (int j = 0; j < QK_K / 32; ++j) {
-        uint8_t ls = static_cast<uint8_t>(nearest_int(inv_scale * scales[j]));
-        uint8_t lm = static_cast<uint8_t>(nearest_int(inv_min * mins[j]));
-        ls = ls < 63 ? ls : 63;
-        lm = lm < 63 ? lm : 63;
-        set_scale_min_k4(h.scales, j, ls, lm);
-    }
+    pack_k4_scales_ref(scales, mins, max_scale, max_min, h.scales);
     h.d = fp32_to_fp16(max_scale / 63.f);
     h.dmin = fp32_to_fp16(max_min / 63.f);
     requantize_k4(x, h, nmax, L);
@@ -467,34 +405,13 @@ void store_k4_header(const K4Header& h, Block& y) {
     std::memcpy(y.scales, h.scales, K_SCALE_SIZE);
 }
 
-// Runs `block_fn(x, y, qw)` over every block of the chunk; qw is null without weights, else the
-// row-relative slice of imatrix for that block.
-template <typename Block, typename Fn>
-size_t for_each_k_block(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix, Fn fn) {
-    const int64_t nb = n_per_row / QK_K;
-    Block* y = static_cast<Block*>(dst);
-    for (int64_t row = 0; row < nrows; ++row) {
-        for (int64_t i = 0; i < nb; ++i) {
-            fn(src + row * n_per_row + i * QK_K, y[row * nb + i], imatrix ? imatrix + QK_K * i : nullptr);
-        }
-    }
-    return static_cast<size_t>(nrows * nb) * sizeof(Block);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- shared scale searches
 
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, const float* qw) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    float amax;
+    const float max = signed_absmax(x, n, amax);
     if (amax < kGroupMaxEps) {
         for (int i = 0; i < n; ++i) L[i] = 0;
         return 0.f;
@@ -549,15 +466,8 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, 
 }
 
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
+    float amax;
+    const float max = signed_absmax(x, n, amax);
     if (amax < kGroupMaxEps) {
         for (int i = 0; i < n; ++i) L[i] = 0;
         return 0.f;
@@ -649,82 +559,14 @@ float make_qkx1_quants(int n, int nmax, const float* x, uint8_t* L, float* the_m
     return scale;
 }
 
-float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad) {
-    float min = x[0];
-    float max = x[0];
-    float sum_w = weights[0];
-    float sum_x = sum_w * x[0];
-    for (int i = 1; i < n; ++i) {
-        if (x[i] < min) min = x[i];
-        if (x[i] > max) max = x[i];
-        const float w = weights[i];
-        sum_w += w;
-        sum_x += w * x[i];
-    }
-    if (min > 0) min = 0;
-    if (max == min) {
-        for (int i = 0; i < n; ++i) L[i] = 0;
-        *the_min = -min;
-        return 0.f;
-    }
-    float iscale = static_cast<float>(nmax) / (max - min);
-    float scale = 1 / iscale;
-    float best_error = 0;
-    for (int i = 0; i < n; ++i) {
-        const int l = nearest_int(iscale * (x[i] - min));
-        L[i] = static_cast<uint8_t>(clamp_i(l, 0, nmax));
-        float diff = scale * static_cast<float>(L[i]) + min - x[i];
-        diff = use_mad ? std::fabs(diff) : diff * diff;
-        best_error += weights[i] * diff;
-    }
-    if (nstep < 1) {
-        *the_min = -min;
-        return scale;
-    }
-    for (int is = 0; is <= nstep; ++is) {
-        iscale = (rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (max - min);
-        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-        for (int i = 0; i < n; ++i) {
-            int l = nearest_int(iscale * (x[i] - min));
-            l = clamp_i(l, 0, nmax);
-            Laux[i] = static_cast<uint8_t>(l);
-            const float w = weights[i];
-            const float fl = static_cast<float>(l);
-            sum_l += w * fl;
-            sum_l2 += w * fl * fl;
-            sum_xl += w * fl * x[i];
-        }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (D > 0) {
-            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-            if (this_min > 0) {
-                this_min = 0;
-                this_scale = sum_xl / sum_l2;
-            }
-            float cur_error = 0;
-            for (int i = 0; i < n; ++i) {
-                float diff = this_scale * static_cast<float>(Laux[i]) + this_min - x[i];
-                diff = use_mad ? std::fabs(diff) : diff * diff;
-                cur_error += weights[i] * diff;
-            }
-            if (cur_error < best_error) {
-                for (int i = 0; i < n; ++i) L[i] = Laux[i];
-                best_error = cur_error;
-                scale = this_scale;
-                min = this_min;
-            }
-        }
-    }
-    *the_min = -min;
-    return scale;
-}
+namespace {
 
-float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad) {
-    // Weight of element i: the given weight, or x^2.
-    auto weight = [&](int i) { return weights ? weights[i] : x[i] * x[i]; };
+// make_qkx2_quants / make_qkx3_quants, which ggml spells out twice with the same operations:
+// weight(i) is element i's weight. ggml tests `max == min` in qkx2 and `max <= min` in qkx3;
+// after `if (min > 0) min = 0` max >= min (or both are NaN), so the two tests agree.
+template <typename WeightFn>
+float qkx_quants(int n, int nmax, const float* x, WeightFn weight, uint8_t* L, float* the_min, uint8_t* Laux,
+                 float rmin, float rdelta, int nstep, bool use_mad) {
     float min = x[0];
     float max = x[0];
     float sum_w = weight(0);
@@ -793,6 +635,21 @@ float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, ui
     }
     *the_min = -min;
     return scale;
+}
+
+}  // namespace
+
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
+                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad) {
+    return qkx_quants(n, nmax, x, [weights](int i) { return weights[i]; }, L, the_min, Laux, rmin, rdelta, nstep,
+                      use_mad);
+}
+
+float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
+                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad) {
+    // Weight of element i: the given weight, or x^2.
+    auto weight = [weights, x](int i) { return weights ? weights[i] : x[i] * x[i]; };
+    return qkx_quants(n, nmax, x, weight, L, the_min, Laux, rmin, rdelta, nstep, use_mad);
 }
 
 float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights) {
@@ -865,48 +722,48 @@ float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* q
 // ---------------------------------------------------------------- chunk entry points
 
 size_t quantize_q2_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return for_each_k_block<block_q2_K>(src, dst, nrows, n_per_row, imatrix,
-                                        [](const float* x, block_q2_K& y, const float* qw) {
-                                            if (qw) q2_K_block_impl(x, y, qw);
-                                            else q2_K_block_ref(x, y);
-                                        });
+    return for_each_block<block_q2_K>(src, dst, nrows, n_per_row, QK_K, imatrix,
+                                      [](const float* x, block_q2_K& y, const float* qw) {
+                                          if (qw) q2_K_block_impl(x, y, qw);
+                                          else q2_K_block_ref(x, y);
+                                      });
 }
 
 size_t quantize_q3_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return for_each_k_block<block_q3_K>(src, dst, nrows, n_per_row, imatrix,
-                                        [](const float* x, block_q3_K& y, const float* qw) {
-                                            if (qw) q3_K_block_impl(x, y, qw);
-                                            else q3_K_block_ref(x, y);
-                                        });
+    return for_each_block<block_q3_K>(src, dst, nrows, n_per_row, QK_K, imatrix,
+                                      [](const float* x, block_q3_K& y, const float* qw) {
+                                          if (qw) q3_K_block_impl(x, y, qw);
+                                          else q3_K_block_ref(x, y);
+                                      });
 }
 
 size_t quantize_q4_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return for_each_k_block<block_q4_K>(src, dst, nrows, n_per_row, imatrix,
-                                        [](const float* x, block_q4_K& y, const float* qw) {
-                                            uint8_t L[QK_K];
-                                            K4Header h;
-                                            if (qw) k4_block_impl(x, qw, 15, h, L);
-                                            else k4_block_ref(x, 15, -1.f, 0.1f, 20, h, L);
-                                            store_k4_header(h, y);
-                                            pack_q4_K(L, y.qs);
-                                        });
+    return for_each_block<block_q4_K>(src, dst, nrows, n_per_row, QK_K, imatrix,
+                                      [](const float* x, block_q4_K& y, const float* qw) {
+                                          uint8_t L[QK_K];
+                                          K4Header h;
+                                          if (qw) k4_block_impl(x, qw, 15, h, L);
+                                          else k4_block_ref(x, 15, -1.f, 0.1f, 20, h, L);
+                                          store_k4_header(h, y);
+                                          pack_q4_K(L, y.qs);
+                                      });
 }
 
 size_t quantize_q5_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return for_each_k_block<block_q5_K>(src, dst, nrows, n_per_row, imatrix,
-                                        [](const float* x, block_q5_K& y, const float* qw) {
-                                            uint8_t L[QK_K];
-                                            K4Header h;
-                                            if (qw) k4_block_impl(x, qw, 31, h, L);
-                                            else k4_block_ref(x, 31, -0.5f, 0.1f, 15, h, L);
-                                            store_k4_header(h, y);
-                                            pack_q5_K(L, y.qs, y.qh);
-                                        });
+    return for_each_block<block_q5_K>(src, dst, nrows, n_per_row, QK_K, imatrix,
+                                      [](const float* x, block_q5_K& y, const float* qw) {
+                                          uint8_t L[QK_K];
+                                          K4Header h;
+                                          if (qw) k4_block_impl(x, qw, 31, h, L);
+                                          else k4_block_ref(x, 31, -0.5f, 0.1f, 15, h, L);
+                                          store_k4_header(h, y);
+                                          pack_q5_K(L, y.qs, y.qh);
+                                      });
 }
 
 size_t quantize_q6_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return for_each_k_block<block_q6_K>(src, dst, nrows, n_per_row, imatrix,
-                                        [](const float* x, block_q6_K& y, const float* qw) { q6_K_block(x, y, qw); });
+    return for_each_block<block_q6_K>(src, dst, nrows, n_per_row, QK_K, imatrix,
+                                      [](const float* x, block_q6_K& y, const float* qw) { q6_K_block(x, y, qw); });
 }
 
 }  // namespace oiw::quant

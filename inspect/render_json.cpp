@@ -1,6 +1,9 @@
 // JSON renderers for gguf-inspect (schema: docs/gguf-inspect.md; pinned by tests).
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -10,6 +13,34 @@
 
 namespace oiw::inspect {
 namespace {
+
+// "k": v
+template <typename T>
+void field(json::Writer& w, std::string_view k, const T& v) {
+    w.key(k);
+    w.value(v);
+}
+
+// *v, or null when empty.
+template <typename T>
+void value_or_null(json::Writer& w, const std::optional<T>& v) {
+    if (v) w.value(*v);
+    else w.null();
+}
+
+// Closes the top-level object; the document with a final newline.
+std::string finish(json::Writer& w) {
+    w.end_object();
+    std::string out = w.take();
+    out += '\n';
+    return out;
+}
+
+// A layer index, or null for tensors outside the layers (-1).
+void layer_or_null(json::Writer& w, int layer) {
+    if (layer >= 0) w.value(layer);
+    else w.null();
+}
 
 // One scalar element of a fixed-size value type at `p`.
 void scalar(json::Writer& w, GgufType t, const uint8_t* p) {
@@ -46,17 +77,13 @@ void array_items(json::Writer& w, const GgufValue& v, size_t limit) {
 //  "value": [...], "truncated": true}
 void kv_value(json::Writer& w, const GgufValue& v, size_t limit) {
     w.begin_object();
-    w.key("type");
-    w.value(gguf_type_name(v.type));
+    field(w, "type", gguf_type_name(v.type));
     if (v.is_array()) {
-        w.key("elem_type");
-        w.value(gguf_type_name(v.elem_type));
-        w.key("count");
-        w.value(v.count);
+        field(w, "elem_type", gguf_type_name(v.elem_type));
+        field(w, "count", v.count);
         w.key("value");
         array_items(w, v, limit);
-        w.key("truncated");
-        w.value(v.count > limit);
+        field(w, "truncated", v.count > limit);
     } else {
         w.key("value");
         if (v.type == GgufType::STRING) w.value(v.strings.at(0));
@@ -66,25 +93,16 @@ void kv_value(json::Writer& w, const GgufValue& v, size_t limit) {
 }
 
 void totals(json::Writer& w, const Totals& t) {
-    w.key("count");
-    w.value(t.count);
-    w.key("n_elements");
-    w.value(t.n_elements);
-    w.key("n_bytes");
-    w.value(t.n_bytes);
-    w.key("bytes_per_token");
-    w.value(t.bytes_per_token);
+    field(w, "count", t.count);
+    field(w, "n_elements", t.n_elements);
+    field(w, "n_bytes", t.n_bytes);
+    field(w, "bytes_per_token", t.bytes_per_token);
 }
 
 void shape(json::Writer& w, const GgufTensorInfo& t) {
     w.begin_array(true);
     for (uint32_t d = 0; d < t.n_dims; ++d) w.value(t.ne[d]);
     w.end_array();
-}
-
-void optional_uint(json::Writer& w, const std::optional<uint64_t>& v) {
-    if (v) w.value(*v);
-    else w.null();
 }
 
 }  // namespace
@@ -96,36 +114,26 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
     json::Writer w;
     w.begin_object();
-    w.key("schema");
-    w.value(kReportSchema);
+    field(w, "schema", kReportSchema);
 
     w.key("file");
     w.begin_object();
-    w.key("path");
-    w.value(f.path());
-    w.key("size");
-    w.value(f.file_size());
-    w.key("version");
-    w.value(f.version());
-    w.key("alignment");
-    w.value(f.alignment());
-    w.key("header_size");
-    w.value(f.header_size());
-    w.key("data_offset");
-    w.value(f.data_offset());
+    field(w, "path", f.path());
+    field(w, "size", f.file_size());
+    field(w, "version", f.version());
+    field(w, "alignment", f.alignment());
+    field(w, "header_size", f.header_size());
+    field(w, "data_offset", f.data_offset());
     w.end_object();
 
     w.key("model");
     w.begin_object();
-    w.key("architecture");
-    w.value(m.architecture);
-    w.key("name");
-    w.value(m.name);
+    field(w, "architecture", m.architecture);
+    field(w, "name", m.name);
     w.key("file_type");
     if (m.file_type) {
         w.begin_object();
-        w.key("id");
-        w.value(*m.file_type);
+        field(w, "id", *m.file_type);
         w.key("name");
         const auto n = ftype_name(*m.file_type);
         if (n.empty()) w.null();
@@ -134,22 +142,16 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     } else {
         w.null();
     }
-    w.key("kv_count");
-    w.value(f.kvs().size());
-    w.key("tensor_count");
-    w.value(f.tensors().size());
-    w.key("n_elements");
-    w.value(m.n_elements);
-    w.key("n_bytes");
-    w.value(m.n_bytes);
-    w.key("bpw");
-    w.value(m.bpw());
+    field(w, "kv_count", f.kvs().size());
+    field(w, "tensor_count", f.tensors().size());
+    field(w, "n_elements", m.n_elements);
+    field(w, "n_bytes", m.n_bytes);
+    field(w, "bpw", m.bpw());
     w.key("expert_count");
-    optional_uint(w, m.expert_count);
+    value_or_null(w, m.expert_count);
     w.key("expert_used_count");
-    optional_uint(w, m.expert_used_count);
-    w.key("tied_embeddings");
-    w.value(m.tied_embeddings);
+    value_or_null(w, m.expert_used_count);
+    field(w, "tied_embeddings", m.tied_embeddings);
     w.end_object();
 
     w.key("kv");
@@ -161,8 +163,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     w.end_object();
 
     if (r.hash) {
-        w.key("hash_algorithm");
-        w.value(hash_name(*r.hash));
+        field(w, "hash_algorithm", hash_name(*r.hash));
     }
     w.key("tensors");
     w.begin_array();
@@ -170,30 +171,20 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         const auto& t = f.tensors()[i];
         const auto& tf = a.tensors[i];
         w.begin_object();
-        w.key("name");
-        w.value(t.name);
-        w.key("type");
-        w.value(type_name(t.type));
+        field(w, "name", t.name);
+        field(w, "type", type_name(t.type));
         w.key("shape");
         shape(w, t);
-        w.key("n_elements");
-        w.value(static_cast<uint64_t>(t.n_elements()));
-        w.key("n_bytes");
-        w.value(t.n_bytes);
-        w.key("offset");
-        w.value(t.offset);
-        w.key("bytes_per_token");
-        w.value(tf.bytes_per_token);
-        w.key("group");
-        w.value(group_id(tf.group));
+        field(w, "n_elements", static_cast<uint64_t>(t.n_elements()));
+        field(w, "n_bytes", t.n_bytes);
+        field(w, "offset", t.offset);
+        field(w, "bytes_per_token", tf.bytes_per_token);
+        field(w, "group", group_id(tf.group));
         w.key("layer");
-        if (tf.layer >= 0) w.value(tf.layer);
-        else w.null();
-        w.key("matmul");
-        w.value(tf.matmul);
+        layer_or_null(w, tf.layer);
+        field(w, "matmul", tf.matmul);
         if (r.digests && i < r.digests->size()) {
-            w.key("hash");
-            w.value((*r.digests)[i]);
+            field(w, "hash", (*r.digests)[i]);
         }
         w.end_object();
     }
@@ -224,8 +215,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     for (const auto& lt : a.by_layer) {
         w.begin_object();
         w.key("layer");
-        if (lt.layer >= 0) w.value(lt.layer);
-        else w.null();
+        layer_or_null(w, lt.layer);
         totals(w, lt);
         w.end_object();
     }
@@ -234,23 +224,18 @@ std::string render_json(const Report& r, const RenderOptions& o) {
 
     w.key("traffic");
     w.begin_object();
-    w.key("bytes_per_token");
-    w.value(a.traffic.bytes_per_token);
+    field(w, "bytes_per_token", a.traffic.bytes_per_token);
     w.key("by_group");
     w.begin_object();
     for (Group g : kAllGroups) {
-        w.key(group_id(g));
-        w.value(a.traffic.by_group[static_cast<size_t>(g)]);
+        field(w, group_id(g), a.traffic.by_group[static_cast<size_t>(g)]);
     }
     w.end_object();
-    w.key("lm_head_share");
-    w.value(a.traffic.lm_head_share);
+    field(w, "lm_head_share", a.traffic.lm_head_share);
     w.key("expert_fraction");
-    if (a.traffic.expert_fraction) w.value(*a.traffic.expert_fraction);
-    else w.null();
+    value_or_null(w, a.traffic.expert_fraction);
     w.key("bandwidth_bytes_per_s");
-    if (r.bandwidth) w.value(*r.bandwidth);
-    else w.null();
+    value_or_null(w, r.bandwidth);
     w.key("tokens_per_s_ceiling");
     if (r.bandwidth && a.traffic.bytes_per_token) w.value(*r.bandwidth / static_cast<double>(a.traffic.bytes_per_token));
     else w.null();
@@ -262,33 +247,22 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         w.begin_object();
         w.key("profile");
         w.begin_object();
-        w.key("name");
-        w.value(p.name);
-        w.key("runtime");
-        w.value(p.runtime);
-        w.key("version");
-        w.value(p.version);
-        w.key("source");
-        w.value(p.source);
+        field(w, "name", p.name);
+        field(w, "runtime", p.runtime);
+        field(w, "version", p.version);
+        field(w, "source", p.source);
         w.end_object();
         w.key("flags");
         w.begin_array();
         for (const auto& fl : *r.flags) {
             w.begin_object();
-            w.key("kind");
-            w.value(flag_id(fl.kind));
-            w.key("subject");
-            w.value(fl.subject);
-            w.key("message");
-            w.value(fl.message);
-            w.key("suggestion");
-            w.value(fl.suggestion);
-            w.key("source");
-            w.value(fl.cite);
-            w.key("bytes_per_token");
-            w.value(fl.bytes_per_token);
-            w.key("share");
-            w.value(fl.share);
+            field(w, "kind", flag_id(fl.kind));
+            field(w, "subject", fl.subject);
+            field(w, "message", fl.message);
+            field(w, "suggestion", fl.suggestion);
+            field(w, "source", fl.cite);
+            field(w, "bytes_per_token", fl.bytes_per_token);
+            field(w, "share", fl.share);
             w.key("tensors");
             w.begin_array();
             for (size_t i : fl.tensors) w.value(f.tensors()[i].name);
@@ -300,10 +274,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     } else {
         w.null();
     }
-    w.end_object();
-    std::string out = w.take();
-    out += '\n';
-    return out;
+    return finish(w);
 }
 
 std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
@@ -312,39 +283,44 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
     json::Writer w;
     auto file = [&](const GgufFile& f, const Analysis& a) {
         w.begin_object();
-        w.key("path");
-        w.value(f.path());
-        w.key("size");
-        w.value(f.file_size());
-        w.key("kv_count");
-        w.value(f.kvs().size());
-        w.key("tensor_count");
-        w.value(f.tensors().size());
-        w.key("n_elements");
-        w.value(a.model.n_elements);
-        w.key("n_bytes");
-        w.value(a.model.n_bytes);
-        w.key("bytes_per_token");
-        w.value(a.traffic.bytes_per_token);
+        field(w, "path", f.path());
+        field(w, "size", f.file_size());
+        field(w, "kv_count", f.kvs().size());
+        field(w, "tensor_count", f.tensors().size());
+        field(w, "n_elements", a.model.n_elements);
+        field(w, "n_bytes", a.model.n_bytes);
+        field(w, "bytes_per_token", a.traffic.bytes_per_token);
         w.end_object();
     };
     auto tinfo = [&](const GgufTensorInfo& t, uint64_t bpt) {
         w.begin_object();
-        w.key("type");
-        w.value(type_name(t.type));
+        field(w, "type", type_name(t.type));
         w.key("shape");
         shape(w, t);
-        w.key("n_bytes");
-        w.value(t.n_bytes);
-        w.key("bytes_per_token");
-        w.value(bpt);
+        field(w, "n_bytes", t.n_bytes);
+        field(w, "bytes_per_token", bpt);
         w.end_object();
     };
+    // "key": {kv key: value, ...} for the kvs of f at indices idx.
+    auto kvs = [&](std::string_view key, const GgufFile& f, const std::vector<size_t>& idx) {
+        w.key(key);
+        w.begin_object();
+        for (size_t i : idx) {
+            w.key(f.kvs()[i].key);
+            kv_value(w, f.kvs()[i].value, limit);
+        }
+        w.end_object();
+    };
+    // "key": [name(e) for each e of list]
+    auto names = [&](std::string_view key, const auto& list, auto name) {
+        w.key(key);
+        w.begin_array();
+        for (const auto& e : list) w.value(name(e));
+        w.end_array();
+    };
     w.begin_object();
-    w.key("schema");
-    w.value(kDiffSchema);
-    w.key("identical");
-    w.value(d.identical());
+    field(w, "schema", kDiffSchema);
+    field(w, "identical", d.identical());
     w.key("a");
     file(r.a, r.aa);
     w.key("b");
@@ -356,20 +332,8 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
 
     w.key("kv");
     w.begin_object();
-    w.key("added");
-    w.begin_object();
-    for (size_t j : d.kv_added) {
-        w.key(r.b.kvs()[j].key);
-        kv_value(w, r.b.kvs()[j].value, limit);
-    }
-    w.end_object();
-    w.key("removed");
-    w.begin_object();
-    for (size_t i : d.kv_removed) {
-        w.key(r.a.kvs()[i].key);
-        kv_value(w, r.a.kvs()[i].value, limit);
-    }
-    w.end_object();
+    kvs("added", r.b, d.kv_added);
+    kvs("removed", r.a, d.kv_removed);
     w.key("changed");
     w.begin_object();
     for (const auto& [i, j] : d.kv_changed) {
@@ -386,20 +350,13 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
 
     w.key("tensors");
     w.begin_object();
-    w.key("added");
-    w.begin_array();
-    for (size_t j : d.tensors_added) w.value(r.b.tensors()[j].name);
-    w.end_array();
-    w.key("removed");
-    w.begin_array();
-    for (size_t i : d.tensors_removed) w.value(r.a.tensors()[i].name);
-    w.end_array();
+    names("added", d.tensors_added, [&](size_t j) -> const std::string& { return r.b.tensors()[j].name; });
+    names("removed", d.tensors_removed, [&](size_t i) -> const std::string& { return r.a.tensors()[i].name; });
     w.key("changed");
     w.begin_array();
     for (const auto& td : d.tensors_changed) {
         w.begin_object();
-        w.key("name");
-        w.value(r.a.tensors()[td.a].name);
+        field(w, "name", r.a.tensors()[td.a].name);
         w.key("a");
         tinfo(r.a.tensors()[td.a], r.aa.tensors[td.a].bytes_per_token);
         w.key("b");
@@ -407,29 +364,22 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
         w.end_object();
     }
     w.end_array();
-    w.key("common");
-    w.value(d.tensors_common);
+    field(w, "common", d.tensors_common);
     w.end_object();
 
     w.key("data");
     if (d.data_compared) {
         w.begin_object();
-        w.key("identical");
-        w.begin_array();
-        for (const auto& [i, j] : d.data_identical) w.value(r.a.tensors()[i].name);
-        w.end_array();
-        w.key("different");
-        w.begin_array();
-        for (const auto& [i, j] : d.data_different) w.value(r.a.tensors()[i].name);
-        w.end_array();
+        auto name_in_a = [&](const std::pair<size_t, size_t>& ij) -> const std::string& {
+            return r.a.tensors()[ij.first].name;
+        };
+        names("identical", d.data_identical, name_in_a);
+        names("different", d.data_different, name_in_a);
         w.end_object();
     } else {
         w.null();
     }
-    w.end_object();
-    std::string out = w.take();
-    out += '\n';
-    return out;
+    return finish(w);
 }
 
 }  // namespace oiw::inspect

@@ -367,29 +367,32 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
     }
 
     // 4. Summaries
+    // The by-type and by-group tables: `what` heads the label column; row() adds a label and its
+    // totals with their shares of the file and of the traffic.
+    auto summary_table = [](const char* what) {
+        Table t;
+        t.head = {what, "count", "params", "bytes", "% file", "bytes/token", "% traffic"};
+        t.align = "lrrrrrr";
+        return t;
+    };
+    auto summary_row = [&](Table& t, std::string label, const Totals& x) {
+        t.rows.push_back({std::move(label), fmt::format("{}", x.count), F.n(x.n_elements), F.n(x.n_bytes),
+                          F.pct(share_of(x.n_bytes, f.file_size())), F.n(x.bytes_per_token),
+                          F.pct(share_of(x.bytes_per_token, total_bpt))});
+    };
     {
         Section s{"Summary by type", {}};
-        Table t;
-        t.head = {"type", "count", "params", "bytes", "% file", "bytes/token", "% traffic"};
-        t.align = "lrrrrrr";
-        for (const auto& tt : a.by_type)
-            t.rows.push_back({std::string(type_name(tt.type)), fmt::format("{}", tt.count), F.n(tt.n_elements), F.n(tt.n_bytes),
-                              F.pct(share_of(tt.n_bytes, f.file_size())), F.n(tt.bytes_per_token),
-                              F.pct(share_of(tt.bytes_per_token, total_bpt))});
+        Table t = summary_table("type");
+        for (const auto& tt : a.by_type) summary_row(t, std::string(type_name(tt.type)), tt);
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));
     }
     {
         Section s{"Summary by group", {}};
-        Table t;
-        t.head = {"group", "count", "params", "bytes", "% file", "bytes/token", "% traffic"};
-        t.align = "lrrrrrr";
+        Table t = summary_table("group");
         for (Group g : kAllGroups) {
             const Totals& gt = a.by_group[static_cast<size_t>(g)];
-            if (!gt.count) continue;
-            t.rows.push_back({std::string(group_label(g)), fmt::format("{}", gt.count), F.n(gt.n_elements), F.n(gt.n_bytes),
-                              F.pct(share_of(gt.n_bytes, f.file_size())), F.n(gt.bytes_per_token),
-                              F.pct(share_of(gt.bytes_per_token, total_bpt))});
+            if (gt.count) summary_row(t, std::string(group_label(g)), gt);
         }
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));

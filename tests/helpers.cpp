@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
@@ -75,6 +76,34 @@ std::vector<std::string> fixture_files() {
         if (e.is_regular_file() && e.path().extension() == ".gguf") v.push_back(e.path().string());
     std::sort(v.begin(), v.end());
     return v;
+}
+
+std::vector<float> read_f32(const GgufFile& f, const std::string& name) {
+    const int64_t i = f.find_tensor(name);
+    if (i < 0) throw std::runtime_error("missing tensor " + name);
+    const auto& info = f.tensors()[static_cast<size_t>(i)];
+    if (info.type != GgmlType::F32) throw std::runtime_error(name + " is not F32");
+    const auto bytes = f.tensor_data(static_cast<size_t>(i));
+    std::vector<float> out(bytes.size() / sizeof(float));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
+    return out;
+}
+
+namespace {
+Golden load_golden() {
+    Golden g{GgufFile::open(shared_path("golden/quant-input.gguf")),
+             GgufFile::open(shared_path("golden/quant-expected.gguf")), {}, {}, 0, 0};
+    g.x = read_f32(g.input, "input");
+    g.importance = read_f32(g.input, "importance");
+    g.n_per_row = g.input.tensors()[static_cast<size_t>(g.input.find_tensor("input"))].ne[0];
+    g.nrows = static_cast<int64_t>(g.x.size()) / g.n_per_row;
+    return g;
+}
+}  // namespace
+
+const Golden& golden() {
+    static const Golden g = load_golden();
+    return g;
 }
 
 }  // namespace oiw::test

@@ -1,10 +1,12 @@
-// Shared test helpers: locating ../shared, temp dirs, hashing, running tools.
+// Shared test helpers: locating ../shared, temp dirs, hashing, running tools, golden tensors.
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "libformat/gguf.h"
 
 namespace oiw::test {
 
@@ -23,5 +25,22 @@ std::string sha256_hex(std::span<const uint8_t> bytes);
 int run(const std::string& cmd, std::string* out = nullptr, bool merge_stderr = false);
 // Every *.gguf under ../shared/fixtures (recursively), sorted.
 std::vector<std::string> fixture_files();
+
+// F32 tensor `name` of `f` copied out as floats (the mapping need not be float-aligned); throws
+// if it is missing or not F32.
+std::vector<float> read_f32(const GgufFile& f, const std::string& name);
+
+// The quantizer golden files under ../shared/golden: ggml's input (16 rows x 1024) with its
+// importance weights, and ggml's expected outputs (tensors "<type>.plain" / "<type>.imatrix").
+struct Golden {
+    GgufFile input;
+    GgufFile expected;
+    std::vector<float> x;           // tensor "input", nrows x n_per_row
+    std::vector<float> importance;  // tensor "importance", n_per_row weights
+    int64_t n_per_row = 0;
+    int64_t nrows = 0;
+};
+// Opened and read once per process.
+const Golden& golden();
 
 }  // namespace oiw::test

@@ -67,10 +67,7 @@ std::vector<float> read_f32(const GgufFile& f, size_t i) {
     return out;
 }
 
-const GgufFile& golden() {
-    static const GgufFile f = GgufFile::open(test::shared_path("golden/quant-expected.gguf"));
-    return f;
-}
+const GgufFile& golden() { return test::golden().expected; }
 
 // ---------------------------------------------------------------- golden (ggml to_float)
 

@@ -34,18 +34,6 @@ const QuantType kTypes[] = {
     {GgmlType::IQ4_NL, "iq4_nl"}, {GgmlType::IQ4_XS, "iq4_xs"},
 };
 
-// F32 tensor `name` of `f` copied out as floats (the mapping need not be float-aligned).
-std::vector<float> read_f32(const GgufFile& f, const std::string& name) {
-    const int64_t i = f.find_tensor(name);
-    if (i < 0) throw std::runtime_error("missing tensor " + name);
-    const auto& info = f.tensors()[static_cast<size_t>(i)];
-    if (info.type != GgmlType::F32) throw std::runtime_error(name + " is not F32");
-    const auto bytes = f.tensor_data(static_cast<size_t>(i));
-    std::vector<float> out(bytes.size() / sizeof(float));
-    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
-    return out;
-}
-
 std::string hex(const uint8_t* p, size_t n) {
     static const char* digits = "0123456789abcdef";
     std::string s;
@@ -76,21 +64,6 @@ std::string first_block_mismatch(const std::vector<uint8_t>& got, std::span<cons
            hex(got.data() + start, n) + "\n  want: " + hex(want.data() + start, n);
 }
 
-// Golden input and expected files, opened once for the whole suite.
-struct Golden {
-    GgufFile input = GgufFile::open(test::shared_path("golden/quant-input.gguf"));
-    GgufFile expected = GgufFile::open(test::shared_path("golden/quant-expected.gguf"));
-    std::vector<float> x = read_f32(input, "input");
-    std::vector<float> importance = read_f32(input, "importance");
-    int64_t n_per_row = input.tensors()[static_cast<size_t>(input.find_tensor("input"))].ne[0];
-    int64_t nrows = static_cast<int64_t>(x.size()) / n_per_row;
-};
-
-const Golden& golden() {
-    static const Golden g;
-    return g;
-}
-
 struct GoldenCase {
     QuantType qt;
     bool with_imatrix;
@@ -100,7 +73,7 @@ class GoldenMatch : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(GoldenMatch, BytesIdentical) {
     const auto [qt, with_imatrix] = GetParam();
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     const std::string name = std::string(qt.golden_name) + (with_imatrix ? ".imatrix" : ".plain");
     const int64_t idx = g.expected.find_tensor(name);
     if (idx < 0) GTEST_SKIP() << name << " not in the golden file";
@@ -136,7 +109,7 @@ INSTANTIATE_TEST_SUITE_P(Quantize, GoldenMatch, ::testing::ValuesIn(golden_cases
 
 // Every variant the golden file holds for our types is exercised (guards against renames).
 TEST(QuantizeGolden, AllVariantsPresent) {
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     for (const auto& qt : kTypes) {
         EXPECT_GE(g.expected.find_tensor(std::string(qt.golden_name) + ".plain"), 0) << qt.golden_name;
         // F16/BF16 ignore importance weights, so the golden file has no .imatrix variant for them.
@@ -148,7 +121,7 @@ TEST(QuantizeGolden, AllVariantsPresent) {
 
 // Types whose ggml quantizer ignores importance weights produce the same bytes with and without.
 TEST(QuantizeApi, ImatrixIgnoredByF16Bf16Q8_0) {
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     for (const GgmlType t : {GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0}) {
         const size_t n = row_size(t, g.n_per_row) * static_cast<size_t>(g.nrows);
         std::vector<uint8_t> plain(n), weighted(n);
@@ -188,7 +161,7 @@ TEST(QuantizeApi, ThrowsOnUnsupportedTypeAndBadRowLength) {
 // Rows are independent: quantizing a chunk equals quantizing each row on its own, so callers
 // may split work across threads at any row boundary.
 TEST(QuantizeApi, RowsAreIndependent) {
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     for (const auto& qt : kTypes) {
         for (const float* imatrix : {static_cast<const float*>(nullptr), g.importance.data()}) {
             const size_t rb = row_size(qt.type, g.n_per_row);

@@ -121,26 +121,8 @@ TEST(QuantizeFast, Iq4nlBranchlessIndexMatchesBinarySearch) {
 
 // ---------------------------------------------------------------- golden input
 
-struct GoldenInput {
-    GgufFile input = GgufFile::open(test::shared_path("golden/quant-input.gguf"));
-    std::vector<float> x, importance;
-    int64_t n_per_row = 0;
-    GoldenInput() {
-        auto load = [&](const char* name) {
-            const auto i = static_cast<size_t>(input.find_tensor(name));
-            const auto bytes = input.tensor_data(i);
-            std::vector<float> v(bytes.size() / 4);
-            std::memcpy(v.data(), bytes.data(), v.size() * 4);
-            return v;
-        };
-        x = load("input");
-        importance = load("importance");
-        n_per_row = input.tensors()[static_cast<size_t>(input.find_tensor("input"))].ne[0];
-    }
-};
-
 TEST(QuantizeFast, GoldenInputMatchesReference) {
-    const GoldenInput g;
+    const test::Golden& g = test::golden();
     for (GgmlType t : kFastTypes) {
         expect_same(t, g.x, g.n_per_row, nullptr, "golden");
         expect_same(t, g.x, g.n_per_row, g.importance.data(), "golden");

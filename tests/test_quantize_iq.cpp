@@ -36,34 +36,9 @@ const IqType kIqTypes[] = {
 const GgmlType kLatticeTypes[] = {GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ2_XXS, GgmlType::IQ2_XS,
                                   GgmlType::IQ2_S,   GgmlType::IQ1_S, GgmlType::IQ1_M};
 
-// F32 tensor `name` of `f` copied out as floats.
-std::vector<float> read_f32(const GgufFile& f, const std::string& name) {
-    const int64_t i = f.find_tensor(name);
-    if (i < 0) throw std::runtime_error("missing tensor " + name);
-    const auto bytes = f.tensor_data(static_cast<size_t>(i));
-    std::vector<float> out(bytes.size() / sizeof(float));
-    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
-    return out;
-}
-
-// Golden input (16 rows x 1024) and ggml's expected outputs, opened once.
-struct Golden {
-    GgufFile input = GgufFile::open(test::shared_path("golden/quant-input.gguf"));
-    GgufFile expected = GgufFile::open(test::shared_path("golden/quant-expected.gguf"));
-    std::vector<float> x = read_f32(input, "input");
-    std::vector<float> importance = read_f32(input, "importance");
-    int64_t n_per_row = input.tensors()[static_cast<size_t>(input.find_tensor("input"))].ne[0];
-    int64_t nrows = static_cast<int64_t>(x.size()) / n_per_row;
-};
-
-const Golden& golden() {
-    static const Golden g;
-    return g;
-}
-
 // quantize_chunk of the whole golden input.
 std::vector<uint8_t> quantize_golden(GgmlType t, const float* imatrix) {
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     std::vector<uint8_t> out(row_size(t, g.n_per_row) * static_cast<size_t>(g.nrows), 0xAA);
     const size_t written = quantize_chunk(t, g.x.data(), out.data(), g.nrows, g.n_per_row, imatrix);
     if (written != out.size()) throw std::runtime_error("quantize_chunk wrote " + std::to_string(written) + " bytes");
@@ -88,7 +63,7 @@ std::string mismatch(const std::vector<uint8_t>& got, std::span<const uint8_t> w
 // First thing in this suite: two threads race to build every lattice grid; both must get the
 // golden bytes (run under TSan/ASan to catch a racy lazy init).
 TEST(QuantizeIqInit, ConcurrentFirstUseIsRaceFree) {
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     std::vector<std::vector<uint8_t>> results[2];
     auto work = [&](int t) {
         for (const GgmlType type : kLatticeTypes) results[t].push_back(quantize_golden(type, g.importance.data()));
@@ -110,7 +85,7 @@ class QuantizeIqGolden : public ::testing::TestWithParam<IqCase> {};
 
 TEST_P(QuantizeIqGolden, BytesIdentical) {
     const auto [qt, with_imatrix] = GetParam();
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     const std::string name = std::string(qt.golden_name) + (with_imatrix ? ".imatrix" : ".plain");
     const int64_t idx = g.expected.find_tensor(name);
     ASSERT_GE(idx, 0) << name << " not in the golden file";
@@ -137,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(QuantizeIq, QuantizeIqGolden, ::testing::ValuesIn(iq_ca
 
 // Types that need an imatrix have no .plain golden; the others have both variants.
 TEST(QuantizeIqApi, GoldenVariantsMatchImatrixRequirement) {
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     for (const auto& qt : kIqTypes) {
         EXPECT_GE(g.expected.find_tensor(std::string(qt.golden_name) + ".imatrix"), 0) << qt.golden_name;
         EXPECT_EQ(g.expected.find_tensor(std::string(qt.golden_name) + ".plain") >= 0, !quantize_requires_imatrix(qt.type))
@@ -162,7 +137,7 @@ TEST(QuantizeIqApi, MissingImatrixThrowsUsage) {
 
 // TQ1_0, TQ2_0 and MXFP4 ignore importance weights, as in ggml.
 TEST(QuantizeIqApi, ImatrixIgnoredByTernaryAndMxfp4) {
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     for (const GgmlType t : {GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::MXFP4}) {
         EXPECT_EQ(quantize_golden(t, nullptr), quantize_golden(t, g.importance.data())) << type_name(t);
     }
@@ -170,7 +145,7 @@ TEST(QuantizeIqApi, ImatrixIgnoredByTernaryAndMxfp4) {
 
 // A chunk quantizes exactly like its rows one by one.
 TEST(QuantizeIqApi, ChunkEqualsRowByRow) {
-    const Golden& g = golden();
+    const test::Golden& g = test::golden();
     for (const auto& qt : kIqTypes) {
         for (const float* imatrix : {static_cast<const float*>(nullptr), g.importance.data()}) {
             if (!imatrix && quantize_requires_imatrix(qt.type)) continue;
