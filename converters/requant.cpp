@@ -188,9 +188,10 @@ private:
 };
 
 // Converts one tensor: tasks are runs of up to `rows_per_task` rows inside one matrix (experts
-// have their own importance weights).
+// have their own importance weights). `reference`: use the scalar reference quantizers.
 void convert_tensor(OrderedPool& pool, std::vector<std::vector<float>>& scratch, const GgufFile& in,
-                    const TensorPlan& t, const float* imatrix, GgufWriter& w, const std::function<void(uint64_t)>& consumed) {
+                    const TensorPlan& t, const float* imatrix, bool reference, GgufWriter& w,
+                    const std::function<void(uint64_t)>& consumed) {
     const GgufTensorInfo& info = in.tensors()[t.input_index];
     const int64_t ne0 = info.ne[0], ne1 = info.ne[1], n_mat = info.ne[2] * info.ne[3];
     const int64_t rows_per_task = std::clamp<int64_t>(kTaskElements / ne0, 1, ne1);
@@ -222,7 +223,7 @@ void convert_tensor(OrderedPool& pool, std::vector<std::vector<float>>& scratch,
             return static_cast<size_t>(n) * sizeof(float);
         }
         const float* imat = imatrix ? imatrix + (s.mat % info.ne[2]) * ne0 : nullptr;
-        return quantize_chunk(t.dst_type, f32, out, s.n_rows, ne0, imat);
+        return (reference ? quantize_chunk_ref : quantize_chunk)(t.dst_type, f32, out, s.n_rows, ne0, imat);
     };
     auto sink = [&](int64_t task, std::span<const uint8_t> out) {
         const Span s = span_of(task);
@@ -249,6 +250,7 @@ RequantJob prepare_requant(const GgufFile& in, const RequantOptions& opt) {
         throw FormatError(ErrorKind::Usage, "", "--include-weights/--exclude-weights", "cannot be used together");
     RequantJob job;
     job.ftype = opt.plan.preset->ftype;
+    job.reference_kernels = opt.reference_kernels;
 
     std::vector<GgufKV> overrides = opt.override_kv;
     if (!opt.imatrix_path.empty()) {
@@ -344,7 +346,7 @@ void write_requant(const GgufFile& in, const RequantJob& job, const std::string&
             if (progress) progress(i, done + consumed, t.name);
         };
         if (t.convert()) {
-            convert_tensor(*pool, scratch, in, t, job.imatrix_for(t), w, advance);
+            convert_tensor(*pool, scratch, in, t, job.imatrix_for(t), job.reference_kernels, w, advance);
         } else {
             auto data = in.tensor_data(t.input_index);
             for (size_t off = 0; off < data.size(); off += kCopyPiece) {

@@ -27,6 +27,7 @@ struct RequantOptions {
     std::vector<GgufKV> override_kv;             // --override-kv, applied in order after general.file_type
     bool allow_requantize = false;               // quantized sources: dequantize, then quantize
     bool dry_run = false;                        // plan only: what a conversion would refuse becomes a warning
+    bool reference_kernels = false;              // scalar reference quantizers (benchmark baseline; same bytes)
 };
 
 struct RequantJob {
@@ -37,6 +38,7 @@ struct RequantJob {
     uint64_t file_size = 0;                               // exact output size
     uint64_t n_elements = 0, src_bytes = 0, dst_bytes = 0;  // over all tensors
     bool writable = true;                                 // false: a dry run found something a conversion refuses
+    bool reference_kernels = false;                       // from RequantOptions
 
     // Importance weights for a planned tensor (nullptr when none).
     const float* imatrix_for(const TensorPlan& t) const;

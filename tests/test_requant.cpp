@@ -121,6 +121,16 @@ TEST(Requant, MoeFixtureIsByteIdentical) {
     EXPECT_TRUE(test::read_file(test::shared_path("fixtures/tiny-moe-Q4_K_M.gguf")) == test::read_file(out));
 }
 
+// The benchmark baseline (scalar reference kernels) writes the very same file.
+TEST(Requant, ReferenceKernelsWriteTheSameFile) {
+    RequantOptions o;
+    o.plan.preset = &find_preset("Q4_K_M");
+    o.reference_kernels = true;
+    const std::string out = (test::temp_dir() / "ref.gguf").string();
+    requantize(test::shared_path("fixtures/tiny-llama-f16.gguf"), out, o, 2);
+    EXPECT_TRUE(test::read_file(test::shared_path("fixtures/tiny-llama-Q4_K_M.gguf")) == test::read_file(out));
+}
+
 std::string error_of(const std::function<void()>& fn) {
     try {
         fn();
