@@ -521,20 +521,25 @@ void GgufWriter::set_kvs(std::vector<GgufKV> kvs) {
 
 uint64_t GgufWriter::alignment() const { return alignment_of(kvs_, path_); }
 
-void GgufWriter::add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape) {
-    if (header_done_) throw FormatError(ErrorKind::Usage, path_, "tensor '" + name + "'", "tensor added after the header was written");
-    GgufTensorInfo ti;
-    ti.name = name;
+GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::span<const int64_t> shape, const std::string& file) {
     const std::string subj = "tensor '" + name + "'";
     if (name.size() > kMaxTensorName)
-        throw FormatError(ErrorKind::TooLarge, path_, subj, fmt::format("name is {} bytes (ggml allows at most {})", name.size(), kMaxTensorName));
+        throw FormatError(ErrorKind::TooLarge, file, subj, fmt::format("name is {} bytes (ggml allows at most {})", name.size(), kMaxTensorName));
     if (shape.size() > kMaxDims)
-        throw FormatError(ErrorKind::BadDims, path_, subj, fmt::format("n_dims {} exceeds the maximum of {}", shape.size(), kMaxDims));
-    for (const auto& t : tensors_)
-        if (t.name == name) throw FormatError(ErrorKind::DuplicateTensor, path_, subj, "duplicate tensor name");
+        throw FormatError(ErrorKind::BadDims, file, subj, fmt::format("n_dims {} exceeds the maximum of {}", shape.size(), kMaxDims));
+    GgufTensorInfo ti;
+    ti.name = name;
     ti.n_dims = static_cast<uint32_t>(shape.size());
     for (size_t d = 0; d < shape.size(); ++d) ti.ne[d] = shape[d];
-    check_tensor_shape(ti, static_cast<uint32_t>(type), path_);
+    check_tensor_shape(ti, static_cast<uint32_t>(type), file);
+    return ti;
+}
+
+void GgufWriter::add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape) {
+    if (header_done_) throw FormatError(ErrorKind::Usage, path_, "tensor '" + name + "'", "tensor added after the header was written");
+    GgufTensorInfo ti = make_tensor_info(name, type, shape, path_);
+    for (const auto& t : tensors_)
+        if (t.name == name) throw FormatError(ErrorKind::DuplicateTensor, path_, "tensor '" + name + "'", "duplicate tensor name");
     tensors_.push_back(std::move(ti));
     assign_offsets();
 }

@@ -99,6 +99,12 @@ struct GgufTensorInfo {
     std::string shape_string() const;
 };
 
+// A tensor info for `shape` (ne0 first), validated like a file's (n_dims <= 4, dims >= 1, checked
+// sizes, known type, block multiple, name length); n_bytes derived, offset 0. Throws FormatError
+// naming `file` (may be empty) and the tensor.
+GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::span<const int64_t> shape,
+                                const std::string& file = "");
+
 class MappedFile;
 
 // A validated GGUF file. Everything handed out has passed validation; data views stay valid

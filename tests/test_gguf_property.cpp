@@ -181,13 +181,8 @@ std::vector<uint8_t> expected_image(uint32_t version, const std::vector<GgufKV>&
     std::vector<GgufTensorInfo> infos;
     uint64_t off = 0;
     for (const auto& t : ts) {
-        GgufTensorInfo ti;
-        ti.name = t.name;
-        ti.n_dims = static_cast<uint32_t>(t.shape.size());
-        for (size_t d = 0; d < t.shape.size(); ++d) ti.ne[d] = t.shape[d];
-        ti.type = t.type;
+        GgufTensorInfo ti = make_tensor_info(t.name, t.type, t.shape);
         ti.offset = off;
-        ti.n_bytes = t.data.size();
         off = align_up(off + ti.n_bytes, alignment);
         infos.push_back(ti);
     }
@@ -467,13 +462,8 @@ TEST(GgufProperty, RandomHeadersParseBack) {
         const size_t nt = r.below(12);
         for (size_t i = 0; i < nt; ++i) {
             TensorSpec t = rand_tensor(r, i, static_cast<GgmlType>(types[r.below(types.size())]));
-            GgufTensorInfo ti;
-            ti.name = t.name;
-            ti.n_dims = static_cast<uint32_t>(t.shape.size());
-            for (size_t d = 0; d < t.shape.size(); ++d) ti.ne[d] = t.shape[d];
-            ti.type = t.type;
+            GgufTensorInfo ti = make_tensor_info(t.name, t.type, t.shape);
             ti.offset = off;
-            ti.n_bytes = t.data.size();
             off = align_up(off + ti.n_bytes, kDefaultAlignment);
             infos.push_back(ti);
         }

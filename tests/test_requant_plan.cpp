@@ -13,14 +13,8 @@
 namespace oiw {
 namespace {
 
-GgufTensorInfo info(std::string name, std::vector<int64_t> shape, GgmlType type = GgmlType::F16) {
-    GgufTensorInfo t;
-    t.name = std::move(name);
-    t.n_dims = static_cast<uint32_t>(shape.size());
-    for (size_t d = 0; d < shape.size(); ++d) t.ne[d] = shape[d];
-    t.type = type;
-    t.n_bytes = row_size(type, t.ne[0]) * static_cast<uint64_t>(t.n_rows());
-    return t;
+GgufTensorInfo info(const std::string& name, const std::vector<int64_t>& shape, GgmlType type = GgmlType::F16) {
+    return make_tensor_info(name, type, shape);
 }
 
 GgufKV u32(std::string key, uint32_t v) { return {std::move(key), GgufValue::make_scalar<uint32_t>(GgufType::U32, v)}; }

@@ -24,15 +24,7 @@ std::string shape_text(const TensorPlan& t) {
 double planned_bytes_per_token(const RequantJob& job) {
     std::vector<GgufTensorInfo> infos;
     infos.reserve(job.plan.tensors.size());
-    for (const TensorPlan& t : job.plan.tensors) {
-        GgufTensorInfo ti;
-        ti.name = t.name;
-        ti.type = t.dst_type;
-        ti.n_dims = static_cast<uint32_t>(t.shape.size());
-        std::copy(t.shape.begin(), t.shape.end(), ti.ne.begin());
-        ti.n_bytes = t.dst_bytes;
-        infos.push_back(std::move(ti));
-    }
+    for (const TensorPlan& t : job.plan.tensors) infos.push_back(make_tensor_info(t.name, t.dst_type, t.shape));
     return static_cast<double>(inspect::analyze(job.kvs, infos).traffic.bytes_per_token);
 }
 
