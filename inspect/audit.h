@@ -6,7 +6,7 @@
 
 #include "inspect/model.h"
 #include "inspect/profile.h"
-#include "libformat/gguf.h"
+#include "libformat/gguf/gguf.h"
 
 namespace oiw::inspect {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "inspect/model.h"
-#include "libformat/gguf.h"
+#include "libformat/gguf/gguf.h"
 
 namespace oiw::inspect {
 

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <thread>
 
-#include "libformat/hash.h"
+#include "libformat/io/hash.h"
 
 namespace oiw::inspect {
 

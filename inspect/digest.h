@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "libformat/gguf.h"
+#include "libformat/gguf/gguf.h"
 
 namespace oiw::inspect {
 

@@ -12,7 +12,7 @@
 #include "inspect/digest.h"
 #include "inspect/model.h"
 #include "inspect/profile.h"
-#include "libformat/gguf.h"
+#include "libformat/gguf/gguf.h"
 
 namespace oiw::inspect {
 

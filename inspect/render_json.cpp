@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "inspect/ftype.h"
+#include "libformat/ftype.h"
 #include "inspect/json.h"
 #include "inspect/render.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "converters/fp16.h"
-#include "converters/quantize_fast.h"
-#include "converters/quants.h"
+#include "libformat/fp16.h"
+#include "converters/quant/x86/quantize_fast.h"
+#include "converters/quant/quants.h"
 #include "libformat/types.h"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "libformat/gguf.h"
+#include "libformat/gguf/gguf.h"
 #include "libformat/types.h"
 
 namespace {

@@ -3,9 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "converters/gguf_edit.h"
-#include "libformat/cli_parse.h"
-#include "libformat/tool_support.h"
+#include "converters/edit/gguf_edit.h"
+#include "tools/common/cli_parse.h"
+#include "tools/common/tool_support.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "libformat/error.h"
-#include "libformat/tool_support.h"
+#include "tools/common/tool_support.h"
 
 namespace oiw::inspect_tool {
 

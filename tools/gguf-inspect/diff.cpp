@@ -7,7 +7,7 @@
 #include "inspect/diff.h"
 #include "inspect/model.h"
 #include "inspect/render.h"
-#include "libformat/tool_support.h"
+#include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
 
 namespace oiw::inspect_tool {

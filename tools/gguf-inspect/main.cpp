@@ -2,7 +2,7 @@
 // paths on a runtime profile) or compare two. Analysis lives in inspect/; this only dispatches.
 #include <cstring>
 
-#include "libformat/tool_support.h"
+#include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
 
 int main(int argc, char** argv) {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "libformat/tool_support.h"
+#include "tools/common/tool_support.h"
 #include "tools/gguf-requant/options.h"
 #include "tools/gguf-requant/report.h"
 

@@ -5,8 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "libformat/cli_parse.h"
-#include "libformat/tool_support.h"
+#include "tools/common/cli_parse.h"
+#include "tools/common/tool_support.h"
 
 namespace oiw::requant_cli {
 namespace {

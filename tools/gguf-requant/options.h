@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "converters/requant.h"
+#include "converters/requant/requant.h"
 
 namespace oiw::requant_cli {
 

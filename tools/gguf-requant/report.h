@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "converters/requant.h"
+#include "converters/requant/requant.h"
 #include "tools/gguf-requant/options.h"
 
 namespace oiw::requant_cli {

@@ -2,9 +2,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "converters/synth.h"
-#include "libformat/cli_parse.h"
-#include "libformat/tool_support.h"
+#include "converters/synth/synth.h"
+#include "tools/common/cli_parse.h"
+#include "tools/common/tool_support.h"
 
 int main(int argc, char** argv) {
     oiw::SynthOptions o;

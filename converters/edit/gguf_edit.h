@@ -1,0 +1,28 @@
+// Metadata surgery on a GGUF file without touching tensor bytes (gguf-py's gguf_new_metadata.py).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libformat/gguf/gguf.h"
+
+namespace oiw {
+
+struct EditPlan {
+    std::vector<GgufKV> set;                                    // replace in place, or append
+    std::vector<std::string> remove;                            // keys to drop (must exist)
+    std::vector<std::pair<std::string, std::string>> renames;   // tensor OLD -> NEW
+};
+
+struct EditResult {
+    size_t kv_set = 0, kv_added = 0, kv_removed = 0, tensors_renamed = 0;
+    bool relaid_out = false;  // input layout was not canonical: offsets were recomputed
+};
+
+// Applies `plan` to the metadata of `in` (throws FormatError(Usage) naming a missing key/tensor).
+std::vector<GgufKV> edited_kvs(const GgufFile& in, const EditPlan& plan, EditResult* res);
+// Writes `in` with `plan` applied to `out_path` (atomic; refuses to overwrite `in`). With an
+// empty plan the output is byte-identical to a canonical input.
+EditResult write_edited(const GgufFile& in, const EditPlan& plan, const std::string& out_path);
+
+}  // namespace oiw

@@ -1,0 +1,372 @@
+#include "converters/requant/requant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "converters/requant/imatrix.h"
+#include "converters/quant/quants.h"
+
+namespace oiw {
+namespace {
+
+constexpr uint32_t kQuantizationVersion = 2;  // GGML_QNT_VERSION
+constexpr size_t kMaxKvString = 127;          // llama_model_kv_override::val_str holds 128 bytes
+constexpr int64_t kTaskElements = 1 << 17;    // elements converted per task (512 KiB of f32)
+constexpr size_t kCopyPiece = 256 << 10;      // unconverted tensors are written in pieces this size
+constexpr uint64_t kReleaseEvery = 32 << 20;  // input bytes consumed between releases of input pages
+
+// gguf_set_val_*: drops an existing key, then appends (so re-set keys move to the end).
+void set_kv(std::vector<GgufKV>& kvs, GgufKV kv) {
+    std::erase_if(kvs, [&](const GgufKV& k) { return k.key == kv.key; });
+    kvs.push_back(std::move(kv));
+}
+
+GgufKV u32_kv(std::string key, uint32_t v) { return {std::move(key), GgufValue::make_scalar<uint32_t>(GgufType::U32, v)}; }
+
+// The metadata llama-quantize writes: the input's keys, general.quantization_version and
+// general.file_type re-set, split keys dropped, then the overrides (imatrix keys last).
+std::vector<GgufKV> output_kvs(const std::vector<GgufKV>& in, uint32_t ftype, const std::vector<GgufKV>& overrides) {
+    std::vector<GgufKV> kvs = in;
+    set_kv(kvs, u32_kv("general.quantization_version", kQuantizationVersion));
+    set_kv(kvs, u32_kv("general.file_type", ftype));
+    for (const char* k : {"split.no", "split.count", "split.tensors.count"})
+        std::erase_if(kvs, [&](const GgufKV& kv) { return kv.key == k; });
+    for (const auto& o : overrides) set_kv(kvs, o);
+    return kvs;
+}
+
+// The quantize.imatrix.* keys llama-quantize adds when it uses an imatrix.
+std::vector<GgufKV> imatrix_kvs(const std::string& path, const Imatrix& m) {
+    std::vector<GgufKV> kvs;
+    kvs.push_back({"quantize.imatrix.file", GgufValue::make_string(path.substr(0, kMaxKvString))});
+    if (!m.datasets.empty())
+        kvs.push_back({"quantize.imatrix.dataset", GgufValue::make_string(m.datasets[0].substr(0, kMaxKvString))});
+    kvs.push_back(u32_kv("quantize.imatrix.entries_count", static_cast<uint32_t>(m.entries.size())));
+    if (m.chunk_count > 0) kvs.push_back(u32_kv("quantize.imatrix.chunks_count", static_cast<uint32_t>(m.chunk_count)));
+    return kvs;
+}
+
+int64_t matrices(const TensorPlan& t) { return t.shape.size() > 2 ? t.shape[2] : 1; }
+
+void describe_output(GgufWriter& w, const RequantJob& job) {
+    w.set_kvs(job.kvs);
+    for (const auto& t : job.plan.tensors) w.add_tensor(t.name, t.dst_type, t.shape);
+}
+
+// Refuses a conversion the engine cannot do, naming the tensor.
+void check_convertible(const GgufFile& in, const TensorPlan& t) {
+    const std::string subject = "tensor '" + t.name + "'";
+    if (t.dst_type != GgmlType::F32 && !can_quantize(t.dst_type))
+        throw FormatError(ErrorKind::Unsupported, in.path(), subject, fmt::format("no quantizer for {}", type_name(t.dst_type)));
+    const bool quantized = traits(t.src_type).quantized;
+    const bool source_ok = t.src_type == GgmlType::F32 ||
+                           ((quantized || t.src_type == GgmlType::F16 || t.src_type == GgmlType::BF16) && can_dequantize(t.src_type));
+    if (!source_ok)
+        throw FormatError(ErrorKind::Unsupported, in.path(), subject,
+                          fmt::format("cannot convert {} to {}", type_name(t.src_type), type_name(t.dst_type)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A fixed set of worker threads running the tasks of one tensor at a time. Each task writes its
+// output into one slot of a small ring; the thread that called run() consumes the slots in task
+// order, so output streams out in order while at most `ring` tasks are in flight.
+class OrderedPool {
+public:
+    using Compute = std::function<size_t(int64_t task, unsigned worker, uint8_t* out)>;
+    using Sink = std::function<void(int64_t task, std::span<const uint8_t> out)>;
+
+    explicit OrderedPool(unsigned n_workers) : ring_(std::max(4u, 3 * n_workers)) {
+        for (unsigned w = 0; w < n_workers; ++w) workers_.emplace_back([this, w] { work(w); });
+    }
+    ~OrderedPool() {
+        {
+            std::lock_guard lk(mu_);
+            stop_ = true;
+        }
+        cv_work_.notify_all();
+        for (auto& t : workers_) t.join();
+    }
+    unsigned size() const { return static_cast<unsigned>(workers_.size()); }
+
+    // Runs compute(t, worker, slot) for t in [0, n_tasks) on the workers (slots of `slot_bytes`)
+    // and sink(t, result) here in order of t. Rethrows the first exception of either.
+    void run(int64_t n_tasks, size_t slot_bytes, const Compute& compute, const Sink& sink) {
+        {
+            std::lock_guard lk(mu_);
+            if (buf_.size() < ring_ * slot_bytes) buf_.resize(ring_ * slot_bytes);
+            slot_bytes_ = slot_bytes;
+            done_.assign(ring_, {-1, 0});
+            compute_ = &compute;
+            n_tasks_ = n_tasks;
+            next_ = consumed_ = 0;
+            error_ = nullptr;
+            busy_ = size();
+            ++generation_;
+        }
+        cv_work_.notify_all();
+        for (int64_t t = 0; t < n_tasks; ++t) {
+            std::unique_lock lk(mu_);
+            auto& slot = done_[static_cast<size_t>(t) % ring_];
+            cv_done_.wait(lk, [&] { return slot.first == t || error_; });
+            if (error_) break;
+            const size_t n = slot.second;
+            lk.unlock();
+            try {
+                sink(t, {buf_.data() + (static_cast<size_t>(t) % ring_) * slot_bytes_, n});
+            } catch (...) {
+                fail(std::current_exception());
+                break;
+            }
+            lk.lock();
+            consumed_ = t + 1;
+            lk.unlock();
+            cv_space_.notify_all();
+        }
+        std::unique_lock lk(mu_);
+        cv_done_.wait(lk, [&] { return busy_ == 0; });
+        compute_ = nullptr;
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    const size_t ring_;
+    std::vector<std::thread> workers_;
+    std::mutex mu_;
+    std::condition_variable cv_work_, cv_space_, cv_done_;
+    std::vector<uint8_t> buf_;
+    std::vector<std::pair<int64_t, size_t>> done_;  // per slot: task held, bytes
+    const Compute* compute_ = nullptr;
+    size_t slot_bytes_ = 0;
+    int64_t n_tasks_ = 0, next_ = 0, consumed_ = 0;
+    uint64_t generation_ = 0;
+    unsigned busy_ = 0;
+    bool stop_ = false;
+    std::exception_ptr error_;
+
+    void fail(std::exception_ptr e) {
+        {
+            std::lock_guard lk(mu_);
+            if (!error_) error_ = e;
+        }
+        cv_space_.notify_all();
+        cv_done_.notify_all();
+    }
+
+    void work(unsigned w) {
+        uint64_t seen = 0;
+        for (;;) {
+            std::unique_lock lk(mu_);
+            cv_work_.wait(lk, [&] { return stop_ || generation_ != seen; });
+            if (stop_) return;
+            seen = generation_;
+            for (;;) {
+                cv_space_.wait(lk, [&] { return error_ || next_ >= n_tasks_ || next_ < consumed_ + static_cast<int64_t>(ring_); });
+                if (error_ || next_ >= n_tasks_) break;
+                const int64_t t = next_++;
+                const size_t s = static_cast<size_t>(t) % ring_;
+                lk.unlock();
+                size_t n = 0;
+                try {
+                    n = (*compute_)(t, w, buf_.data() + s * slot_bytes_);
+                } catch (...) {
+                    fail(std::current_exception());
+                }
+                lk.lock();
+                done_[s] = {t, n};
+                cv_done_.notify_all();
+            }
+            if (--busy_ == 0) cv_done_.notify_all();
+        }
+    }
+};
+
+// Converts one tensor: tasks are runs of up to `rows_per_task` rows inside one matrix (experts
+// have their own importance weights). `reference`: use the scalar reference quantizers.
+void convert_tensor(OrderedPool& pool, std::vector<std::vector<float>>& scratch, const GgufFile& in,
+                    const TensorPlan& t, const float* imatrix, bool reference, GgufWriter& w,
+                    const std::function<void(uint64_t)>& consumed) {
+    const GgufTensorInfo& info = in.tensors()[t.input_index];
+    const int64_t ne0 = info.ne[0], ne1 = info.ne[1], n_mat = info.ne[2] * info.ne[3];
+    const int64_t rows_per_task = std::clamp<int64_t>(kTaskElements / ne0, 1, ne1);
+    const int64_t tasks_per_mat = (ne1 + rows_per_task - 1) / rows_per_task;
+    const uint64_t src_row = row_size(t.src_type, ne0), dst_row = row_size(t.dst_type, ne0);
+    const uint8_t* src = in.tensor_data(t.input_index).data();
+    const bool direct_f32 = t.src_type == GgmlType::F32 && reinterpret_cast<uintptr_t>(src) % alignof(float) == 0;
+    for (auto& s : scratch)
+        if (s.size() < static_cast<size_t>(rows_per_task * ne0)) s.resize(static_cast<size_t>(rows_per_task * ne0));
+
+    struct Span { int64_t first_row, n_rows, mat; };
+    auto span_of = [&](int64_t task) {
+        const int64_t mat = task / tasks_per_mat, r0 = (task % tasks_per_mat) * rows_per_task;
+        return Span{mat * ne1 + r0, std::min(rows_per_task, ne1 - r0), mat};
+    };
+    auto compute = [&](int64_t task, unsigned worker, uint8_t* out) -> size_t {
+        const Span s = span_of(task);
+        const uint8_t* rows = src + static_cast<uint64_t>(s.first_row) * src_row;
+        const int64_t n = s.n_rows * ne0;
+        const float* f32 = reinterpret_cast<const float*>(rows);
+        if (!direct_f32) {
+            float* buf = scratch[worker].data();
+            if (t.src_type == GgmlType::F32) std::memcpy(buf, rows, static_cast<size_t>(n) * sizeof(float));
+            else dequantize_row(t.src_type, rows, buf, n);
+            f32 = buf;
+        }
+        if (t.dst_type == GgmlType::F32) {
+            std::memcpy(out, f32, static_cast<size_t>(n) * sizeof(float));
+            return static_cast<size_t>(n) * sizeof(float);
+        }
+        const float* imat = imatrix ? imatrix + (s.mat % info.ne[2]) * ne0 : nullptr;
+        return (reference ? quantize_chunk_ref : quantize_chunk)(t.dst_type, f32, out, s.n_rows, ne0, imat);
+    };
+    auto sink = [&](int64_t task, std::span<const uint8_t> out) {
+        const Span s = span_of(task);
+        if (out.size() != static_cast<size_t>(s.n_rows) * dst_row)
+            throw FormatError(ErrorKind::Unsupported, in.path(), "tensor '" + t.name + "'",
+                              fmt::format("quantizer wrote {} bytes for {} rows of {}", out.size(), s.n_rows, type_name(t.dst_type)));
+        w.write_tensor_data(out);
+        consumed(static_cast<uint64_t>(s.first_row + s.n_rows) * src_row);
+    };
+    pool.run(n_mat * tasks_per_mat, static_cast<size_t>(rows_per_task) * dst_row, compute, sink);
+}
+
+}  // namespace
+
+const float* RequantJob::imatrix_for(const TensorPlan& t) const {
+    auto it = imatrix.find(t.name);
+    if (it == imatrix.end() || it->second.size() != static_cast<size_t>(t.shape[0] * matrices(t))) return nullptr;
+    return it->second.data();
+}
+
+RequantJob prepare_requant(const GgufFile& in, const RequantOptions& opt) {
+    if (!opt.plan.preset) throw FormatError(ErrorKind::Usage, "", "--preset", "no preset given");
+    if (!opt.include_weights.empty() && !opt.exclude_weights.empty())
+        throw FormatError(ErrorKind::Usage, "", "--include-weights/--exclude-weights", "cannot be used together");
+    RequantJob job;
+    job.ftype = opt.plan.preset->ftype;
+    job.reference_kernels = opt.reference_kernels;
+
+    std::vector<GgufKV> overrides = opt.override_kv;
+    if (!opt.imatrix_path.empty()) {
+        Imatrix m = load_imatrix(opt.imatrix_path);
+        filter_imatrix(m, opt.include_weights, opt.exclude_weights);
+        for (const auto& [name, v] : m.entries)
+            if (!std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); }))
+                throw FormatError(ErrorKind::BadKey, opt.imatrix_path, "entry '" + name + "'", "non-finite importance value");
+        if (!m.entries.empty()) {
+            for (auto& kv : imatrix_kvs(opt.imatrix_path, m)) overrides.push_back(std::move(kv));
+            job.imatrix = std::move(m.entries);
+        }
+    }
+    job.kvs = output_kvs(in.kvs(), job.ftype, overrides);
+
+    PlanOptions popt = opt.plan;
+    popt.has_imatrix = !job.imatrix.empty();
+    job.plan = plan_requant(job.kvs, in.tensors(), popt);
+
+    // What a conversion would refuse fails here; a dry run reports it as a warning instead.
+    auto refuse = [&](const FormatError& e) {
+        if (!opt.dry_run) throw e;
+        job.writable = false;
+        job.plan.warnings.push_back(std::string("a conversion would fail: ") + e.what());
+    };
+    size_t requantized = 0;
+    const TensorPlan* first_requantized = nullptr;
+    for (const auto& t : job.plan.tensors) {
+        job.n_elements += static_cast<uint64_t>(t.n_elements);
+        job.src_bytes += t.src_bytes;
+        job.dst_bytes += t.dst_bytes;
+        if (!t.convert()) continue;
+        try {
+            check_convertible(in, t);
+        } catch (const FormatError& e) {
+            refuse(e);
+        }
+        if (traits(t.src_type).quantized && !requantized++) first_requantized = &t;
+        const std::string subject = "tensor '" + t.name + "'";
+        if (auto it = job.imatrix.find(t.name); it != job.imatrix.end() && !job.imatrix_for(t)) {
+            const std::string what = fmt::format("imatrix entry has {} values, the tensor needs {} ({} x {} matrices)",
+                                                 it->second.size(), t.shape[0] * matrices(t), t.shape[0], matrices(t));
+            // llama-quantize lets token_embd through: its imatrix entry never fits.
+            if (t.name != "token_embd.weight" && t.name != "per_layer_token_embd.weight")
+                refuse(FormatError(ErrorKind::BadDims, opt.imatrix_path, subject, what));
+            else
+                job.plan.warnings.push_back(subject + ": " + what + ": quantized without it");
+        }
+        if (t.requires_imatrix && !job.imatrix_for(t))
+            refuse(FormatError(ErrorKind::Usage, in.path(), subject,
+                               fmt::format("{} needs an importance matrix{}", type_name(t.dst_type),
+                                           opt.imatrix_path.empty() ? " (pass --imatrix)" : ", and the imatrix has no entry for it")));
+    }
+    if (requantized && !opt.allow_requantize)
+        refuse(FormatError(ErrorKind::Usage, in.path(), "tensor '" + first_requantized->name + "'",
+                           fmt::format("requantizing from {} to {} is disabled (pass --allow-requantize; {} tensor(s) are quantized)",
+                                       type_name(first_requantized->src_type), type_name(first_requantized->dst_type), requantized)));
+    else if (requantized)
+        job.plan.warnings.push_back(fmt::format("requantizing {} already-quantized tensor(s): quality is lower than "
+                                                "quantizing from F32/F16/BF16", requantized));
+
+    GgufWriter planned("(planned output)");
+    describe_output(planned, job);
+    job.file_size = planned.planned_size();
+    return job;
+}
+
+void write_requant(const GgufFile& in, const RequantJob& job, const std::string& out_path, unsigned threads,
+                   const RequantProgress& progress) {
+    if (!job.writable) throw FormatError(ErrorKind::Usage, out_path, "", "the plan has refused tensors (see its warnings)");
+    GgufWriter w(out_path, {in.path()});
+    describe_output(w, job);
+    w.write_header();
+
+    const bool any_convert = std::any_of(job.plan.tensors.begin(), job.plan.tensors.end(), [](const auto& t) { return t.convert(); });
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    std::unique_ptr<OrderedPool> pool;
+    std::vector<std::vector<float>> scratch(threads);
+    if (any_convert) pool = std::make_unique<OrderedPool>(threads);
+
+    uint64_t done = 0;
+    for (size_t i = 0; i < job.plan.tensors.size(); ++i) {
+        const TensorPlan& t = job.plan.tensors[i];
+        // As the tensor's input is consumed: progress, and its input pages dropped every
+        // kReleaseEvery bytes (pages still being read fault back in from the page cache), so
+        // memory stays bounded whatever the tensor size.
+        uint64_t released_at = 0;
+        auto advance = [&](uint64_t consumed) {
+            if (consumed >= released_at + kReleaseEvery) {
+                in.release_tensor_pages(t.input_index);
+                released_at = consumed;
+            }
+            if (progress) progress(i, done + consumed, t.name);
+        };
+        if (t.convert()) {
+            convert_tensor(*pool, scratch, in, t, job.imatrix_for(t), job.reference_kernels, w, advance);
+        } else {
+            auto data = in.tensor_data(t.input_index);
+            for (size_t off = 0; off < data.size(); off += kCopyPiece) {
+                const size_t n = std::min(kCopyPiece, data.size() - off);
+                w.write_tensor_data(data.subspan(off, n));
+                advance(off + n);
+            }
+        }
+        in.release_tensor_pages(t.input_index);
+        done += t.src_bytes;
+        if (progress) progress(i, done, t.name);
+    }
+    w.finish();
+}
+
+RequantJob requantize(const std::string& in_path, const std::string& out_path, const RequantOptions& opt, unsigned threads) {
+    GgufFile in = GgufFile::open(in_path);
+    RequantJob job = prepare_requant(in, opt);
+    write_requant(in, job, out_path, threads);
+    return job;
+}
+
+}  // namespace oiw

@@ -1,0 +1,66 @@
+// The requantizer (gguf-requant): llama-quantize's output, byte for byte, from a streaming,
+// multi-threaded engine with bounded memory.
+//
+//   prepare_requant  plan every tensor, build the output metadata, load and check the imatrix,
+//                    refuse what cannot be converted -- before anything is written;
+//   write_requant    stream tensors in output order: rows are converted to f32 and quantized in
+//                    chunks on a thread pool into a small ring of buffers that the calling thread
+//                    writes in order; input pages are released after each tensor.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "converters/requant/requant_plan.h"
+#include "libformat/gguf/gguf.h"
+
+namespace oiw {
+
+struct RequantOptions {
+    PlanOptions plan;                            // preset, rules, overrides (has_imatrix is set here)
+    std::string imatrix_path;                    // --imatrix (empty: none); written as given to quantize.imatrix.file
+    std::vector<std::string> include_weights;    // --include-weights (substrings of imatrix entry names)
+    std::vector<std::string> exclude_weights;    // --exclude-weights
+    std::vector<GgufKV> override_kv;             // --override-kv, applied in order after general.file_type
+    bool allow_requantize = false;               // quantized sources: dequantize, then quantize
+    bool dry_run = false;                        // plan only: what a conversion would refuse becomes a warning
+    bool reference_kernels = false;              // scalar reference quantizers (benchmark baseline; same bytes)
+};
+
+struct RequantJob {
+    RequantPlan plan;                                     // tensors in output order, warnings
+    std::vector<GgufKV> kvs;                              // output metadata
+    std::map<std::string, std::vector<float>> imatrix;    // importance weights by tensor name (filtered)
+    uint32_t ftype = 0;                                   // general.file_type
+    uint64_t file_size = 0;                               // exact output size
+    uint64_t n_elements = 0, src_bytes = 0, dst_bytes = 0;  // over all tensors
+    bool writable = true;                                 // false: a dry run found something a conversion refuses
+    bool reference_kernels = false;                       // from RequantOptions
+
+    // Importance weights for a planned tensor (nullptr when none).
+    const float* imatrix_for(const TensorPlan& t) const;
+};
+
+// Plans the conversion of `in`. Throws FormatError for anything the conversion would refuse:
+// bad options, a requantization without allow_requantize, a source type that cannot be converted,
+// a missing or mis-sized imatrix entry (naming the tensor); with opt.dry_run the per-tensor
+// refusals become warnings. Warnings go to job.plan.warnings.
+RequantJob prepare_requant(const GgufFile& in, const RequantOptions& opt);
+
+// Called on the writing thread after each tensor: its position in output order, the input bytes
+// consumed so far, its name.
+using RequantProgress = std::function<void(size_t index, uint64_t src_bytes_done, std::string_view name)>;
+
+// Writes the planned conversion of `in` to `out_path` atomically (temp file + rename; the input is
+// never overwritten). `threads` = 0 uses every hardware thread.
+void write_requant(const GgufFile& in, const RequantJob& job, const std::string& out_path, unsigned threads = 0,
+                   const RequantProgress& progress = {});
+
+// prepare_requant + write_requant.
+RequantJob requantize(const std::string& in_path, const std::string& out_path, const RequantOptions& opt,
+                      unsigned threads = 0);
+
+}  // namespace oiw

@@ -1,0 +1,452 @@
+#include "converters/requant/requant_plan.h"
+
+#include <algorithm>
+#include <iterator>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "converters/quant/quants.h"
+
+namespace oiw {
+namespace {
+
+// llama_ftype ids (llama.cpp include/llama.h) of the presets the mixture rules distinguish.
+enum Ftype : uint32_t {
+    kAllF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 7, kQ5_0 = 8, kQ5_1 = 9, kQ2_K = 10,
+    kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17,
+    kQ6_K = 18, kQ2_K_S = 21, kIQ4_NL = 25, kIQ4_XS = 30, kBF16 = 32,
+};
+
+using T = GgmlType;
+
+// llama-quantize's QUANT_OPTIONS, restricted to the presets we support.
+constexpr RequantPreset kPresets[] = {
+    {"Q4_0", kQ4_0, T::Q4_0},       {"Q4_1", kQ4_1, T::Q4_1},       {"Q5_0", kQ5_0, T::Q5_0},
+    {"Q5_1", kQ5_1, T::Q5_1},       {"Q2_K", kQ2_K, T::Q2_K},       {"Q2_K_S", kQ2_K_S, T::Q2_K},
+    {"Q3_K_S", kQ3_K_S, T::Q3_K},   {"Q3_K_M", kQ3_K_M, T::Q3_K},   {"Q3_K_L", kQ3_K_L, T::Q3_K},
+    {"IQ4_NL", kIQ4_NL, T::IQ4_NL}, {"IQ4_XS", kIQ4_XS, T::IQ4_XS}, {"Q4_K_S", kQ4_K_S, T::Q4_K},
+    {"Q4_K_M", kQ4_K_M, T::Q4_K},   {"Q5_K_S", kQ5_K_S, T::Q5_K},   {"Q5_K_M", kQ5_K_M, T::Q5_K},
+    {"Q6_K", kQ6_K, T::Q6_K},       {"Q8_0", kQ8_0, T::Q8_0},       {"F16", kF16, T::F16},
+    {"BF16", kBF16, T::BF16},       {"F32", kAllF32, T::F32},
+};
+constexpr std::pair<std::string_view, std::string_view> kPresetAliases[] = {
+    {"Q3_K", "Q3_K_M"}, {"Q4_K", "Q4_K_M"}, {"Q5_K", "Q5_K_M"},
+};
+
+bool iequal(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
+           });
+}
+
+[[noreturn]] void usage_error(std::string_view subject, const std::string& what) {
+    throw FormatError(ErrorKind::Usage, "", std::string(subject), what);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which tensors are quantized at all (llama-quant.cpp tensor_allows_quantization).
+
+// A weight whose name contains any of these stays as it is.
+constexpr std::string_view kNeverQuantized[] = {
+    "_norm.weight",                                    // norms
+    "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight",  // MoE routers and routing tables
+    "altup", "laurel", "per_layer_model_proj",         // small Gemma-3n tensors
+    "ssm_conv1d", "shortconv.conv.weight",             // small conv1d weights
+    "indexer.k_proj.weight", "indexer.q_proj.weight",  // MiniMax indexer projections
+    "time_mix_first.weight", "time_mix_w0.weight", "time_mix_w1.weight", "time_mix_w2.weight",  // RWKV
+    "time_mix_v0.weight", "time_mix_v1.weight", "time_mix_v2.weight", "time_mix_a0.weight",
+    "time_mix_a1.weight", "time_mix_a2.weight", "time_mix_g1.weight", "time_mix_g2.weight",
+    "time_mix_decay_w1.weight", "time_mix_decay_w2.weight", "time_mix_lerp_fused.weight",
+    "attn_rel_b.weight",                               // T5 relative position bias
+    ".position_embd", "sam.pos_embd", "sam.neck.", "sam.net_", ".rel_pos", ".patch_embd",
+    ".patch_merger",                                   // multimodal
+    "a.rvq.codebook", "mm.a.code_embd",                // audio codebooks
+};
+// Whole names that stay as they are (BERT-style positional and token-type embeddings).
+constexpr std::string_view kNeverQuantizedNames[] = {"position_embd.weight", "token_types.weight"};
+
+// ggml_n_dims: dimensions up to the last one > 1.
+uint32_t effective_dims(const GgufTensorInfo& t) {
+    uint32_t n = kMaxDims;
+    while (n > 1 && t.ne[n - 1] == 1) --n;
+    return n;
+}
+
+bool allows_quantization(const GgufTensorInfo& t, const PlanOptions& opt) {
+    const std::string_view name = t.name;
+    // llama.cpp's "ends with weight" test is name.rfind("weight") == name.size() - 6, which a
+    // 5-character name also passes (npos == size_t(5 - 6)).
+    if (effective_dims(t) < 2 || !(name.ends_with("weight") || name.size() == 5)) return false;
+    if (opt.leave_output_tensor && name == "output.weight") return false;
+    for (auto s : kNeverQuantized)
+        if (name.find(s) != std::string_view::npos) return false;
+    return std::find(std::begin(kNeverQuantizedNames), std::end(kNeverQuantizedNames), name) == std::end(kNeverQuantizedNames);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensor categories (llama-quant.cpp tensor_get_category): exact names first, then the first
+// substring that matches.
+
+enum class Cat { TokenEmbd, AttnQ, AttnV, AttnK, AttnQkv, AttnKvB, AttnOutput, FfnUp, FfnGate, FfnDown, Output, Other };
+
+constexpr std::pair<std::string_view, Cat> kCategoryBySubstring[] = {
+    {"attn_qkv.weight", Cat::AttnQkv}, {"attn_kv_b.weight", Cat::AttnKvB}, {"attn_v.weight", Cat::AttnV},
+    {"attn_k.weight", Cat::AttnK},     {"attn_q.weight", Cat::AttnQ},      {"attn_output.weight", Cat::AttnOutput},
+    {"ffn_up", Cat::FfnUp},            {"ffn_gate", Cat::FfnGate},         {"ffn_down", Cat::FfnDown},
+};
+
+Cat category(std::string_view name) {
+    if (name == "output.weight") return Cat::Output;
+    if (name == "token_embd.weight" || name == "per_layer_token_embd.weight") return Cat::TokenEmbd;
+    for (const auto& [s, c] : kCategoryBySubstring)
+        if (name.find(s) != std::string_view::npos) return c;
+    return Cat::Other;
+}
+
+// attn_v-like tensors are the most sensitive to quantization and share one counter.
+bool attn_v_like(Cat c) { return c == Cat::AttnV || c == Cat::AttnQkv || c == Cat::AttnKvB; }
+
+// Block number as llama.cpp reads it: sscanf(name, "blk.%d.") (-1 when absent).
+int block_number(const std::string& name) {
+    int layer = -1;
+    if (std::sscanf(name.c_str(), "blk.%d.", &layer) != 1) return -1;
+    return layer;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The mixture rules (llama-quant.cpp llama_tensor_get_type_impl) for the supported presets.
+
+struct MixState {
+    const QuantModelInfo& model;
+    uint32_t ftype;
+    bool has_imatrix;
+    bool tied_embeddings;                  // no output.weight: token_embd doubles as lm_head
+    std::optional<GgmlType> output_tensor_type;
+    int n_attention_wv = 0, i_attention_wv = 0, i_ffn_down = 0, i_ffn_gate = 0, i_ffn_up = 0;
+};
+
+bool use_more_bits(int i_layer, int n_layers) {
+    return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 || (i_layer - n_layers / 8) % 3 == 2;
+}
+
+// (layer, n_layer) of an FFN tensor: its position among its kind (dense models), or the block
+// number in its name (MoE models, whose expert tensors need not be consecutive).
+std::pair<int, int> layer_info(const MixState& s, int counter, const std::string& name) {
+    const int n_layer = s.model.n_layer;
+    if (s.model.n_expert <= 1) return {counter, n_layer};
+    int layer = -1;
+    if (std::sscanf(name.c_str(), "blk.%d.", &layer) != 1)
+        usage_error("tensor '" + name + "'", "cannot determine its block number (expected a 'blk.N.' prefix)");
+    if (layer < 0 || layer >= n_layer)
+        usage_error("tensor '" + name + "'", fmt::format("block {} is outside [0, {})", layer, n_layer));
+    return {layer, n_layer};
+}
+
+GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType type) {
+    const QuantModelInfo& m = s.model;
+    const uint32_t ft = s.ftype;
+    const bool falcon = m.arch == "falcon";
+
+    if (cat == Cat::Output || (s.tied_embeddings && cat == Cat::TokenEmbd)) {
+        if (s.output_tensor_type) return *s.output_tensor_type;
+        if (falcon || t.ne[0] % traits(type).block_size != 0) return T::Q8_0;
+        return type != T::Q8_0 ? T::Q6_K : type;
+    }
+    if (cat == Cat::TokenEmbd) return type;  // only the i-quant/ternary presets change it
+
+    if (attn_v_like(cat)) {
+        const int i = s.i_attention_wv++;
+        switch (ft) {
+            case kQ2_K: type = m.n_gqa() >= 4 ? T::Q4_K : T::Q3_K; break;
+            case kQ2_K_S: if (m.n_gqa() >= 4) type = T::Q4_K; break;
+            case kQ3_K_M: type = i < 2 ? T::Q5_K : T::Q4_K; break;
+            case kQ3_K_L: type = T::Q5_K; break;
+            case kIQ4_NL:
+            case kIQ4_XS: if (m.n_gqa() >= 4) type = T::Q5_K; break;
+            case kQ4_K_M:
+            case kQ5_K_M: if (use_more_bits(i, s.n_attention_wv)) type = T::Q6_K; break;
+            case kQ4_K_S: if (i < 4) type = T::Q5_K; break;
+            default: break;
+        }
+        // 70B: attn_v is 8x smaller than attn_q, more bits cost little.
+        if (m.is_70b && (type == T::Q3_K || type == T::Q4_K)) type = T::Q5_K;
+        if (m.n_expert == 8) type = T::Q8_0;
+        return type;
+    }
+    switch (cat) {
+        case Cat::AttnK:
+            return m.n_expert == 8 ? T::Q8_0 : type;
+        case Cat::FfnDown: {
+            const auto [i, n] = layer_info(s, s.i_ffn_down, t.name);
+            ++s.i_ffn_down;
+            const bool more = use_more_bits(i, n);
+            switch (ft) {
+                case kQ2_K: return T::Q3_K;
+                case kQ2_K_S: return i < n / 8 ? T::Q4_K : type;
+                case kQ3_K_M: return i < n / 16 ? T::Q5_K : (!falcon || more) ? T::Q4_K : T::Q3_K;
+                case kQ3_K_L: return falcon ? T::Q4_K : T::Q5_K;
+                case kQ4_K_M:
+                    if (falcon) return i < n / 16 ? T::Q6_K : more ? T::Q5_K : T::Q4_K;
+                    return more ? T::Q6_K : type;
+                case kIQ4_NL:
+                case kIQ4_XS: return i < n / 8 && !s.has_imatrix ? T::Q5_K : type;
+                case kQ5_K_M: return more ? T::Q6_K : type;
+                case kQ4_K_S: return !falcon && i < n / 8 ? T::Q5_K : type;
+                // Guard the first ffn_down layers, only with an imatrix (keeps old outputs reproducible).
+                case kQ4_0: return s.has_imatrix && i < n / 8 ? T::Q4_1 : type;
+                case kQ5_0: return s.has_imatrix && i < n / 8 ? T::Q5_1 : type;
+                default: return type;
+            }
+        }
+        case Cat::AttnOutput:
+            if (falcon) return ft == kQ3_K_L ? T::Q4_K : type;
+            if (m.n_expert == 8) {
+                switch (ft) {
+                    case kQ2_K: case kQ3_K_S: case kQ3_K_M: case kIQ4_NL: case kQ4_K_S: case kQ4_K_M: case kIQ4_XS:
+                        return T::Q5_K;
+                    default: return type;
+                }
+            }
+            switch (ft) {
+                case kQ2_K: return T::Q3_K;
+                case kQ3_K_M: return T::Q4_K;
+                case kQ3_K_L: return T::Q5_K;
+                default: return type;
+            }
+        case Cat::FfnGate:
+            layer_info(s, s.i_ffn_gate++, t.name);  // only the IQ3_XS preset uses the layer
+            return type;
+        case Cat::FfnUp:
+            layer_info(s, s.i_ffn_up++, t.name);
+            return type;
+        default:
+            return type;
+    }
+}
+
+// A type the row length allows (llama-quant.cpp tensor_type_fallback), with a warning.
+GgmlType fallback_type(const GgufTensorInfo& t, GgmlType type, std::vector<std::string>& warnings) {
+    const int64_t ncols = t.ne[0];
+    const int64_t block = traits(type).block_size;
+    if (ncols % block == 0) return type;
+    GgmlType fb;
+    switch (type) {
+        case T::IQ1_S: case T::IQ1_M: case T::IQ2_XXS: case T::IQ2_XS: case T::IQ2_S: case T::IQ3_XXS:
+        case T::IQ3_S: case T::IQ4_XS:
+            fb = T::IQ4_NL; break;
+        case T::Q2_K: case T::Q3_K: case T::TQ1_0: case T::TQ2_0: fb = T::Q4_0; break;
+        case T::Q4_K: fb = T::Q5_0; break;
+        case T::Q5_K: fb = T::Q5_1; break;
+        case T::Q6_K: fb = T::Q8_0; break;
+        default:
+            usage_error("tensor '" + t.name + "'",
+                        fmt::format("row length {} is not a multiple of {} (required by {}) and {} has no fallback type",
+                                    ncols, block, type_name(type), type_name(type)));
+    }
+    if (ncols % traits(fb).block_size != 0) fb = T::F16;
+    warnings.push_back(fmt::format("tensor '{}': row length {} is not a multiple of {} (required by {}): using {}",
+                                   t.name, ncols, block, type_name(type), type_name(fb)));
+    return fb;
+}
+
+// llama-quant.cpp tensor_requires_imatrix.
+bool requires_imatrix(std::string_view name, GgmlType type, uint32_t ftype) {
+    if (name == "token_embd.weight" || name == "per_layer_token_embd.weight" || name == "output.weight") return false;
+    switch (type) {
+        case T::IQ3_XXS: case T::IQ2_XXS: case T::IQ2_XS: case T::IQ2_S: case T::IQ1_M: case T::IQ1_S: return true;
+        case T::Q2_K: return ftype == kQ2_K_S;
+        default: return quantize_requires_imatrix(type);
+    }
+}
+
+std::regex compile(const std::string& pattern, std::string_view option) {
+    try {
+        return std::regex(pattern);
+    } catch (const std::regex_error& e) {
+        usage_error(fmt::format("{} '{}'", option, pattern), std::string("invalid regular expression: ") + e.what());
+    }
+}
+
+std::optional<uint32_t> uint_value(const GgufValue* v) {
+    if (!v) return std::nullopt;
+    std::optional<int64_t> i = v->as_int();
+    if (!i && v->is_array() && v->count > 0 && v->elem_type != GgufType::STRING && v->elem_type != GgufType::ARRAY)
+        i = static_cast<int64_t>(v->array_number(0));  // per-layer arrays: llama.cpp reads layer 0
+    if (!i || *i < 0 || *i > UINT32_MAX) return std::nullopt;
+    return static_cast<uint32_t>(*i);
+}
+
+}  // namespace
+
+std::span<const RequantPreset> requant_presets() { return kPresets; }
+
+const RequantPreset& find_preset(std::string_view name) {
+    std::string_view wanted = name;
+    for (const auto& [alias, target] : kPresetAliases)
+        if (iequal(name, alias)) wanted = target;
+    for (const auto& p : kPresets)
+        if (iequal(wanted, p.name)) return p;
+    uint32_t id = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (ec == std::errc() && end == name.data() + name.size())
+        for (const auto& p : kPresets)
+            if (p.ftype == id) return p;
+    std::string valid;
+    for (const auto& p : kPresets) valid += (valid.empty() ? "" : " ") + std::string(p.name);
+    usage_error("--preset", fmt::format("unknown preset '{}' (valid: {}; aliases Q3_K Q4_K Q5_K)", name, valid));
+}
+
+GgmlType parse_target_type(std::string_view name, std::string_view what) {
+    auto t = type_from_name(name);
+    if (t && (*t == T::F32 || can_quantize(*t))) return *t;
+    std::string valid = "F32";
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id)
+        if (type_id_valid(id) && can_quantize(static_cast<GgmlType>(id)))
+            valid += " " + std::string(type_name(static_cast<GgmlType>(id)));
+    usage_error(what, fmt::format("{} type '{}' (valid: {})", t ? "cannot write" : "unknown", name, valid));
+}
+
+TensorTypeRule parse_tensor_type_rule(std::string_view spec) {
+    const auto eq = spec.rfind('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == spec.size())
+        usage_error("--tensor-type '" + std::string(spec) + "'", "expected REGEX=TYPE");
+    TensorTypeRule r;
+    r.pattern = std::string(spec.substr(0, eq));
+    std::transform(r.pattern.begin(), r.pattern.end(), r.pattern.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    r.type = parse_target_type(spec.substr(eq + 1), "--tensor-type '" + std::string(spec) + "'");
+    compile(r.pattern, "--tensor-type");  // report a bad regex now, not at planning time
+    return r;
+}
+
+std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw FormatError(ErrorKind::Io, path, "", "cannot read tensor type file");
+    std::vector<TensorTypeRule> rules;
+    std::string entry;
+    while (f >> entry) rules.push_back(parse_tensor_type_rule(entry));
+    return rules;
+}
+
+QuantModelInfo quant_model_info(const std::vector<GgufKV>& kvs) {
+    auto find = [&](const std::string& key) -> const GgufValue* {
+        for (const auto& kv : kvs)
+            if (kv.key == key) return &kv.value;
+        return nullptr;
+    };
+    QuantModelInfo m;
+    if (const GgufValue* a = find("general.architecture"); a && a->as_string()) m.arch = *a->as_string();
+    const std::string p = m.arch + ".";
+    m.n_layer = static_cast<int>(uint_value(find(p + "block_count")).value_or(0));
+    m.n_head = uint_value(find(p + "attention.head_count")).value_or(0);
+    m.n_head_kv = uint_value(find(p + "attention.head_count_kv")).value_or(m.n_head);
+    m.n_expert = uint_value(find(p + "expert_count")).value_or(0);
+    // LLM_TYPE_70B as llama_model::load_hparams sets it: llama with 80 layers and grouped-query
+    // attention (not the 8-expert Mixtral shapes), and every 80-layer deci / qwen2 / qwen2vl / olmo.
+    if (m.n_layer == 80) {
+        if (m.arch == "llama") m.is_70b = m.n_expert != 8 && m.n_head != m.n_head_kv;
+        else m.is_70b = m.arch == "deci" || m.arch == "qwen2" || m.arch == "qwen2vl" || m.arch == "olmo";
+    }
+    return m;
+}
+
+std::vector<size_t> llama_tensor_order(const std::vector<GgufTensorInfo>& tensors) {
+    std::vector<std::pair<int, size_t>> keyed;
+    keyed.reserve(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) keyed.emplace_back(block_number(tensors[i].name), i);
+    std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first < b.first;
+        return tensors[a.second].name < tensors[b.second].name;
+    });
+    std::vector<size_t> order;
+    order.reserve(keyed.size());
+    for (const auto& k : keyed) order.push_back(k.second);
+    return order;
+}
+
+RequantPlan plan_requant(const std::vector<GgufKV>& kvs, const std::vector<GgufTensorInfo>& tensors,
+                         const PlanOptions& opt) {
+    if (!opt.preset) usage_error("--preset", "no preset given");
+    const RequantPreset& preset = *opt.preset;
+    const QuantModelInfo model = quant_model_info(kvs);
+    RequantPlan plan;
+
+    MixState s{model, preset.ftype, opt.has_imatrix, true, opt.output_tensor_type};
+    for (const auto& t : tensors) {
+        const Cat c = category(t.name);
+        if (attn_v_like(c)) ++s.n_attention_wv;
+        if (c == Cat::Output) s.tied_embeddings = false;
+    }
+
+    std::vector<std::regex> type_res, keep_res;
+    for (const auto& r : opt.tensor_types) type_res.push_back(compile(r.pattern, "--tensor-type"));
+    for (const auto& k : opt.keep) keep_res.push_back(compile(k, "--keep"));
+    std::vector<size_t> type_hits(type_res.size()), keep_hits(keep_res.size());
+
+    const bool quantized_preset = traits(preset.default_type).quantized;
+    for (size_t idx : llama_tensor_order(tensors)) {
+        const GgufTensorInfo& t = tensors[idx];
+        const Cat c = category(t.name);
+        GgmlType dst = t.type;
+        const bool allowed = allows_quantization(t, opt);
+        if (allowed) {
+            if (opt.token_embedding_type && c == Cat::TokenEmbd) {
+                dst = fallback_type(t, *opt.token_embedding_type, plan.warnings);
+            } else if (opt.output_tensor_type && c == Cat::Output) {
+                dst = fallback_type(t, *opt.output_tensor_type, plan.warnings);
+            } else {
+                dst = preset.default_type;
+                if (quantized_preset) {
+                    auto rule = std::find_if(type_res.begin(), type_res.end(),
+                                             [&](const std::regex& re) { return std::regex_search(t.name, re); });
+                    if (rule != type_res.end()) {
+                        const size_t r = static_cast<size_t>(rule - type_res.begin());
+                        dst = opt.tensor_types[r].type;
+                        ++type_hits[r];
+                    } else if (!opt.pure) {
+                        dst = mixture_type(s, t, c, dst);
+                    }
+                    dst = fallback_type(t, dst, plan.warnings);
+                }
+            }
+        }
+        for (size_t k = 0; k < keep_res.size(); ++k) {
+            if (std::regex_search(t.name, keep_res[k])) {
+                ++keep_hits[k];
+                dst = t.type;
+                break;
+            }
+        }
+
+        TensorPlan tp;
+        tp.input_index = idx;
+        tp.name = t.name;
+        tp.shape.assign(t.ne.begin(), t.ne.begin() + effective_dims(t));
+        tp.src_type = t.type;
+        tp.dst_type = dst;
+        tp.n_elements = t.n_elements();
+        tp.src_bytes = t.n_bytes;
+        tp.dst_bytes = row_size(dst, t.ne[0]) * static_cast<uint64_t>(t.n_rows());
+        tp.requires_imatrix = allowed && tp.convert() && requires_imatrix(t.name, dst, preset.ftype);
+        plan.tensors.push_back(std::move(tp));
+    }
+
+    if (!quantized_preset && !opt.tensor_types.empty()) {
+        plan.warnings.push_back(fmt::format("--tensor-type rules are ignored with preset {} (as in llama-quantize)", preset.name));
+    } else {
+        for (size_t r = 0; r < type_hits.size(); ++r)
+            if (!type_hits[r])
+                plan.warnings.push_back(fmt::format("--tensor-type '{}={}' applies to no tensor",
+                                                    opt.tensor_types[r].pattern, type_name(opt.tensor_types[r].type)));
+    }
+    for (size_t k = 0; k < keep_hits.size(); ++k)
+        if (!keep_hits[k]) plan.warnings.push_back(fmt::format("--keep '{}' matches no tensor", opt.keep[k]));
+    return plan;
+}
+
+}  // namespace oiw

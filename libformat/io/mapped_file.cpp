@@ -1,0 +1,49 @@
+#include "libformat/io/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "libformat/error.h"
+
+namespace oiw {
+
+MappedFile::MappedFile(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw FormatError(ErrorKind::Io, path, "", std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        ::close(fd);
+        throw FormatError(ErrorKind::Io, path, "", S_ISDIR(st.st_mode) ? "is a directory" : std::string("cannot stat: ") + std::strerror(e));
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            ::close(fd);
+            throw FormatError(ErrorKind::Io, path, "", std::string("cannot mmap: ") + std::strerror(e));
+        }
+        data_ = static_cast<const uint8_t*>(p);
+    }
+    ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+void MappedFile::release(uint64_t offset, uint64_t len) const {
+    if (!data_ || offset >= size_) return;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    uint64_t begin = (offset + page - 1) / page * page;  // only whole pages inside the range
+    uint64_t end = std::min<uint64_t>(offset + len, size_) / page * page;
+    if (end > begin) ::madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
+}
+
+}  // namespace oiw

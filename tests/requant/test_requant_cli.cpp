@@ -1,0 +1,142 @@
+// gguf-requant command line: exit status 2 with one-line errors listing valid names, warnings,
+// --dry-run --json figures checked against a real conversion, option order, quiet when piped.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "inspect/json.h"
+#include "inspect/model.h"
+#include "libformat/gguf/gguf.h"
+#include "tests/support/helpers.h"
+
+namespace oiw {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kTinyF16 = test::shared_path("fixtures/tiny-llama-f16.gguf");
+
+int requant(const std::string& args, std::string* out, bool merge_stderr = true) {
+    return test::run(test::tool_path("gguf-requant") + " " + args, out, merge_stderr);
+}
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(RequantCli, BadInputExitsWithOneLineError) {
+    const std::string out = (test::temp_dir() / "o.gguf").string();
+    struct Case { std::string args, expect; };
+    const std::vector<Case> cases = {
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_X", "unknown preset 'Q4_K_X' (valid: Q4_0 Q4_1"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --tensor-type attn_v=q9_9", "unknown type 'q9_9' (valid: F32 F16"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --output-tensor-type bogus", "--output-tensor-type: unknown type 'bogus'"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --tensor-type 'attn_(v=q8_0'", "invalid regular expression"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --override-kv general.name=text:x", "unknown value type 'text'"},
+        {"'" + kTinyF16 + "' --preset Q4_K_M", "output path required"},
+        {"'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' '" + out + "' --preset Q8_0",
+         "requantizing from Q6_K to Q8_0 is disabled (pass --allow-requantize; 30 tensor(s) are quantized)"},
+        {"'" + kTinyF16 + "' '" + kTinyF16 + "' --preset Q8_0", "refusing to overwrite the input"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q8_0 --threads 0", "--threads"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.args);
+        std::string log;
+        EXPECT_EQ(requant(c.args, &log), 2);
+        EXPECT_EQ(log.rfind("gguf-requant: error: ", 0), 0u) << log;
+        EXPECT_NE(log.find(c.expect), std::string::npos) << log;
+        EXPECT_EQ(lines(log), 1u) << log;
+    }
+    EXPECT_FALSE(fs::exists(out));
+}
+
+json::Value run_json(const std::string& args) {
+    std::string text;
+    EXPECT_EQ(requant(args + " --json", &text, false), 0) << text;
+    return json::parse(text);
+}
+
+// The dry-run figures are those of the file a real run writes (traffic: inspect's model).
+TEST(RequantCli, DryRunJsonMatchesTheRealOutput) {
+    const std::string out = (test::temp_dir() / "q.gguf").string();
+    const std::string args = "'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --leave-output-tensor --threads 2";
+    json::Value plan = run_json(args + " --dry-run");
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_TRUE(plan.at("dry_run").boolean);
+    EXPECT_EQ(plan.at("file_type").number, 15);
+    json::Value done = run_json(args);
+    EXPECT_TRUE(done.at("seconds").is_number());
+
+    GgufFile f = GgufFile::open(out);
+    const json::Value& totals = plan.at("totals");
+    EXPECT_EQ(totals.at("file_size").number, static_cast<double>(f.file_size()));
+    EXPECT_EQ(totals.at("file_size").number, done.at("totals").at("file_size").number);
+    inspect::Analysis a = inspect::analyze(f);
+    EXPECT_EQ(totals.at("new_bytes").number, static_cast<double>(a.model.n_bytes));
+    EXPECT_EQ(totals.at("n_elements").number, static_cast<double>(a.model.n_elements));
+    EXPECT_DOUBLE_EQ(totals.at("new_bpw").number, a.model.bpw());
+    EXPECT_DOUBLE_EQ(totals.at("bytes_per_token").number, a.traffic.bytes_per_token);
+    EXPECT_EQ(totals.at("old_bytes").number, 39068672.0);
+    EXPECT_EQ(totals.at("tensors").number, 39);
+
+    const auto& tensors = plan.at("tensors").items;
+    ASSERT_EQ(tensors.size(), f.tensors().size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        const GgufTensorInfo& t = f.tensors()[i];
+        SCOPED_TRACE(t.name);
+        EXPECT_EQ(tensors[i].at("name").text, t.name);
+        EXPECT_EQ(tensors[i].at("new_type").text, type_name(t.type));
+        EXPECT_EQ(tensors[i].at("new_bytes").number, static_cast<double>(t.n_bytes));
+        EXPECT_EQ(tensors[i].at("action").text, t.name.find("norm") != std::string::npos || t.name == "output.weight" ? "copy" : "convert");
+    }
+}
+
+TEST(RequantCli, RuleOrderWarningsAndOverrides) {
+    const fs::path dir = test::temp_dir();
+    const std::string rules = (dir / "rules.txt").string();
+    const std::string text = "attn_v=q8_0\n  blk\\.0\\.attn_k=q5_1 ";
+    test::write_file(rules, std::vector<uint8_t>(text.begin(), text.end()));
+    auto type_of = [](const json::Value& plan, const std::string& name) {
+        for (const auto& t : plan.at("tensors").items)
+            if (t.at("name").text == name) return t.at("new_type").text;
+        return std::string("(missing)");
+    };
+    const std::string base = "'" + kTinyF16 + "' --preset Q4_K_M --dry-run ";
+    json::Value a = run_json(base + "--tensor-type attn_v=q5_0 --tensor-type-file '" + rules + "'");
+    EXPECT_EQ(type_of(a, "blk.2.attn_v.weight"), "Q5_0");
+    EXPECT_EQ(type_of(a, "blk.0.attn_k.weight"), "Q5_1");
+    json::Value b = run_json(base + "--tensor-type-file '" + rules + "' --tensor-type attn_v=q5_0");
+    EXPECT_EQ(type_of(b, "blk.2.attn_v.weight"), "Q8_0");
+    EXPECT_EQ(b.at("warnings").items.size(), 1u);  // the later attn_v rule never applies
+    EXPECT_NE(b.at("warnings").at(0).text.find("'attn_v=Q5_0' applies to no tensor"), std::string::npos);
+
+    std::string log;
+    EXPECT_EQ(requant(base + "--tensor-type nothing=q8_0", &log), 0);
+    EXPECT_NE(log.find("gguf-requant: warning: --tensor-type 'nothing=Q8_0' applies to no tensor"), std::string::npos) << log;
+
+    // Overrides as llama-quantize writes them ("int" becomes u32); piped runs print nothing.
+    const std::string out = (dir / "o.gguf").string();
+    EXPECT_EQ(requant("'" + kTinyF16 + "' '" + out + "' --preset Q8_0 --override-kv oiw.n=int:-5 "
+                      "--override-kv general.name=str:x --keep 'blk\\.1\\.' --threads 1", &log), 0);
+    EXPECT_EQ(log, "");
+    GgufFile f = GgufFile::open(out);
+    EXPECT_EQ(f.find("oiw.n")->type, GgufType::U32);
+    EXPECT_EQ(f.find("oiw.n")->as_int(), 5);
+    EXPECT_EQ(*f.find("general.name")->as_string(), "x");
+    EXPECT_EQ(f.tensors()[static_cast<size_t>(f.find_tensor("blk.1.attn_q.weight"))].type, GgmlType::F16);
+    EXPECT_EQ(f.tensors()[static_cast<size_t>(f.find_tensor("blk.2.attn_q.weight"))].type, GgmlType::Q8_0);
+}
+
+TEST(RequantCli, AllowRequantizeWarns) {
+    const std::string out = (test::temp_dir() / "r.gguf").string();
+    std::string log;
+    EXPECT_EQ(requant("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' '" + out +
+                      "' --preset Q4_K_M --allow-requantize", &log), 0);
+    EXPECT_NE(log.find("gguf-requant: warning: requantizing 29 already-quantized tensor(s)"), std::string::npos) << log;
+    EXPECT_EQ(GgufFile::open(out).find("general.file_type")->as_int(), 15);
+    // A dry run shows the plan and reports the refusal instead of failing.
+    json::Value plan = run_json("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' --preset Q8_0 --dry-run");
+    ASSERT_EQ(plan.at("warnings").items.size(), 1u);
+    EXPECT_NE(plan.at("warnings").at(0).text.find("a conversion would fail:"), std::string::npos);
+    EXPECT_EQ(plan.at("tensors").items.size(), 39u);
+}
+
+}  // namespace
+}  // namespace oiw

@@ -1,0 +1,109 @@
+#include "tests/support/helpers.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "libformat/io/hash.h"
+
+namespace oiw::test {
+namespace fs = std::filesystem;
+
+std::string shared_path(const std::string& rel) { return (fs::path(OIW_SHARED_DIR) / rel).lexically_normal().string(); }
+
+std::string tool_path(const std::string& name) { return (fs::path(OIW_BIN_DIR) / name).string(); }
+
+namespace {
+struct TempRoot {
+    fs::path root;
+    TempRoot() {
+        std::string tmpl = (fs::temp_directory_path() / "oiw-test-XXXXXX").string();
+        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+        root = tmpl;
+    }
+    ~TempRoot() {
+        std::error_code ec;
+        fs::remove_all(root, ec);
+    }
+};
+}  // namespace
+
+fs::path temp_dir() {
+    static TempRoot r;
+    static int counter = 0;
+    fs::path p = r.root / std::to_string(counter++);
+    fs::create_directories(p);
+    return p;
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot read " + path);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+void write_file(const std::string& path, std::span<const uint8_t> bytes) {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+std::string sha256_hex(std::span<const uint8_t> bytes) { return oiw::sha256_hex(bytes); }
+
+int run(const std::string& cmd, std::string* out, bool merge_stderr) {
+    std::string full = cmd + (merge_stderr ? " 2>&1" : "");
+    FILE* p = ::popen(full.c_str(), "r");
+    if (!p) return -1;
+    std::array<char, 4096> buf;
+    size_t n;
+    std::string o;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) o.append(buf.data(), n);
+    int st = ::pclose(p);
+    if (out) *out = std::move(o);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+std::vector<std::string> fixture_files() {
+    std::vector<std::string> v;
+    for (const auto& e : fs::recursive_directory_iterator(shared_path("fixtures")))
+        if (e.is_regular_file() && e.path().extension() == ".gguf") v.push_back(e.path().string());
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+std::vector<float> read_f32(const GgufFile& f, const std::string& name) {
+    const int64_t i = f.find_tensor(name);
+    if (i < 0) throw std::runtime_error("missing tensor " + name);
+    const auto& info = f.tensors()[static_cast<size_t>(i)];
+    if (info.type != GgmlType::F32) throw std::runtime_error(name + " is not F32");
+    const auto bytes = f.tensor_data(static_cast<size_t>(i));
+    std::vector<float> out(bytes.size() / sizeof(float));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
+    return out;
+}
+
+namespace {
+Golden load_golden() {
+    Golden g{GgufFile::open(shared_path("golden/quant-input.gguf")),
+             GgufFile::open(shared_path("golden/quant-expected.gguf")), {}, {}, 0, 0};
+    g.x = read_f32(g.input, "input");
+    g.importance = read_f32(g.input, "importance");
+    g.n_per_row = g.input.tensors()[static_cast<size_t>(g.input.find_tensor("input"))].ne[0];
+    g.nrows = static_cast<int64_t>(g.x.size()) / g.n_per_row;
+    return g;
+}
+}  // namespace
+
+const Golden& golden() {
+    static const Golden g = load_golden();
+    return g;
+}
+
+}  // namespace oiw::test

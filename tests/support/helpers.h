@@ -1,0 +1,46 @@
+// Shared test helpers: locating ../shared, temp dirs, hashing, running tools, golden tensors.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "libformat/gguf/gguf.h"
+
+namespace oiw::test {
+
+// Absolute path of a file under ../shared (e.g. "fixtures/tiny-llama-f16.gguf").
+std::string shared_path(const std::string& rel);
+// Absolute path of a built tool (e.g. "gguf-inspect").
+std::string tool_path(const std::string& name);
+// A fresh empty directory, unique per call, removed at process exit.
+std::filesystem::path temp_dir();
+// Whole file as bytes.
+std::vector<uint8_t> read_file(const std::string& path);
+void write_file(const std::string& path, std::span<const uint8_t> bytes);
+// Lower-case hex SHA-256.
+std::string sha256_hex(std::span<const uint8_t> bytes);
+// Runs a shell command; returns exit status, captures stdout (and stderr if merge_stderr).
+int run(const std::string& cmd, std::string* out = nullptr, bool merge_stderr = false);
+// Every *.gguf under ../shared/fixtures (recursively), sorted.
+std::vector<std::string> fixture_files();
+
+// F32 tensor `name` of `f` copied out as floats (the mapping need not be float-aligned); throws
+// if it is missing or not F32.
+std::vector<float> read_f32(const GgufFile& f, const std::string& name);
+
+// The quantizer golden files under ../shared/golden: ggml's input (16 rows x 1024) with its
+// importance weights, and ggml's expected outputs (tensors "<type>.plain" / "<type>.imatrix").
+struct Golden {
+    GgufFile input;
+    GgufFile expected;
+    std::vector<float> x;           // tensor "input", nrows x n_per_row
+    std::vector<float> importance;  // tensor "importance", n_per_row weights
+    int64_t n_per_row = 0;
+    int64_t nrows = 0;
+};
+// Opened and read once per process.
+const Golden& golden();
+
+}  // namespace oiw::test

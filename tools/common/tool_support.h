@@ -1,0 +1,46 @@
+// Shared plumbing for the command-line tools: error reporting, exit codes, TTY progress,
+// KEY=TYPE:VALUE parsing.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "libformat/gguf/gguf.h"
+
+namespace oiw {
+
+inline constexpr int kExitOk = 0, kExitDiffers = 1, kExitError = 2;
+
+// Runs `body`; any FormatError or other exception is printed as one line
+// "<tool>: error: <message>" on stderr and turned into exit status 2.
+int run_tool(std::string_view tool, const std::function<int()>& body);
+
+// True when the stream (1 = stdout, 2 = stderr) is a terminal.
+bool is_tty(int fd);
+
+// Parses "KEY=TYPE:VALUE" (TYPE one of u8 i8 u16 i16 u32 i32 f32 bool str u64 i64 f64, as
+// llama-quantize's --override-kv also accepts int/float/bool/str). Throws FormatError(Usage).
+GgufKV parse_kv_assignment(std::string_view spec);
+// Parses "KEY=str:@FILE": a string array, one element per line of FILE (no trailing newline
+// element). Throws FormatError(Usage/Io).
+GgufKV parse_string_array_assignment(std::string_view spec);
+
+// One-line progress meter on stderr, drawn only when stderr is a TTY (quiet when piped).
+class Progress {
+public:
+    Progress(std::string label, uint64_t total_items, uint64_t total_bytes);
+    ~Progress();
+    // Reports item `i` (0-based) named `what` done, with `bytes` processed so far.
+    void update(uint64_t i, uint64_t bytes, std::string_view what);
+    void done();
+
+private:
+    std::string label_;
+    uint64_t total_items_, total_bytes_;
+    bool enabled_, finished_ = false;
+    std::chrono::steady_clock::time_point start_, last_;
+};
+
+}  // namespace oiw
