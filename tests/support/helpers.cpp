@@ -18,6 +18,10 @@ namespace fs = std::filesystem;
 
 std::string shared_path(const std::string& rel) { return (fs::path(OIW_SHARED_DIR) / rel).lexically_normal().string(); }
 
+bool shared_available(const std::string& rel) { return fs::exists(shared_path(rel)); }
+
+std::string data_path(const std::string& rel) { return (fs::path(OIW_SOURCE_DIR) / "tests/data" / rel).lexically_normal().string(); }
+
 std::string tool_path(const std::string& name) { return (fs::path(OIW_BIN_DIR) / name).string(); }
 
 namespace {

@@ -6,12 +6,26 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "libformat/gguf/gguf.h"
+
+// Skips the current test with a one-line reason when ../shared/<rel> is absent (a bare clone).
+#define OIW_NEED_SHARED(rel)                                                                  \
+    do {                                                                                     \
+        if (!::oiw::test::shared_available(rel))                                             \
+            GTEST_SKIP() << "needs ../shared/" << (rel) << " (absent: not a CI or dev checkout)"; \
+    } while (0)
 
 namespace oiw::test {
 
-// Absolute path of a file under ../shared (e.g. "fixtures/tiny-llama-f16.gguf").
+// Absolute path of a file under ../shared (e.g. "fixtures/tiny-llama-f16.gguf"). ../shared exists
+// in CI and on developer machines, not in a user's clone: tests that need it use OIW_NEED_SHARED.
 std::string shared_path(const std::string& rel);
+// True when ../shared/<rel> exists.
+bool shared_available(const std::string& rel = "fixtures");
+// Absolute path of a vendored file under tests/data (the small fixture pack, always present).
+std::string data_path(const std::string& rel);
 // Absolute path of a built tool (e.g. "gguf-inspect").
 std::string tool_path(const std::string& name);
 // A fresh empty directory, unique per call, removed at process exit.
