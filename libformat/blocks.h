@@ -49,6 +49,11 @@ struct block_tq2_0 { uint8_t qs[QK_K / 4]; uint16_t d; };
 struct block_mxfp4 { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; };
 struct block_nvfp4 { uint8_t d[QK_NVFP4 / 16]; uint8_t qs[QK_NVFP4 / 2]; };
 struct block_q1_0 { uint16_t d; uint8_t qs[QK1_0 / 8]; };
+
+// Q4_Kx8 (ggml-cpu repack.h block_q4_Kx8): the 256-wide block column x of 8 consecutive Q4_K rows
+// interleaved. d[r], dmin[r] of row r; scales holds the 8 rows' 12-byte scale fields regrouped
+// by ggml's make_block_q4_Kx8; qs interleaves the rows' quants 8 (x86) or 4 (ARM) bytes at a time.
+struct block_q4_Kx8 { uint16_t d[8]; uint16_t dmin[8]; uint8_t scales[96]; uint8_t qs[1024]; };
 #pragma pack(pop)
 
 static_assert(sizeof(block_q4_0) == 18 && sizeof(block_q4_1) == 20);
@@ -62,6 +67,7 @@ static_assert(sizeof(block_iq3_xxs) == 98 && sizeof(block_iq3_s) == 110);
 static_assert(sizeof(block_iq1_s) == 50 && sizeof(block_iq1_m) == 56);
 static_assert(sizeof(block_iq4_nl) == 18 && sizeof(block_iq4_xs) == 136);
 static_assert(sizeof(block_tq1_0) == 54 && sizeof(block_tq2_0) == 66);
+static_assert(sizeof(block_q4_Kx8) == 1152);
 static_assert(sizeof(block_mxfp4) == 17 && sizeof(block_nvfp4) == 36 && sizeof(block_q1_0) == 18);
 
 }  // namespace oiw
