@@ -28,9 +28,9 @@ namespace oiw {
 
 inline constexpr uint64_t kDefaultAlignment = 32;
 // Largest general.alignment accepted (read or written). ggml checks only for a power of two, so a
-// u32 allows 2^31 and a writer would pad every tensor to 2 GiB. 64 KiB is the largest page size of
-// the platforms ggml mmaps on (aarch64/ppc64 64K pages); no loader needs more, and padding stays
-// below 64 KiB per tensor.
+// u32 allows 2^31 and a writer would pad every tensor to 2 GiB. 64 KiB covers the largest base
+// page size of the Linux platforms ggml runs on (aarch64 and ppc64 with 64K pages) and keeps the
+// padding below 64 KiB per tensor.
 inline constexpr uint64_t kMaxAlignment = 64 * 1024;
 inline constexpr uint32_t kMaxDims = 4;
 
