@@ -91,7 +91,7 @@ struct Bucket {
 
 }  // namespace
 
-std::vector<Flag> audit(const GgufFile& f, const Analysis& a, const Profile& p) {
+std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
     const auto& infos = f.tensors();
     const uint64_t total = a.traffic.bytes_per_token;
     auto share = [&](uint64_t b) { return total > 0 ? static_cast<double>(b) / static_cast<double>(total) : 0.0; };

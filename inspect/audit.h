@@ -6,7 +6,7 @@
 
 #include "inspect/model.h"
 #include "inspect/profile.h"
-#include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
 
 namespace oiw::inspect {
 
@@ -38,6 +38,6 @@ struct Flag {
 };
 
 // Flags in a fixed order: by kind (enum order), then by bytes per token, largest first.
-std::vector<Flag> audit(const GgufFile& f, const Analysis& a, const Profile& p);
+std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p);
 
 }  // namespace oiw::inspect

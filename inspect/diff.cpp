@@ -9,24 +9,24 @@
 
 namespace oiw::inspect {
 
-Diff diff(const GgufFile& a, const Analysis& aa, const GgufFile& b, const Analysis& ab, bool compare_data) {
+Diff diff(const Model& a, const Analysis& aa, const Model& b, const Analysis& ab, bool compare_data) {
     Diff d;
     if (a.version() != b.version()) d.header.push_back(fmt::format("version {} -> {}", a.version(), b.version()));
     if (a.alignment() != b.alignment()) d.header.push_back(fmt::format("alignment {} -> {}", a.alignment(), b.alignment()));
 
     std::unordered_map<std::string_view, size_t> kb;
-    for (size_t i = 0; i < b.kvs().size(); ++i) kb.emplace(b.kvs()[i].key, i);
-    std::vector<bool> b_kv_seen(b.kvs().size());
-    for (size_t i = 0; i < a.kvs().size(); ++i) {
-        auto it = kb.find(a.kvs()[i].key);
+    for (size_t i = 0; i < b.metadata().size(); ++i) kb.emplace(b.metadata()[i].key, i);
+    std::vector<bool> b_kv_seen(b.metadata().size());
+    for (size_t i = 0; i < a.metadata().size(); ++i) {
+        auto it = kb.find(a.metadata()[i].key);
         if (it == kb.end()) {
             d.kv_removed.push_back(i);
             continue;
         }
         b_kv_seen[it->second] = true;
-        if (!(a.kvs()[i].value == b.kvs()[it->second].value)) d.kv_changed.emplace_back(i, it->second);
+        if (!(a.metadata()[i].value == b.metadata()[it->second].value)) d.kv_changed.emplace_back(i, it->second);
     }
-    for (size_t j = 0; j < b.kvs().size(); ++j)
+    for (size_t j = 0; j < b.metadata().size(); ++j)
         if (!b_kv_seen[j]) d.kv_added.push_back(j);
 
     std::unordered_map<std::string_view, size_t> tb;

@@ -53,7 +53,7 @@ void parallel_for(size_t n, const std::vector<uint64_t>& weight, const std::func
     if (error) std::rethrow_exception(error);
 }
 
-std::vector<std::string> tensor_digests(const GgufFile& f, HashAlgo algo) {
+std::vector<std::string> tensor_digests(const Model& f, HashAlgo algo) {
     const auto& infos = f.tensors();
     std::vector<std::string> out(infos.size());
     std::vector<uint64_t> weight(infos.size());

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
 
 namespace oiw::inspect {
 
@@ -23,6 +23,6 @@ unsigned worker_count(size_t jobs);
 void parallel_for(size_t n, const std::vector<uint64_t>& weight, const std::function<void(size_t)>& fn);
 
 // Lower-case hex digest of each tensor's data bytes (xxh3: 16 hex chars; sha256: 64), in tensor order.
-std::vector<std::string> tensor_digests(const GgufFile& f, HashAlgo algo);
+std::vector<std::string> tensor_digests(const Model& f, HashAlgo algo);
 
 }  // namespace oiw::inspect

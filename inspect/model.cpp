@@ -74,33 +74,14 @@ Group classify(std::string_view name) {
 
 namespace {
 
-const GgufValue* find_kv(const std::vector<GgufKV>& kvs, std::string_view key) {
-    for (const auto& kv : kvs)
-        if (kv.key == key) return &kv.value;
-    return nullptr;
-}
-
-std::optional<uint64_t> uint_kv(const std::vector<GgufKV>& kvs, const std::string& key) {
-    const GgufValue* v = find_kv(kvs, key);
-    if (!v) return std::nullopt;
-    auto i = v->as_int();
-    if (!i || *i < 0) return std::nullopt;
-    return static_cast<uint64_t>(*i);
-}
-
-std::string string_kv(const std::vector<GgufKV>& kvs, std::string_view key) {
-    const GgufValue* v = find_kv(kvs, key);
-    const std::string* s = v ? v->as_string() : nullptr;
-    return s ? *s : std::string();
-}
-
-// <arch>.<suffix>, falling back to any key ending in ".<suffix>" when the architecture is unknown.
-std::optional<uint64_t> arch_uint(const std::vector<GgufKV>& kvs, const std::string& arch, const std::string& suffix) {
-    if (!arch.empty()) return uint_kv(kvs, arch + "." + suffix);
+// <arch>.<suffix> as a u32 count, falling back to any key ending in ".<suffix>" when the
+// architecture is unknown.
+std::optional<uint64_t> arch_uint(const Metadata& kvs, const std::string& arch, const std::string& suffix) {
+    if (!arch.empty()) return kvs.get_uint(arch + "." + suffix, UINT32_MAX);
     const std::string tail = "." + suffix;
     for (const auto& kv : kvs)
         if (kv.key.size() > tail.size() && kv.key.compare(kv.key.size() - tail.size(), tail.size(), tail) == 0)
-            return uint_kv(kvs, kv.key);
+            return kvs.get_uint(kv.key, UINT32_MAX);
     return std::nullopt;
 }
 
@@ -113,14 +94,14 @@ void add(Totals& t, const GgufTensorInfo& ti, uint64_t bpt) {
 
 }  // namespace
 
-Analysis analyze(const GgufFile& f) { return analyze(f.kvs(), f.tensors()); }
+Analysis analyze(const Model& f) { return analyze(f.metadata(), f.tensors()); }
 
-Analysis analyze(const std::vector<GgufKV>& kvs, const std::vector<GgufTensorInfo>& infos) {
+Analysis analyze(const Metadata& kvs, const std::vector<GgufTensorInfo>& infos) {
     Analysis a;
     ModelFacts& m = a.model;
-    m.architecture = string_kv(kvs, "general.architecture");
-    m.name = string_kv(kvs, "general.name");
-    if (auto ft = uint_kv(kvs, "general.file_type"); ft && *ft <= UINT32_MAX) m.file_type = static_cast<uint32_t>(*ft);
+    m.architecture = kvs.get_string("general.architecture").value_or("");
+    m.name = kvs.get_string("general.name").value_or("");
+    if (auto ft = kvs.get_uint("general.file_type", UINT32_MAX)) m.file_type = static_cast<uint32_t>(*ft);
     m.expert_count = arch_uint(kvs, m.architecture, "expert_count");
     m.expert_used_count = arch_uint(kvs, m.architecture, "expert_used_count");
 

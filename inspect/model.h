@@ -1,5 +1,5 @@
 // Model facts and the batch-1 decode traffic model of a GGUF file. Pure analysis: reads only
-// the validated header (GgufFile's metadata and tensor infos), never tensor data, never prints.
+// the validated header (the model's metadata and tensor infos), never tensor data, never prints.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
 
 namespace oiw::inspect {
 
@@ -78,7 +78,7 @@ struct Traffic {
 
 struct Analysis {
     ModelFacts model;
-    std::vector<TensorFacts> tensors;          // parallel to GgufFile::tensors()
+    std::vector<TensorFacts> tensors;          // parallel to Model::tensors()
     std::vector<TypeTotals> by_type;           // types present, ascending type id
     std::array<Totals, kGroupCount> by_group;  // indexed by Group
     std::vector<LayerTotals> by_layer;         // layer -1 (outside blocks) first, then ascending
@@ -91,9 +91,9 @@ struct Analysis {
 //       n_bytes * expert_used_count / expert_count (exact: such a tensor holds expert_count
 //       equal slices, so this is expert_used_count whole slices);
 //   everything else (lm_head, tied token_embd, dense matrices, shared experts, routers, norms): all bytes.
-Analysis analyze(const GgufFile& f);
+Analysis analyze(const Model& f);
 // The same from metadata and tensor infos alone (e.g. a planned output that is not written yet).
-Analysis analyze(const std::vector<GgufKV>& kvs, const std::vector<GgufTensorInfo>& tensors);
+Analysis analyze(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors);
 
 // Parses a memory bandwidth such as "20GB/s", "20 GB", "51.2e9", "25GiB/s" into bytes per second
 // (SI prefixes are powers of 1000, "i" prefixes powers of 1024). Throws FormatError(Usage).

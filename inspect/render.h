@@ -12,7 +12,7 @@
 #include "inspect/digest.h"
 #include "inspect/model.h"
 #include "inspect/profile.h"
-#include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
 
 namespace oiw::inspect {
 
@@ -22,7 +22,7 @@ inline constexpr std::string_view kDiffSchema = "oiw.gguf-inspect.diff/1";
 inline constexpr size_t kArrayPreview = 8;
 
 struct Report {
-    const GgufFile& file;
+    const Model& file;
     const Analysis& analysis;
     const Profile* profile = nullptr;           // audit profile; flags below were computed with it
     const std::vector<Flag>* flags = nullptr;
@@ -42,9 +42,9 @@ std::string render_markdown(const Report& r, const RenderOptions& o);
 std::string render_json(const Report& r, const RenderOptions& o);
 
 struct DiffReport {
-    const GgufFile& a;
+    const Model& a;
     const Analysis& aa;
-    const GgufFile& b;
+    const Model& b;
     const Analysis& ab;
     const Diff& diff;
 };

@@ -64,11 +64,10 @@ void scalar(json::Writer& w, GgufType t, const uint8_t* p) {
 // The elements of an array value (at most `limit`), as a JSON array.
 void array_items(json::Writer& w, const GgufValue& v, size_t limit) {
     w.begin_array(true);
-    const uint64_t shown = std::min<uint64_t>(v.count, limit);
+    const uint64_t shown = std::min<uint64_t>(v.count(), limit);
     for (uint64_t i = 0; i < shown; ++i) {
-        if (v.elem_type == GgufType::STRING) w.value(v.strings[i]);
-        else if (v.elem_type == GgufType::ARRAY) array_items(w, v.arrays[i], limit);
-        else scalar(w, v.elem_type, v.raw.data() + i * gguf_type_size(v.elem_type));
+        if (v.elem_type() == GgufType::STRING) w.value(v.strings()[i]);
+        else scalar(w, v.elem_type(), v.raw().data() + i * gguf_type_size(v.elem_type()));
     }
     w.end_array();
 }
@@ -77,17 +76,17 @@ void array_items(json::Writer& w, const GgufValue& v, size_t limit) {
 //  "value": [...], "truncated": true}
 void kv_value(json::Writer& w, const GgufValue& v, size_t limit) {
     w.begin_object();
-    field(w, "type", gguf_type_name(v.type));
+    field(w, "type", gguf_type_name(v.type()));
     if (v.is_array()) {
-        field(w, "elem_type", gguf_type_name(v.elem_type));
-        field(w, "count", v.count);
+        field(w, "elem_type", gguf_type_name(v.elem_type()));
+        field(w, "count", v.count());
         w.key("value");
         array_items(w, v, limit);
-        field(w, "truncated", v.count > limit);
+        field(w, "truncated", v.count() > limit);
     } else {
         w.key("value");
-        if (v.type == GgufType::STRING) w.value(v.strings.at(0));
-        else scalar(w, v.type, v.raw.data());
+        if (v.type() == GgufType::STRING) w.value(v.strings().at(0));
+        else scalar(w, v.type(), v.raw().data());
     }
     w.end_object();
 }
@@ -108,7 +107,7 @@ void shape(json::Writer& w, const GgufTensorInfo& t) {
 }  // namespace
 
 std::string render_json(const Report& r, const RenderOptions& o) {
-    const GgufFile& f = r.file;
+    const Model& f = r.file;
     const Analysis& a = r.analysis;
     const ModelFacts& m = a.model;
     const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
@@ -142,7 +141,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     } else {
         w.null();
     }
-    field(w, "kv_count", f.kvs().size());
+    field(w, "kv_count", f.metadata().size());
     field(w, "tensor_count", f.tensors().size());
     field(w, "n_elements", m.n_elements);
     field(w, "n_bytes", m.n_bytes);
@@ -156,7 +155,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
 
     w.key("kv");
     w.begin_object();
-    for (const auto& kv : f.kvs()) {
+    for (const auto& kv : f.metadata()) {
         w.key(kv.key);
         kv_value(w, kv.value, limit);
     }
@@ -281,11 +280,11 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
     const Diff& d = r.diff;
     const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
     json::Writer w;
-    auto file = [&](const GgufFile& f, const Analysis& a) {
+    auto file = [&](const Model& f, const Analysis& a) {
         w.begin_object();
         field(w, "path", f.path());
         field(w, "size", f.file_size());
-        field(w, "kv_count", f.kvs().size());
+        field(w, "kv_count", f.metadata().size());
         field(w, "tensor_count", f.tensors().size());
         field(w, "n_elements", a.model.n_elements);
         field(w, "n_bytes", a.model.n_bytes);
@@ -302,12 +301,12 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
         w.end_object();
     };
     // "key": {kv key: value, ...} for the kvs of f at indices idx.
-    auto kvs = [&](std::string_view key, const GgufFile& f, const std::vector<size_t>& idx) {
+    auto kvs = [&](std::string_view key, const Model& f, const std::vector<size_t>& idx) {
         w.key(key);
         w.begin_object();
         for (size_t i : idx) {
-            w.key(f.kvs()[i].key);
-            kv_value(w, f.kvs()[i].value, limit);
+            w.key(f.metadata()[i].key);
+            kv_value(w, f.metadata()[i].value, limit);
         }
         w.end_object();
     };
@@ -337,12 +336,12 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
     w.key("changed");
     w.begin_object();
     for (const auto& [i, j] : d.kv_changed) {
-        w.key(r.a.kvs()[i].key);
+        w.key(r.a.metadata()[i].key);
         w.begin_object();
         w.key("a");
-        kv_value(w, r.a.kvs()[i].value, limit);
+        kv_value(w, r.a.metadata()[i].value, limit);
         w.key("b");
-        kv_value(w, r.b.kvs()[j].value, limit);
+        kv_value(w, r.b.metadata()[j].value, limit);
         w.end_object();
     }
     w.end_object();

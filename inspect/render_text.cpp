@@ -26,8 +26,8 @@ std::string si(double v) {
 }
 
 std::string value_type_string(const GgufValue& v) {
-    if (!v.is_array()) return std::string(gguf_type_name(v.type));
-    return fmt::format("arr[{},{}]", gguf_type_name(v.elem_type), v.count);
+    if (!v.is_array()) return std::string(gguf_type_name(v.type()));
+    return fmt::format("arr[{},{}]", gguf_type_name(v.elem_type()), v.count());
 }
 
 namespace {
@@ -278,7 +278,7 @@ double share_of(uint64_t part, uint64_t whole) { return whole ? static_cast<doub
 
 std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool md) {
     const Fmt F{md};
-    const GgufFile& f = r.file;
+    const Model& f = r.file;
     const Analysis& a = r.analysis;
     const ModelFacts& m = a.model;
     const uint64_t total_bpt = a.traffic.bytes_per_token;
@@ -300,7 +300,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             {"architecture", m.architecture.empty() ? "(not set)" : m.architecture},
             {"name", m.name.empty() ? "(not set)" : m.name},
             {"file type", ft},
-            {"KV pairs", fmt::format("{}", f.kvs().size())},
+            {"KV pairs", fmt::format("{}", f.metadata().size())},
             {"tensors", fmt::format("{}", f.tensors().size())},
             {"parameters", fmt::format("{} ({})", m.n_elements, si(static_cast<double>(m.n_elements)))},
             {"tensor bytes", fmt::format("{} ({})", m.n_bytes, bytes_h(m.n_bytes))},
@@ -317,14 +317,14 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
 
     // 2. Metadata
     {
-        Section s{fmt::format("Metadata ({} key/value pairs)", f.kvs().size()), {}};
+        Section s{fmt::format("Metadata ({} key/value pairs)", f.metadata().size()), {}};
         Table t;
         t.head = {"key", "type", "value"};
         t.align = "lll";
         t.shrink = {{2, 40}, {0, 32}, {2, 16}, {0, 20}, {1, 10}};
         t.middle = {0};
         const size_t preview = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
-        for (const auto& kv : f.kvs()) {
+        for (const auto& kv : f.metadata()) {
             std::string v = kv.value.to_string(preview);
             if (kv.key == "general.file_type" && m.file_type && !ftype_name(*m.file_type).empty())
                 v += fmt::format(" ({})", ftype_name(*m.file_type));
@@ -479,8 +479,8 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
     {
         Section s{"Files", {}};
         s.blocks.push_back(fields({
-            {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", r.a.path(), r.a.file_size(), r.a.kvs().size(), r.a.tensors().size())},
-            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", r.b.path(), r.b.file_size(), r.b.kvs().size(), r.b.tensors().size())},
+            {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", r.a.path(), r.a.file_size(), r.a.metadata().size(), r.a.tensors().size())},
+            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", r.b.path(), r.b.file_size(), r.b.metadata().size(), r.b.tensors().size())},
             {"verdict", d.identical() ? (d.data_compared ? "identical (metadata, tensor infos and data)"
                                                          : "identical metadata and tensor infos (data not compared; use --data)")
                                       : "different"},
@@ -497,16 +497,16 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
         t.shrink = {{2, 24}, {3, 24}, {1, 24}, {2, 12}, {3, 12}, {1, 16}};
         t.middle = {1};
         for (size_t j : d.kv_added) {
-            const auto& kv = r.b.kvs()[j];
+            const auto& kv = r.b.metadata()[j];
             t.rows.push_back({"+", kv.key, "", value_type_string(kv.value) + " " + kv.value.to_string(preview)});
         }
         for (size_t i : d.kv_removed) {
-            const auto& kv = r.a.kvs()[i];
+            const auto& kv = r.a.metadata()[i];
             t.rows.push_back({"-", kv.key, value_type_string(kv.value) + " " + kv.value.to_string(preview), ""});
         }
         for (const auto& [i, j] : d.kv_changed) {
-            const auto& x = r.a.kvs()[i];
-            const auto& y = r.b.kvs()[j];
+            const auto& x = r.a.metadata()[i];
+            const auto& y = r.b.metadata()[j];
             const bool type_change = value_type_string(x.value) != value_type_string(y.value);
             t.rows.push_back({"~", x.key, (type_change ? value_type_string(x.value) + " " : "") + x.value.to_string(preview),
                               (type_change ? value_type_string(y.value) + " " : "") + y.value.to_string(preview)});

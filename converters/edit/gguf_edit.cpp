@@ -4,30 +4,19 @@
 
 namespace oiw {
 
-std::vector<GgufKV> edited_kvs(const GgufFile& in, const EditPlan& plan, EditResult* res) {
-    std::vector<GgufKV> kvs = in.kvs();
+Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res) {
+    Metadata kvs = in.metadata();
     for (const auto& key : plan.remove) {
-        auto it = std::find_if(kvs.begin(), kvs.end(), [&](const GgufKV& kv) { return kv.key == key; });
-        if (it == kvs.end()) throw FormatError(ErrorKind::Usage, in.path(), "key '" + key + "'", "cannot remove: no such key");
-        kvs.erase(it);
+        if (!kvs.erase(key)) throw FormatError(ErrorKind::Usage, in.path(), "key '" + key + "'", "cannot remove: no such key");
         ++res->kv_removed;
     }
-    for (const auto& kv : plan.set) {
-        auto it = std::find_if(kvs.begin(), kvs.end(), [&](const GgufKV& k) { return k.key == kv.key; });
-        if (it != kvs.end()) {
-            it->value = kv.value;
-            ++res->kv_set;
-        } else {
-            kvs.push_back(kv);
-            ++res->kv_added;
-        }
-    }
+    for (const auto& kv : plan.set) ++(kvs.set(kv) ? res->kv_set : res->kv_added);
     return kvs;
 }
 
-EditResult write_edited(const GgufFile& in, const EditPlan& plan, const std::string& out_path) {
+EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path) {
     EditResult res;
-    std::vector<GgufKV> kvs = edited_kvs(in, plan, &res);
+    Metadata kvs = edited_kvs(in, plan, &res);
     std::vector<std::string> names;
     for (const auto& t : in.tensors()) names.push_back(t.name);
     for (const auto& [from, to] : plan.renames) {
@@ -39,8 +28,8 @@ EditResult write_edited(const GgufFile& in, const EditPlan& plan, const std::str
         ++res.tensors_renamed;
     }
     res.relaid_out = !in.canonical_layout();
-    GgufWriter w(out_path, {in.path()}, in.version());
-    w.set_kvs(std::move(kvs));
+    GgufWriter w(out_path, in.files(), in.version());
+    w.set_kvs(kvs);
     for (size_t i = 0; i < names.size(); ++i) w.add_tensor(names[i], in.tensors()[i].type, in.tensors()[i].shape());
     // Files without tensors keep whatever padding they had (gguf-py writes none).
     w.set_pad_empty(in.file_size() != in.header_size());

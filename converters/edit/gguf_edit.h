@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
 
 namespace oiw {
 
@@ -20,9 +20,9 @@ struct EditResult {
 };
 
 // Applies `plan` to the metadata of `in` (throws FormatError(Usage) naming a missing key/tensor).
-std::vector<GgufKV> edited_kvs(const GgufFile& in, const EditPlan& plan, EditResult* res);
+Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res);
 // Writes `in` with `plan` applied to `out_path` (atomic; refuses to overwrite `in`). With an
 // empty plan the output is byte-identical to a canonical input.
-EditResult write_edited(const GgufFile& in, const EditPlan& plan, const std::string& out_path);
+EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path);
 
 }  // namespace oiw

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
 #include "libformat/io/mapped_file.h"
 
 namespace oiw {
@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::string_view kSumsSuffix = ".in_sum2", kCountsSuffix = ".counts";
 
-std::span<const float> f32_data(const GgufFile& f, size_t i) {
+std::span<const float> f32_data(const Model& f, size_t i) {
     const GgufTensorInfo& t = f.tensors()[i];
     if (t.type != GgmlType::F32)
         throw FormatError(ErrorKind::BadType, f.path(), "tensor '" + t.name + "'",
@@ -24,16 +24,17 @@ std::span<const float> f32_data(const GgufFile& f, size_t i) {
 }
 
 Imatrix load_gguf(const std::string& path) {
-    GgufFile f = GgufFile::open(path);
-    const GgufValue* datasets = f.find("imatrix.datasets");
-    const GgufValue* chunks = f.find("imatrix.chunk_count");
-    if (!datasets || !chunks || !f.find("imatrix.chunk_size"))
+    Model f = open_model(path);
+    const Metadata& md = f.metadata();
+    const GgufValue* datasets = md.find("imatrix.datasets");
+    const GgufValue* chunks = md.find("imatrix.chunk_count");
+    if (!datasets || !chunks || !md.find("imatrix.chunk_size"))
         throw FormatError(ErrorKind::BadKey, path, "",
                           "missing imatrix metadata (imatrix.datasets, imatrix.chunk_count, imatrix.chunk_size)");
     Imatrix m;
-    if (datasets->is_array() && datasets->elem_type == GgufType::STRING) m.datasets = datasets->strings;
+    if (datasets->is_array() && datasets->elem_type() == GgufType::STRING) m.datasets = datasets->strings();
     else if (datasets->as_string()) m.datasets = {*datasets->as_string()};
-    m.chunk_count = chunks->as_int().value_or(0);
+    m.chunk_count = *md.get_int("imatrix.chunk_count", 0, UINT32_MAX);  // written as u32 quantize.imatrix.chunks_count
 
     // name -> (in_sum2 index, counts index)
     std::map<std::string, std::pair<int64_t, int64_t>> pairs;

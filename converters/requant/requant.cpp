@@ -23,21 +23,21 @@ constexpr size_t kCopyPiece = 256 << 10;      // unconverted tensors are written
 constexpr uint64_t kReleaseEvery = 32 << 20;  // input bytes consumed between releases of input pages
 
 // gguf_set_val_*: drops an existing key, then appends (so re-set keys move to the end).
-void set_kv(std::vector<GgufKV>& kvs, GgufKV kv) {
-    std::erase_if(kvs, [&](const GgufKV& k) { return k.key == kv.key; });
-    kvs.push_back(std::move(kv));
+void set_kv(Metadata& kvs, GgufKV kv) {
+    kvs.erase(kv.key);
+    kvs.add(std::move(kv));
 }
 
 GgufKV u32_kv(std::string key, uint32_t v) { return {std::move(key), GgufValue::make_scalar<uint32_t>(GgufType::U32, v)}; }
 
 // The metadata llama-quantize writes: the input's keys, general.quantization_version and
 // general.file_type re-set, split keys dropped, then the overrides (imatrix keys last).
-std::vector<GgufKV> output_kvs(const std::vector<GgufKV>& in, uint32_t ftype, const std::vector<GgufKV>& overrides) {
-    std::vector<GgufKV> kvs = in;
+Metadata output_kvs(const Metadata& in, uint32_t ftype, const std::vector<GgufKV>& overrides) {
+    Metadata kvs = in;
     set_kv(kvs, u32_kv("general.quantization_version", kQuantizationVersion));
     set_kv(kvs, u32_kv("general.file_type", ftype));
     for (const char* k : {"split.no", "split.count", "split.tensors.count"})
-        std::erase_if(kvs, [&](const GgufKV& kv) { return kv.key == k; });
+        kvs.erase(k);
     for (const auto& o : overrides) set_kv(kvs, o);
     return kvs;
 }
@@ -56,12 +56,13 @@ std::vector<GgufKV> imatrix_kvs(const std::string& path, const Imatrix& m) {
 int64_t matrices(const TensorPlan& t) { return t.shape.size() > 2 ? t.shape[2] : 1; }
 
 void describe_output(GgufWriter& w, const RequantJob& job) {
+    w.set_pad_empty(true);  // ggml's writer (llama-quantize) pads even a file without tensors
     w.set_kvs(job.kvs);
     for (const auto& t : job.plan.tensors) w.add_tensor(t.name, t.dst_type, t.shape);
 }
 
 // Refuses a conversion the engine cannot do, naming the tensor.
-void check_convertible(const GgufFile& in, const TensorPlan& t) {
+void check_convertible(const Model& in, const TensorPlan& t) {
     const std::string subject = "tensor '" + t.name + "'";
     if (t.dst_type != GgmlType::F32 && !can_quantize(t.dst_type))
         throw FormatError(ErrorKind::Unsupported, in.path(), subject, fmt::format("no quantizer for {}", type_name(t.dst_type)));
@@ -189,7 +190,7 @@ private:
 
 // Converts one tensor: tasks are runs of up to `rows_per_task` rows inside one matrix (experts
 // have their own importance weights). `reference`: use the scalar reference quantizers.
-void convert_tensor(OrderedPool& pool, std::vector<std::vector<float>>& scratch, const GgufFile& in,
+void convert_tensor(OrderedPool& pool, std::vector<std::vector<float>>& scratch, const Model& in,
                     const TensorPlan& t, const float* imatrix, bool reference, GgufWriter& w,
                     const std::function<void(uint64_t)>& consumed) {
     const GgufTensorInfo& info = in.tensors()[t.input_index];
@@ -244,7 +245,7 @@ const float* RequantJob::imatrix_for(const TensorPlan& t) const {
     return it->second.data();
 }
 
-RequantJob prepare_requant(const GgufFile& in, const RequantOptions& opt) {
+RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
     if (!opt.plan.preset) throw FormatError(ErrorKind::Usage, "", "--preset", "no preset given");
     if (!opt.include_weights.empty() && !opt.exclude_weights.empty())
         throw FormatError(ErrorKind::Usage, "", "--include-weights/--exclude-weights", "cannot be used together");
@@ -264,7 +265,7 @@ RequantJob prepare_requant(const GgufFile& in, const RequantOptions& opt) {
             job.imatrix = std::move(m.entries);
         }
     }
-    job.kvs = output_kvs(in.kvs(), job.ftype, overrides);
+    job.kvs = output_kvs(in.metadata(), job.ftype, overrides);
 
     PlanOptions popt = opt.plan;
     popt.has_imatrix = !job.imatrix.empty();
@@ -318,10 +319,10 @@ RequantJob prepare_requant(const GgufFile& in, const RequantOptions& opt) {
     return job;
 }
 
-void write_requant(const GgufFile& in, const RequantJob& job, const std::string& out_path, unsigned threads,
+void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads,
                    const RequantProgress& progress) {
     if (!job.writable) throw FormatError(ErrorKind::Usage, out_path, "", "the plan has refused tensors (see its warnings)");
-    GgufWriter w(out_path, {in.path()});
+    GgufWriter w(out_path, in.files());
     describe_output(w, job);
     w.write_header();
 
@@ -363,7 +364,7 @@ void write_requant(const GgufFile& in, const RequantJob& job, const std::string&
 }
 
 RequantJob requantize(const std::string& in_path, const std::string& out_path, const RequantOptions& opt, unsigned threads) {
-    GgufFile in = GgufFile::open(in_path);
+    Model in = open_model(in_path);
     RequantJob job = prepare_requant(in, opt);
     write_requant(in, job, out_path, threads);
     return job;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "converters/requant/requant_plan.h"
-#include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
 
 namespace oiw {
 
@@ -32,7 +32,7 @@ struct RequantOptions {
 
 struct RequantJob {
     RequantPlan plan;                                     // tensors in output order, warnings
-    std::vector<GgufKV> kvs;                              // output metadata
+    Metadata kvs;                                         // output metadata
     std::map<std::string, std::vector<float>> imatrix;    // importance weights by tensor name (filtered)
     uint32_t ftype = 0;                                   // general.file_type
     uint64_t file_size = 0;                               // exact output size
@@ -48,7 +48,7 @@ struct RequantJob {
 // bad options, a requantization without allow_requantize, a source type that cannot be converted,
 // a missing or mis-sized imatrix entry (naming the tensor); with opt.dry_run the per-tensor
 // refusals become warnings. Warnings go to job.plan.warnings.
-RequantJob prepare_requant(const GgufFile& in, const RequantOptions& opt);
+RequantJob prepare_requant(const Model& in, const RequantOptions& opt);
 
 // Called on the writing thread after each tensor: its position in output order, the input bytes
 // consumed so far, its name.
@@ -56,7 +56,7 @@ using RequantProgress = std::function<void(size_t index, uint64_t src_bytes_done
 
 // Writes the planned conversion of `in` to `out_path` atomically (temp file + rename; the input is
 // never overwritten). `threads` = 0 uses every hardware thread.
-void write_requant(const GgufFile& in, const RequantJob& job, const std::string& out_path, unsigned threads = 0,
+void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads = 0,
                    const RequantProgress& progress = {});
 
 // prepare_requant + write_requant.

@@ -272,15 +272,6 @@ std::regex compile(const std::string& pattern, std::string_view option) {
     }
 }
 
-std::optional<uint32_t> uint_value(const GgufValue* v) {
-    if (!v) return std::nullopt;
-    std::optional<int64_t> i = v->as_int();
-    if (!i && v->is_array() && v->count > 0 && v->elem_type != GgufType::STRING && v->elem_type != GgufType::ARRAY)
-        i = static_cast<int64_t>(v->array_number(0));  // per-layer arrays: llama.cpp reads layer 0
-    if (!i || *i < 0 || *i > UINT32_MAX) return std::nullopt;
-    return static_cast<uint32_t>(*i);
-}
-
 }  // namespace
 
 std::span<const RequantPreset> requant_presets() { return kPresets; }
@@ -333,19 +324,16 @@ std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path) {
     return rules;
 }
 
-QuantModelInfo quant_model_info(const std::vector<GgufKV>& kvs) {
-    auto find = [&](const std::string& key) -> const GgufValue* {
-        for (const auto& kv : kvs)
-            if (kv.key == key) return &kv.value;
-        return nullptr;
-    };
+QuantModelInfo quant_model_info(const Metadata& kvs) {
+    // Counts as llama.cpp reads them (per-layer arrays: layer 0), range-checked for their C++ types.
+    auto count = [&](const std::string& key, uint64_t max) { return kvs.get_uint(key, max, true); };
     QuantModelInfo m;
-    if (const GgufValue* a = find("general.architecture"); a && a->as_string()) m.arch = *a->as_string();
+    m.arch = kvs.get_string("general.architecture").value_or("");
     const std::string p = m.arch + ".";
-    m.n_layer = static_cast<int>(uint_value(find(p + "block_count")).value_or(0));
-    m.n_head = uint_value(find(p + "attention.head_count")).value_or(0);
-    m.n_head_kv = uint_value(find(p + "attention.head_count_kv")).value_or(m.n_head);
-    m.n_expert = uint_value(find(p + "expert_count")).value_or(0);
+    m.n_layer = static_cast<int>(count(p + "block_count", INT32_MAX).value_or(0));
+    m.n_head = static_cast<uint32_t>(count(p + "attention.head_count", UINT32_MAX).value_or(0));
+    m.n_head_kv = static_cast<uint32_t>(count(p + "attention.head_count_kv", UINT32_MAX).value_or(m.n_head));
+    m.n_expert = static_cast<uint32_t>(count(p + "expert_count", UINT32_MAX).value_or(0));
     // LLM_TYPE_70B as llama_model::load_hparams sets it: llama with 80 layers and grouped-query
     // attention (not the 8-expert Mixtral shapes), and every 80-layer deci / qwen2 / qwen2vl / olmo.
     if (m.n_layer == 80) {
@@ -369,7 +357,7 @@ std::vector<size_t> llama_tensor_order(const std::vector<GgufTensorInfo>& tensor
     return order;
 }
 
-RequantPlan plan_requant(const std::vector<GgufKV>& kvs, const std::vector<GgufTensorInfo>& tensors,
+RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors,
                          const PlanOptions& opt) {
     if (!opt.preset) usage_error("--preset", "no preset given");
     const RequantPreset& preset = *opt.preset;

@@ -61,7 +61,7 @@ struct QuantModelInfo {
     bool is_70b = false;     // llama.cpp's LLM_TYPE_70B (80-layer llama with GQA, deci, qwen2, olmo)
     int n_gqa() const { return n_head_kv ? static_cast<int>(n_head / n_head_kv) : 0; }
 };
-QuantModelInfo quant_model_info(const std::vector<GgufKV>& kvs);
+QuantModelInfo quant_model_info(const Metadata& kvs);
 
 struct TensorPlan {
     size_t input_index = 0;       // index in the input file's tensor list
@@ -86,7 +86,7 @@ std::vector<size_t> llama_tensor_order(const std::vector<GgufTensorInfo>& tensor
 // Chooses every tensor's output type as llama-quantize would for `opt`, plus our --keep.
 // `kvs` is the output metadata (model facts are read from it). Throws FormatError(Usage) for a
 // bad regex, a tensor llama-quantize cannot place (no fallback type), or a missing block number.
-RequantPlan plan_requant(const std::vector<GgufKV>& kvs, const std::vector<GgufTensorInfo>& tensors,
+RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors,
                          const PlanOptions& opt);
 
 }  // namespace oiw

@@ -20,12 +20,7 @@ namespace oiw {
 namespace {
 
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read little-endian
-constexpr int kMaxArrayDepth = 8;
 constexpr size_t kMaxTensorName = 63;     // ggml: GGML_MAX_NAME - 1
-
-constexpr size_t kTypeSize[kGgufTypeCount] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
-constexpr std::string_view kTypeName[kGgufTypeCount] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
-                                                         "bool", "str", "arr", "u64", "i64", "f64"};
 
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
@@ -71,50 +66,37 @@ private:
     uint64_t pos_ = 0;
 };
 
-GgufValue read_value(Cursor& c, GgufType t, const std::string& file, const std::string& key, int depth);
-
-GgufValue read_array(Cursor& c, const std::string& file, const std::string& key, int depth) {
-    if (depth >= kMaxArrayDepth)
-        throw FormatError(ErrorKind::TooLarge, file, "key '" + key + "'", fmt::format("arrays nested deeper than {}", kMaxArrayDepth));
+// Array value: fixed-size elements are kept packed, strings decoded; arrays of arrays are refused
+// as ggml refuses them (gguf.cpp: "key has invalid GGUF type").
+GgufValue read_array(Cursor& c, const std::string& file, const std::string& key) {
     const std::string subj = "key '" + key + "'";
     uint32_t et = c.get<uint32_t>(subj, "array element type");
     if (et >= kGgufTypeCount)
         throw FormatError(ErrorKind::BadValueType, file, subj, fmt::format("array element type {} is not a GGUF value type (0..12)", et));
+    const auto elem = static_cast<GgufType>(et);
+    if (elem == GgufType::ARRAY)
+        throw FormatError(ErrorKind::BadValueType, file, subj, "arrays of arrays are not supported (ggml refuses them)");
     uint64_t n = c.get<uint64_t>(subj, "array length");
-    GgufValue v;
-    v.type = GgufType::ARRAY;
-    v.elem_type = static_cast<GgufType>(et);
-    v.count = n;
-    const size_t es = kTypeSize[et];
+    const size_t es = gguf_type_size(elem);
     // Minimum encoded size per element bounds the count by the bytes left.
-    const uint64_t min_elem = es ? es : (v.elem_type == GgufType::STRING ? 8 : 12);
+    const uint64_t min_elem = es ? es : 8;
     if (n > c.remaining() / min_elem)
         throw FormatError(ErrorKind::TooLarge, file, subj,
-                          fmt::format("array of {} {} elements cannot fit in the {} bytes left", n, kTypeName[et], c.remaining()));
+                          fmt::format("array of {} {} elements cannot fit in the {} bytes left", n, gguf_type_name(elem), c.remaining()));
     if (es) {
         auto s = c.take(n * es, subj, "array data");
-        v.raw.assign(s.begin(), s.end());
-    } else if (v.elem_type == GgufType::STRING) {
-        v.strings.reserve(n);
-        for (uint64_t i = 0; i < n; ++i) v.strings.push_back(c.str(subj, "array string"));
-    } else {
-        // No reserve: nested counts are only bounded by the bytes left at each level.
-        for (uint64_t i = 0; i < n; ++i) v.arrays.push_back(read_array(c, file, key, depth + 1));
+        return GgufValue::make_array(elem, std::vector<uint8_t>(s.begin(), s.end()), n);
     }
-    return v;
+    std::vector<std::string> strings;
+    strings.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) strings.push_back(c.str(subj, "array string"));
+    return GgufValue::make_string_array(std::move(strings));
 }
 
-GgufValue read_value(Cursor& c, GgufType t, const std::string& file, const std::string& key, int depth) {
-    if (t == GgufType::ARRAY) return read_array(c, file, key, depth);
-    GgufValue v;
-    v.type = t;
-    if (t == GgufType::STRING) {
-        v.strings.push_back(c.str("key '" + key + "'", "string value"));
-    } else {
-        auto s = c.take(kTypeSize[static_cast<uint32_t>(t)], "key '" + key + "'", "value");
-        v.raw.assign(s.begin(), s.end());
-    }
-    return v;
+GgufValue read_value(Cursor& c, GgufType t, const std::string& file, const std::string& key) {
+    if (t == GgufType::ARRAY) return read_array(c, file, key);
+    if (t == GgufType::STRING) return GgufValue::make_string(c.str("key '" + key + "'", "string value"));
+    return GgufValue::from_bytes(t, c.take(gguf_type_size(t), "key '" + key + "'", "value"));
 }
 
 void put_u32(std::vector<uint8_t>& b, uint32_t v) { b.insert(b.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4); }
@@ -124,23 +106,15 @@ void put_str(std::vector<uint8_t>& b, const std::string& s) {
     b.insert(b.end(), s.begin(), s.end());
 }
 
-void put_array_body(std::vector<uint8_t>& b, const GgufValue& v) {
-    put_u32(b, static_cast<uint32_t>(v.elem_type));
-    put_u64(b, v.count);
-    if (v.elem_type == GgufType::STRING) {
-        for (const auto& s : v.strings) put_str(b, s);
-    } else if (v.elem_type == GgufType::ARRAY) {
-        for (const auto& a : v.arrays) put_array_body(b, a);
-    } else {
-        b.insert(b.end(), v.raw.begin(), v.raw.end());
-    }
-}
-
 void put_value(std::vector<uint8_t>& b, const GgufValue& v) {
-    put_u32(b, static_cast<uint32_t>(v.type));
-    if (v.type == GgufType::ARRAY) put_array_body(b, v);
-    else if (v.type == GgufType::STRING) put_str(b, v.strings.at(0));
-    else b.insert(b.end(), v.raw.begin(), v.raw.end());
+    put_u32(b, static_cast<uint32_t>(v.type()));
+    if (v.is_array()) {
+        put_u32(b, static_cast<uint32_t>(v.elem_type()));
+        put_u64(b, v.count());
+    }
+    if (v.type() == GgufType::STRING || v.elem_type() == GgufType::STRING)
+        for (const auto& s : v.strings()) put_str(b, s);
+    else b.insert(b.end(), v.raw().begin(), v.raw().end());
 }
 
 // Validates dims/type of a tensor info and derives n_bytes. `file` may be empty (writer side).
@@ -173,151 +147,22 @@ void check_tensor_shape(GgufTensorInfo& ti, uint32_t type_id, const std::string&
     ti.n_bytes = row * rows;
 }
 
-uint64_t alignment_of(const std::vector<GgufKV>& kvs, const std::string& file) {
-    for (const auto& kv : kvs) {
-        if (kv.key != "general.alignment") continue;
-        if (kv.value.type != GgufType::U32)
-            throw FormatError(ErrorKind::BadAlignment, file, "key 'general.alignment'",
-                              fmt::format("has type {}, expected u32", gguf_type_name(kv.value.type)));
-        uint32_t a;
-        std::memcpy(&a, kv.value.raw.data(), 4);
-        if (a == 0 || (a & (a - 1)) != 0)
-            throw FormatError(ErrorKind::BadAlignment, file, "key 'general.alignment'", fmt::format("value {} is not a power of two", a));
-        return a;
-    }
-    return kDefaultAlignment;
+// The alignment general.alignment sets (a u32 power of two <= kMaxAlignment), or the default.
+uint64_t alignment_of(const GgufValue* v, const std::string& file) {
+    if (!v) return kDefaultAlignment;
+    if (v->type() != GgufType::U32)
+        throw FormatError(ErrorKind::BadAlignment, file, "key 'general.alignment'",
+                          fmt::format("has type {}, expected u32", gguf_type_name(v->type())));
+    const uint64_t a = static_cast<uint64_t>(*v->as_int());
+    if (a == 0 || (a & (a - 1)) != 0)
+        throw FormatError(ErrorKind::BadAlignment, file, "key 'general.alignment'", fmt::format("value {} is not a power of two", a));
+    if (a > kMaxAlignment)
+        throw FormatError(ErrorKind::BadAlignment, file, "key 'general.alignment'",
+                          fmt::format("value {} exceeds the maximum of {}", a, kMaxAlignment));
+    return a;
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------------
-// Values
-
-std::string_view gguf_type_name(GgufType t) {
-    auto i = static_cast<uint32_t>(t);
-    return i < kGgufTypeCount ? kTypeName[i] : std::string_view("?");
-}
-
-std::optional<GgufType> gguf_type_from_name(std::string_view name) {
-    for (uint32_t i = 0; i < kGgufTypeCount; ++i)
-        if (kTypeName[i] == name && i != static_cast<uint32_t>(GgufType::ARRAY)) return static_cast<GgufType>(i);
-    if (name == "string") return GgufType::STRING;
-    if (name == "float") return GgufType::F32;
-    if (name == "int") return GgufType::I32;
-    return std::nullopt;
-}
-
-size_t gguf_type_size(GgufType t) {
-    auto i = static_cast<uint32_t>(t);
-    return i < kGgufTypeCount ? kTypeSize[i] : 0;
-}
-
-GgufValue GgufValue::make_string(std::string s) {
-    GgufValue v;
-    v.type = GgufType::STRING;
-    v.strings.push_back(std::move(s));
-    return v;
-}
-
-GgufValue GgufValue::make_bool(bool b) { return make_scalar<uint8_t>(GgufType::BOOL, b ? 1 : 0); }
-
-GgufValue GgufValue::make_string_array(std::vector<std::string> s) {
-    GgufValue v;
-    v.type = GgufType::ARRAY;
-    v.elem_type = GgufType::STRING;
-    v.count = s.size();
-    v.strings = std::move(s);
-    return v;
-}
-
-GgufValue GgufValue::make_array(GgufType et, std::vector<uint8_t> packed, uint64_t count) {
-    GgufValue v;
-    v.type = GgufType::ARRAY;
-    v.elem_type = et;
-    v.count = count;
-    v.raw = std::move(packed);
-    return v;
-}
-
-bool GgufValue::is_integer() const {
-    switch (type) {
-        case GgufType::U8: case GgufType::I8: case GgufType::U16: case GgufType::I16:
-        case GgufType::U32: case GgufType::I32: case GgufType::U64: case GgufType::I64: return true;
-        default: return false;
-    }
-}
-
-static double number_at(GgufType t, const uint8_t* p) {
-    auto rd = [p]<typename T>(T) { T v; std::memcpy(&v, p, sizeof(T)); return v; };
-    switch (t) {
-        case GgufType::U8: return rd(uint8_t{});
-        case GgufType::I8: return rd(int8_t{});
-        case GgufType::U16: return rd(uint16_t{});
-        case GgufType::I16: return rd(int16_t{});
-        case GgufType::U32: return rd(uint32_t{});
-        case GgufType::I32: return rd(int32_t{});
-        case GgufType::F32: return rd(float{});
-        case GgufType::BOOL: return rd(uint8_t{}) != 0;
-        case GgufType::U64: return static_cast<double>(rd(uint64_t{}));
-        case GgufType::I64: return static_cast<double>(rd(int64_t{}));
-        case GgufType::F64: return rd(double{});
-        default: return 0;
-    }
-}
-
-std::optional<int64_t> GgufValue::as_int() const {
-    if (type == GgufType::BOOL) return raw.at(0) != 0;
-    if (!is_integer()) return std::nullopt;
-    if (type == GgufType::U64) { uint64_t v; std::memcpy(&v, raw.data(), 8); return static_cast<int64_t>(v); }
-    if (type == GgufType::I64) { int64_t v; std::memcpy(&v, raw.data(), 8); return v; }
-    return static_cast<int64_t>(number_at(type, raw.data()));
-}
-
-std::optional<double> GgufValue::as_double() const {
-    if (type == GgufType::STRING || type == GgufType::ARRAY) return std::nullopt;
-    return number_at(type, raw.data());
-}
-
-const std::string* GgufValue::as_string() const { return type == GgufType::STRING ? &strings.at(0) : nullptr; }
-
-double GgufValue::array_number(uint64_t i) const { return number_at(elem_type, raw.data() + i * gguf_type_size(elem_type)); }
-
-static std::string scalar_to_string(GgufType t, const uint8_t* p) {
-    switch (t) {
-        case GgufType::F32: { float f; std::memcpy(&f, p, 4); return fmt::format("{}", f); }
-        case GgufType::F64: { double f; std::memcpy(&f, p, 8); return fmt::format("{}", f); }
-        case GgufType::BOOL: return *p ? "true" : "false";
-        case GgufType::U64: { uint64_t v; std::memcpy(&v, p, 8); return fmt::format("{}", v); }
-        case GgufType::I64: { int64_t v; std::memcpy(&v, p, 8); return fmt::format("{}", v); }
-        default: return fmt::format("{}", static_cast<int64_t>(number_at(t, p)));
-    }
-}
-
-static std::string quote(const std::string& s) {
-    std::string o = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') { o += '\\'; o += static_cast<char>(c); }
-        else if (c == '\n') o += "\\n";
-        else if (c < 0x20 || c == 0x7f) o += fmt::format("\\x{:02x}", c);
-        else o += static_cast<char>(c);
-    }
-    return o + "\"";
-}
-
-std::string GgufValue::to_string(size_t max_elems) const {
-    if (type == GgufType::STRING) return quote(strings.at(0));
-    if (type != GgufType::ARRAY) return scalar_to_string(type, raw.data());
-    std::string o = "[";
-    const uint64_t shown = std::min<uint64_t>(count, max_elems);
-    for (uint64_t i = 0; i < shown; ++i) {
-        if (i) o += ", ";
-        if (elem_type == GgufType::STRING) o += quote(strings[i]);
-        else if (elem_type == GgufType::ARRAY) o += arrays[i].to_string(max_elems);
-        else o += scalar_to_string(elem_type, raw.data() + i * gguf_type_size(elem_type));
-    }
-    if (shown < count) o += fmt::format(", ... ({} total)", count);
-    return o + "]";
-}
 
 std::string GgufTensorInfo::shape_string() const {
     std::string s = "[";
@@ -340,7 +185,8 @@ GgufFile GgufFile::open(const std::string& path) {
 GgufFile GgufFile::parse(std::span<const uint8_t> bytes, const std::string& name) {
     GgufFile f;
     f.path_ = name;
-    f.bytes_ = bytes;
+    f.owned_ = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+    f.bytes_ = *f.owned_;
     f.parse_image();
     return f;
 }
@@ -376,31 +222,29 @@ void GgufFile::parse_image() {
     if (n_tensors > (c.remaining() - n_kv * 13) / 24)
         throw FormatError(ErrorKind::TooLarge, file, "header", fmt::format("tensor count {} cannot fit in a {}-byte file", n_tensors, bytes_.size()));
 
-    kvs_.clear();
-    kvs_.reserve(n_kv);
-    std::unordered_set<std::string> seen;
+    kvs_ = Metadata({}, file);
     for (uint64_t i = 0; i < n_kv; ++i) {
         std::string key = c.str(fmt::format("key #{}", i), "key");
         if (key.empty()) throw FormatError(ErrorKind::BadKey, file, fmt::format("key #{}", i), "empty key");
-        if (!seen.insert(key).second) throw FormatError(ErrorKind::DuplicateKey, file, "key '" + key + "'", "duplicate key");
+        if (kvs_.contains(key)) throw FormatError(ErrorKind::DuplicateKey, file, "key '" + key + "'", "duplicate key");
         uint32_t t = c.get<uint32_t>("key '" + key + "'", "value type");
         if (t >= kGgufTypeCount)
             throw FormatError(ErrorKind::BadValueType, file, "key '" + key + "'", fmt::format("value type {} is not a GGUF value type (0..12)", t));
-        GgufValue v = read_value(c, static_cast<GgufType>(t), file, key, 0);
-        kvs_.push_back({std::move(key), std::move(v)});
+        GgufValue v = read_value(c, static_cast<GgufType>(t), file, key);
+        kvs_.add({std::move(key), std::move(v)});
     }
-    alignment_ = alignment_of(kvs_, file);
+    alignment_ = alignment_of(kvs_.find("general.alignment"), file);
 
     tensors_.clear();
     tensors_.reserve(n_tensors);
-    std::unordered_set<std::string> names;
+    tensor_index_.clear();
     for (uint64_t i = 0; i < n_tensors; ++i) {
         GgufTensorInfo ti;
         ti.name = c.str(fmt::format("tensor #{}", i), "tensor name");
         const std::string subj = "tensor '" + ti.name + "'";
         if (ti.name.size() > kMaxTensorName)
             throw FormatError(ErrorKind::TooLarge, file, subj, fmt::format("name is {} bytes (ggml allows at most {})", ti.name.size(), kMaxTensorName));
-        if (!names.insert(ti.name).second) throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
+        if (!tensor_index_.emplace(ti.name, i).second) throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
         ti.n_dims = c.get<uint32_t>(subj, "n_dims");
         if (ti.n_dims > kMaxDims)
             throw FormatError(ErrorKind::BadDims, file, subj, fmt::format("n_dims {} exceeds the maximum of {}", ti.n_dims, kMaxDims));
@@ -448,16 +292,9 @@ bool GgufFile::canonical_layout() const {
            std::all_of(bytes_.begin() + header_size_, bytes_.begin() + data_offset_, [](uint8_t b) { return b == 0; });
 }
 
-const GgufValue* GgufFile::find(std::string_view key) const {
-    for (const auto& kv : kvs_)
-        if (kv.key == key) return &kv.value;
-    return nullptr;
-}
-
 int64_t GgufFile::find_tensor(std::string_view name) const {
-    for (size_t i = 0; i < tensors_.size(); ++i)
-        if (tensors_[i].name == name) return static_cast<int64_t>(i);
-    return -1;
+    auto it = tensor_index_.find(std::string(name));
+    return it == tensor_index_.end() ? -1 : static_cast<int64_t>(it->second);
 }
 
 std::span<const uint8_t> GgufFile::tensor_data(size_t i) const {
@@ -474,7 +311,7 @@ void GgufFile::release_tensor_pages(size_t i) const {
 // ---------------------------------------------------------------------------------------------
 // Writer
 
-std::vector<uint8_t> serialize_gguf_header(uint32_t version, const std::vector<GgufKV>& kvs,
+std::vector<uint8_t> serialize_gguf_header(uint32_t version, const Metadata& kvs,
                                            const std::vector<GgufTensorInfo>& tensors) {
     std::vector<uint8_t> b;
     put_u32(b, kMagic);
@@ -496,7 +333,7 @@ std::vector<uint8_t> serialize_gguf_header(uint32_t version, const std::vector<G
 }
 
 GgufWriter::GgufWriter(std::string path, std::vector<std::string> inputs, uint32_t version)
-    : path_(std::move(path)), inputs_(std::move(inputs)), version_(version) {
+    : path_(std::move(path)), inputs_(std::move(inputs)), version_(version), kvs_({}, path_) {
     if (version_ != 2 && version_ != 3)
         throw FormatError(ErrorKind::Usage, path_, "", fmt::format("cannot write GGUF version {}", version_));
 }
@@ -508,18 +345,24 @@ GgufWriter::~GgufWriter() {
 
 void GgufWriter::add_kv(GgufKV kv) {
     if (header_done_) throw FormatError(ErrorKind::Usage, path_, "key '" + kv.key + "'", "metadata added after the header was written");
-    for (const auto& k : kvs_)
-        if (k.key == kv.key) throw FormatError(ErrorKind::DuplicateKey, path_, "key '" + kv.key + "'", "duplicate key");
-    if (kv.key == "general.alignment") alignment_of({kv}, path_);
-    kvs_.push_back(std::move(kv));
+    const bool sets_alignment = kv.key == "general.alignment";
+    const uint64_t a = sets_alignment ? alignment_of(&kv.value, path_) : alignment_;
+    kvs_.add(std::move(kv));
+    if (a != alignment_) {
+        alignment_ = a;
+        assign_offsets();
+    }
 }
 
-void GgufWriter::set_kvs(std::vector<GgufKV> kvs) {
-    kvs_.clear();
-    for (auto& kv : kvs) add_kv(std::move(kv));
+void GgufWriter::set_kvs(const Metadata& kvs) {
+    if (header_done_) throw FormatError(ErrorKind::Usage, path_, "", "metadata replaced after the header was written");
+    kvs_ = Metadata({}, path_);
+    if (alignment_ != kDefaultAlignment) {
+        alignment_ = kDefaultAlignment;
+        assign_offsets();
+    }
+    for (const auto& kv : kvs) add_kv(kv);
 }
-
-uint64_t GgufWriter::alignment() const { return alignment_of(kvs_, path_); }
 
 GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::span<const int64_t> shape, const std::string& file) {
     const std::string subj = "tensor '" + name + "'";
@@ -538,28 +381,25 @@ GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::spa
 void GgufWriter::add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape) {
     if (header_done_) throw FormatError(ErrorKind::Usage, path_, "tensor '" + name + "'", "tensor added after the header was written");
     GgufTensorInfo ti = make_tensor_info(name, type, shape, path_);
-    for (const auto& t : tensors_)
-        if (t.name == name) throw FormatError(ErrorKind::DuplicateTensor, path_, "tensor '" + name + "'", "duplicate tensor name");
+    if (!tensor_names_.insert(name).second)
+        throw FormatError(ErrorKind::DuplicateTensor, path_, "tensor '" + name + "'", "duplicate tensor name");
+    ti.offset = data_size_;
+    data_size_ = align_up(ti.offset + ti.n_bytes, alignment_);
     tensors_.push_back(std::move(ti));
-    assign_offsets();
 }
 
 void GgufWriter::assign_offsets() {
-    const uint64_t a = alignment();
-    uint64_t off = 0;
+    data_size_ = 0;
     for (auto& t : tensors_) {
-        t.offset = off;
-        off = align_up(off + t.n_bytes, a);
+        t.offset = data_size_;
+        data_size_ = align_up(data_size_ + t.n_bytes, alignment_);
     }
 }
 
 uint64_t GgufWriter::planned_size() const {
-    const uint64_t a = alignment();
     uint64_t h = serialize_gguf_header(version_, kvs_, tensors_).size();
-    if (tensors_.empty()) return pad_empty_ ? align_up(h, a) : h;
-    uint64_t data = 0;
-    for (const auto& t : tensors_) data = align_up(data + t.n_bytes, a);
-    return align_up(h, a) + data;
+    if (tensors_.empty()) return pad_empty_ ? align_up(h, alignment_) : h;
+    return align_up(h, alignment_) + data_size_;
 }
 
 void GgufWriter::out(const void* p, size_t n) {
@@ -620,10 +460,9 @@ void GgufWriter::write_header() {
     ::umask(um);
     ::fchmod(fd_, 0666 & ~um);
     buf_.reserve(kBufSize);
-    assign_offsets();  // general.alignment may have been set after the tensors
     auto h = serialize_gguf_header(version_, kvs_, tensors_);
     out(h.data(), h.size());
-    if (!tensors_.empty() || pad_empty_) pad_zeros(align_up(h.size(), alignment()) - h.size());
+    if (!tensors_.empty() || pad_empty_) pad_zeros(align_up(h.size(), alignment_) - h.size());
     header_done_ = true;
 }
 
@@ -638,7 +477,7 @@ void GgufWriter::write_tensor_data(std::span<const uint8_t> bytes) {
         bytes = bytes.subspan(k);
         cur_written_ += k;
         if (cur_written_ == t.n_bytes) {
-            pad_zeros(align_up(t.n_bytes, alignment()) - t.n_bytes);
+            pad_zeros(align_up(t.n_bytes, alignment_) - t.n_bytes);
             ++cur_tensor_;
             cur_written_ = 0;
         }

@@ -5,7 +5,7 @@
 //           | n_tensors x (str name | u32 n_dims | n_dims x i64 ne | u32 ggml_type | u64 offset)
 //           | zero padding to `alignment` | data (offsets relative to here, each tensor aligned)
 //   str  := u64 len | len bytes (no terminator)
-//   array value := u32 elem_type | u64 count | count x elem
+//   array value := u32 elem_type | u64 count | count x elem   (elem_type ARRAY is refused, as ggml does)
 #pragma once
 #include <array>
 #include <cstring>
@@ -16,73 +16,23 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "libformat/error.h"
+#include "libformat/gguf/metadata.h"
 #include "libformat/types.h"
 
 namespace oiw {
 
-enum class GgufType : uint32_t {
-    U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
-    STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
-};
-inline constexpr uint32_t kGgufTypeCount = 13;
 inline constexpr uint64_t kDefaultAlignment = 32;
+// Largest general.alignment accepted (read or written). ggml checks only for a power of two, so a
+// u32 allows 2^31 and a writer would pad every tensor to 2 GiB. 64 KiB covers the largest base
+// page size of the Linux platforms ggml runs on (aarch64 and ppc64 with 64K pages) and keeps the
+// padding below 64 KiB per tensor.
+inline constexpr uint64_t kMaxAlignment = 64 * 1024;
 inline constexpr uint32_t kMaxDims = 4;
-
-// Lower-case name of a value type ("u32", "str", "arr").
-std::string_view gguf_type_name(GgufType t);
-// Parses a value type name as used on command lines: u8 i8 u16 i16 u32 i32 f32 bool str u64 i64 f64.
-std::optional<GgufType> gguf_type_from_name(std::string_view name);
-// Byte size of a fixed-size value type; 0 for STRING and ARRAY.
-size_t gguf_type_size(GgufType t);
-
-// One metadata value: a scalar, a string, or an array (of scalars, strings or arrays).
-struct GgufValue {
-    GgufType type = GgufType::U8;
-    GgufType elem_type = GgufType::U8;  // arrays only
-    std::vector<uint8_t> raw;           // fixed-size scalar, or packed array elements (little-endian)
-    std::vector<std::string> strings;   // STRING scalar (one entry) or array of strings
-    std::vector<GgufValue> arrays;      // array of arrays
-    uint64_t count = 0;                 // arrays: number of elements
-
-    static GgufValue make_string(std::string s);
-    static GgufValue make_bool(bool b);
-    template <typename T> static GgufValue make_scalar(GgufType t, T v);  // T must match gguf_type_size(t)
-    static GgufValue make_string_array(std::vector<std::string> v);
-    static GgufValue make_array(GgufType elem_type, std::vector<uint8_t> packed, uint64_t count);
-
-    bool is_array() const { return type == GgufType::ARRAY; }
-    bool is_integer() const;                       // any of the 8 integer scalar types
-    // Scalar integer value (any integer type or bool); nullopt for other types.
-    std::optional<int64_t> as_int() const;
-    // Scalar numeric value (integer, float, bool) as double; nullopt otherwise.
-    std::optional<double> as_double() const;
-    // STRING scalar; nullptr otherwise.
-    const std::string* as_string() const;
-    // Numeric array element i as double (elem type must be fixed-size).
-    double array_number(uint64_t i) const;
-    // Human-readable rendering; arrays show at most `max_elems` elements then "... (N total)".
-    std::string to_string(size_t max_elems = 8) const;
-    bool operator==(const GgufValue&) const = default;
-};
-
-template <typename T>
-GgufValue GgufValue::make_scalar(GgufType t, T v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    GgufValue out;
-    out.type = t;
-    out.raw.resize(sizeof(T));
-    std::memcpy(out.raw.data(), &v, sizeof(T));
-    return out;
-}
-
-struct GgufKV {
-    std::string key;
-    GgufValue value;
-    bool operator==(const GgufKV&) const = default;
-};
 
 struct GgufTensorInfo {
     std::string name;
@@ -108,12 +58,14 @@ GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::spa
 class MappedFile;
 
 // A validated GGUF file. Everything handed out has passed validation; data views stay valid
-// while the GgufFile (or a copy of it) lives.
+// while the GgufFile (or a copy of it) lives. Tools read models through open_model
+// (libformat/model.h), not through this single-file class.
 class GgufFile {
 public:
     // Maps and validates `path`. Throws FormatError naming the file and the offending key/tensor.
     static GgufFile open(const std::string& path);
-    // Validates an in-memory image (used by tests and the fuzzer). `name` appears in errors.
+    // Validates a copy of an in-memory image (used by tests and the fuzzer); the caller's buffer
+    // is not referenced afterwards. `name` appears in errors.
     static GgufFile parse(std::span<const uint8_t> bytes, const std::string& name);
 
     const std::string& path() const { return path_; }
@@ -127,10 +79,8 @@ public:
     // ggml padding, nothing trailing): then a copy is byte-identical.
     bool canonical_layout() const;
 
-    const std::vector<GgufKV>& kvs() const { return kvs_; }
+    const Metadata& metadata() const { return kvs_; }
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
-    // nullptr when absent.
-    const GgufValue* find(std::string_view key) const;
     // Index of the tensor or -1.
     int64_t find_tensor(std::string_view name) const;
     // Zero-copy view of tensor i's bytes.
@@ -144,12 +94,13 @@ private:
     std::string path_;
     std::shared_ptr<const MappedFile> map_;
     std::span<const uint8_t> bytes_;
-    std::shared_ptr<const std::vector<uint8_t>> owned_;  // parse() of a copied buffer
+    std::shared_ptr<const std::vector<uint8_t>> owned_;  // parse(): the copied image
     uint32_t version_ = 3;
     uint64_t alignment_ = kDefaultAlignment;
     uint64_t data_offset_ = 0, header_size_ = 0;
-    std::vector<GgufKV> kvs_;
+    Metadata kvs_;
     std::vector<GgufTensorInfo> tensors_;
+    std::unordered_map<std::string, size_t> tensor_index_;
     void parse_image();
 };
 
@@ -157,6 +108,7 @@ private:
 // info order. Output goes to a temp file beside `path`; finish() fsyncs and renames it into
 // place. Destroying an unfinished writer removes the temp file. Layout matches ggml's writer:
 // offsets are cumulative with each tensor padded to the alignment (general.alignment if set).
+// Adding keys and tensors costs O(1) each (hashed duplicate checks, offsets assigned as added).
 class GgufWriter {
 public:
     // `inputs`: files the caller reads from; writing over any of them is refused (same inode).
@@ -165,10 +117,13 @@ public:
     GgufWriter(const GgufWriter&) = delete;
     GgufWriter& operator=(const GgufWriter&) = delete;
 
-    void add_kv(GgufKV kv);  // duplicates refused
-    void set_kvs(std::vector<GgufKV> kvs);
-    // Adds a tensor info; n_bytes and offset are derived (offsets are re-derived when the header
-    // is written, so general.alignment may be set later). Validates dims and block multiple.
+    // Appends a key; duplicates and a general.alignment that is not a u32 power of two
+    // <= kMaxAlignment are refused.
+    void add_kv(GgufKV kv);
+    // Replaces all keys (each checked as add_kv does).
+    void set_kvs(const Metadata& kvs);
+    // Adds a tensor info; n_bytes and offset are derived (setting general.alignment later
+    // re-derives the offsets once). Validates dims and block multiple.
     void add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape);
     const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
     // Total output size once all data is written.
@@ -181,22 +136,25 @@ public:
     void write_tensor_data(std::span<const uint8_t> bytes);
     // Flushes, fsyncs, renames the temp file to `path`. Throws if tensors are incomplete.
     void finish();
-    // With no tensors, pad the header to the alignment (ggml does; gguf-py vocab files don't).
+    // With no tensors, pad the header to the alignment (ggml does). Off by default, as gguf-py
+    // writes such files: nothing follows the last key.
     void set_pad_empty(bool pad) { pad_empty_ = pad; }
 
 private:
     std::string path_, tmp_path_;
     std::vector<std::string> inputs_;
     uint32_t version_;
-    std::vector<GgufKV> kvs_;
+    Metadata kvs_;
     std::vector<GgufTensorInfo> tensors_;
+    std::unordered_set<std::string> tensor_names_;
+    uint64_t alignment_ = kDefaultAlignment;
+    uint64_t data_size_ = 0;  // end of the last tensor, padded to the alignment
     int fd_ = -1;
-    bool header_done_ = false, finished_ = false, pad_empty_ = true;
+    bool header_done_ = false, finished_ = false, pad_empty_ = false;
     static constexpr size_t kBufSize = 1 << 20;
     size_t cur_tensor_ = 0;
     uint64_t cur_written_ = 0;
     std::vector<uint8_t> buf_;
-    uint64_t alignment() const;
     void assign_offsets();
     void out(const void* p, size_t n);
     void flush();
@@ -205,7 +163,7 @@ private:
 };
 
 // Serializes just the header (magic .. last tensor info, no padding) the way GgufWriter does.
-std::vector<uint8_t> serialize_gguf_header(uint32_t version, const std::vector<GgufKV>& kvs,
+std::vector<uint8_t> serialize_gguf_header(uint32_t version, const Metadata& kvs,
                                            const std::vector<GgufTensorInfo>& tensors);
 
 }  // namespace oiw

@@ -34,13 +34,13 @@ TEST(GgufEdit, SetRemoveRenameKeepTensorBytes) {
     EXPECT_EQ(r.kv_removed, 1u);
     EXPECT_EQ(r.tensors_renamed, 1u);
     GgufFile o = GgufFile::open(out);
-    EXPECT_EQ(*o.find("general.name")->as_string(), "renamed");
-    EXPECT_EQ(o.find("oiw.test")->as_int(), 7);
-    EXPECT_EQ(o.find("general.quantization_version"), nullptr);
-    EXPECT_EQ(o.kvs().size(), in.kvs().size());
+    EXPECT_EQ(*o.metadata().find("general.name")->as_string(), "renamed");
+    EXPECT_EQ(o.metadata().find("oiw.test")->as_int(), 7);
+    EXPECT_EQ(o.metadata().find("general.quantization_version"), nullptr);
+    EXPECT_EQ(o.metadata().size(), in.metadata().size());
     // Position of an edited key is kept; the new key is appended.
-    EXPECT_EQ(o.kvs()[1].key, in.kvs()[1].key);
-    EXPECT_EQ(o.kvs().back().key, "oiw.test");
+    EXPECT_EQ(o.metadata()[1].key, in.metadata()[1].key);
+    EXPECT_EQ(o.metadata().back().key, "oiw.test");
     ASSERT_EQ(o.tensors().size(), in.tensors().size());
     for (size_t i = 0; i < in.tensors().size(); ++i) {
         const std::string want = in.tensors()[i].name == "output.weight" ? "lm_head.weight" : in.tensors()[i].name;
@@ -57,12 +57,12 @@ TEST(GgufEdit, StringArrayFromFile) {
     std::string txt = "alpha\nbeta gamma\n\ndelta\n";
     test::write_file(list, {reinterpret_cast<const uint8_t*>(txt.data()), txt.size()});
     GgufKV kv = parse_string_array_assignment("my.list=str:@" + list);
-    ASSERT_EQ(kv.value.count, 4u);
-    EXPECT_EQ(kv.value.strings, (std::vector<std::string>{"alpha", "beta gamma", "", "delta"}));
+    ASSERT_EQ(kv.value.count(), 4u);
+    EXPECT_EQ(kv.value.strings(), (std::vector<std::string>{"alpha", "beta gamma", "", "delta"}));
     std::string out = (dir / "o.gguf").string(), log;
     ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + test::shared_path("fixtures/llama-2-tiny-random.gguf") + " " + out +
                             " --set-array my.list=str:@" + list, &log, true), 0) << log;
-    EXPECT_EQ(GgufFile::open(out).find("my.list")->strings.size(), 4u);
+    EXPECT_EQ(GgufFile::open(out).metadata().find("my.list")->strings().size(), 4u);
 }
 
 TEST(GgufEdit, BadArgumentsExitTwoWithOneLine) {

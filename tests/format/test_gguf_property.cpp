@@ -1,4 +1,4 @@
-// Property tests: random metadata (all 13 value types, nested/empty arrays, unicode) and random
+// Property tests: random metadata (all 13 value types, empty arrays; arrays of arrays are refused, unicode) and random
 // tensors of every live ggml type, written with GgufWriter and read back with GgufFile.
 // Expected files are built independently (ggml layout) and compared byte for byte.
 #include <gtest/gtest.h>
@@ -85,56 +85,47 @@ std::vector<uint8_t> rand_bytes(Rng& r, size_t n) {
     return b;
 }
 
-constexpr int kReaderMaxNesting = 8;  // array levels the reader accepts
-
-GgufValue rand_array(Rng& r, int depth, int max_depth);
-
 GgufValue rand_scalar(Rng& r, GgufType t) {
     if (t == GgufType::STRING) return GgufValue::make_string(rand_string(r));
-    GgufValue v;
-    v.type = t;
-    if (t == GgufType::BOOL) v.raw = {static_cast<uint8_t>(r.below(2))};
-    else v.raw = rand_bytes(r, gguf_type_size(t));  // NaN/inf floats included: compared as bytes
-    return v;
-}
-
-GgufValue rand_value(Rng& r, int max_depth) {
-    auto t = static_cast<GgufType>(r.below(kGgufTypeCount));
-    if (t == GgufType::ARRAY) return rand_array(r, 1, max_depth);
-    return rand_scalar(r, t);
+    if (t == GgufType::BOOL) return GgufValue::make_bool(r.below(2));
+    return GgufValue::from_bytes(t, rand_bytes(r, gguf_type_size(t)));  // NaN/inf floats included: compared as bytes
 }
 
 // An array value of `n` random elements, shaped exactly as the reader produces it.
-GgufValue rand_array_of(Rng& r, GgufType et, uint64_t n, int depth, int max_depth) {
-    GgufValue v;
-    v.type = GgufType::ARRAY;
-    v.elem_type = et;
-    v.count = n;
-    if (v.elem_type == GgufType::STRING) {
-        for (uint64_t i = 0; i < n; ++i) v.strings.push_back(rand_string(r, 6));
-    } else if (v.elem_type == GgufType::ARRAY) {
-        for (uint64_t i = 0; i < n; ++i) v.arrays.push_back(rand_array(r, depth + 1, max_depth));
-    } else if (v.elem_type == GgufType::BOOL) {
-        for (uint64_t i = 0; i < n; ++i) v.raw.push_back(static_cast<uint8_t>(r.below(2)));
-    } else {
-        v.raw = rand_bytes(r, n * gguf_type_size(v.elem_type));
+GgufValue rand_array_of(Rng& r, GgufType et, uint64_t n) {
+    if (et == GgufType::STRING) {
+        std::vector<std::string> v;
+        for (uint64_t i = 0; i < n; ++i) v.push_back(rand_string(r, 6));
+        return GgufValue::make_string_array(std::move(v));
     }
-    return v;
+    if (et == GgufType::BOOL) {
+        std::vector<uint8_t> b;
+        for (uint64_t i = 0; i < n; ++i) b.push_back(static_cast<uint8_t>(r.below(2)));
+        return GgufValue::make_array(et, std::move(b), n);
+    }
+    return GgufValue::make_array(et, rand_bytes(r, n * gguf_type_size(et)), n);
 }
 
-GgufValue rand_array(Rng& r, int depth, int max_depth) {
+// Arrays of arrays are refused (as ggml refuses them): element type ARRAY is drawn as STRING.
+GgufValue rand_array(Rng& r) {
     uint32_t et = static_cast<uint32_t>(r.below(kGgufTypeCount));
-    if (et == static_cast<uint32_t>(GgufType::ARRAY) && depth >= max_depth) et = static_cast<uint32_t>(GgufType::STRING);
-    const uint64_t n = r.chance(5) ? 0 : r.below(depth > 1 ? 4 : 24);
-    return rand_array_of(r, static_cast<GgufType>(et), n, depth, max_depth);
+    if (et == static_cast<uint32_t>(GgufType::ARRAY)) et = static_cast<uint32_t>(GgufType::STRING);
+    const uint64_t n = r.chance(5) ? 0 : r.below(24);
+    return rand_array_of(r, static_cast<GgufType>(et), n);
 }
 
-std::vector<GgufKV> rand_kvs(Rng& r, size_t n, int max_depth) {
+GgufValue rand_value(Rng& r) {
+    auto t = static_cast<GgufType>(r.below(kGgufTypeCount));
+    if (t == GgufType::ARRAY) return rand_array(r);
+    return rand_scalar(r, t);
+}
+
+std::vector<GgufKV> rand_kvs(Rng& r, size_t n) {
     std::vector<GgufKV> kvs;
     for (size_t i = 0; i < n; ++i) {
         // Index prefix keeps keys unique; the suffix may be unicode.
         std::string key = "p" + std::to_string(i) + "." + rand_string(r, 4);
-        kvs.push_back({std::move(key), rand_value(r, max_depth)});
+        kvs.push_back({std::move(key), rand_value(r)});
     }
     return kvs;
 }
@@ -224,10 +215,10 @@ void expect_file_matches(const GgufFile& f, uint32_t version, uint64_t alignment
                          const std::vector<GgufTensorInfo>& infos, const std::vector<TensorSpec>& ts) {
     EXPECT_EQ(f.version(), version);
     EXPECT_EQ(f.alignment(), alignment);
-    ASSERT_EQ(f.kvs().size(), kvs.size());
+    ASSERT_EQ(f.metadata().size(), kvs.size());
     for (size_t i = 0; i < kvs.size(); ++i) {
-        EXPECT_EQ(f.kvs()[i].key, kvs[i].key) << "kv #" << i;
-        EXPECT_TRUE(f.kvs()[i].value == kvs[i].value) << "kv '" << kvs[i].key << "': read " << f.kvs()[i].value.to_string()
+        EXPECT_EQ(f.metadata()[i].key, kvs[i].key) << "kv #" << i;
+        EXPECT_TRUE(f.metadata()[i].value == kvs[i].value) << "kv '" << kvs[i].key << "': read " << f.metadata()[i].value.to_string()
                                                       << " wrote " << kvs[i].value.to_string();
     }
     ASSERT_EQ(f.tensors().size(), infos.size());
@@ -252,18 +243,16 @@ void expect_file_matches(const GgufFile& f, uint32_t version, uint64_t alignment
 // stop exercising a value type).
 struct Tally {
     std::set<uint32_t> scalar_types, elem_types, tensor_types, n_dims;
-    size_t empty_arrays = 0, nested_arrays = 0, empty_strings = 0, non_ascii_strings = 0;
+    size_t empty_arrays = 0, empty_strings = 0, non_ascii_strings = 0;
     void value(const GgufValue& v) {
-        if (v.type == GgufType::STRING) str(v.strings.at(0));
+        if (v.type() == GgufType::STRING) str(v.strings().at(0));
         if (!v.is_array()) {
-            scalar_types.insert(static_cast<uint32_t>(v.type));
+            scalar_types.insert(static_cast<uint32_t>(v.type()));
             return;
         }
-        elem_types.insert(static_cast<uint32_t>(v.elem_type));
-        if (v.count == 0) ++empty_arrays;
-        if (v.elem_type == GgufType::ARRAY) ++nested_arrays;
-        for (const auto& s : v.strings) str(s);
-        for (const auto& a : v.arrays) value(a);
+        elem_types.insert(static_cast<uint32_t>(v.elem_type()));
+        if (v.count() == 0) ++empty_arrays;
+        for (const auto& s : v.strings()) str(s);
     }
     void str(const std::string& s) {
         if (s.empty()) ++empty_strings;
@@ -275,7 +264,6 @@ struct CaseParams {
     uint32_t version;
     uint64_t alignment;  // 0: no general.alignment key (default 32)
     size_t n_kv, n_tensors;
-    int max_depth;
     bool pad_empty;
     Feed feed;
 };
@@ -283,7 +271,7 @@ struct CaseParams {
 // One full case: random content, write, compare against the independent image, read back.
 void run_case(uint64_t seed, const CaseParams& p, const fs::path& dir, Tally& tally) {
     Rng r(seed);
-    std::vector<GgufKV> kvs = rand_kvs(r, p.n_kv, p.max_depth);
+    std::vector<GgufKV> kvs = rand_kvs(r, p.n_kv);
     uint64_t alignment = kDefaultAlignment;
     if (p.alignment) {
         alignment = p.alignment;
@@ -325,7 +313,7 @@ void run_case(uint64_t seed, const CaseParams& p, const fs::path& dir, Tally& ta
     expect_file_matches(f, p.version, alignment, kvs, infos, ts);
     EXPECT_EQ(f.file_size(), expect.size());
     // Header re-serialization is byte-identical.
-    auto h = serialize_gguf_header(f.version(), f.kvs(), f.tensors());
+    auto h = serialize_gguf_header(f.version(), f.metadata(), f.tensors());
     ASSERT_EQ(h.size(), f.header_size());
     EXPECT_TRUE(std::equal(h.begin(), h.end(), got.begin()));
     // The in-memory parser agrees with the mmap reader.
@@ -346,7 +334,6 @@ TEST(GgufProperty, RandomFilesRoundTrip) {
         p.alignment = alignments[r.below(std::size(alignments))];
         p.n_kv = r.below(14);
         p.n_tensors = r.chance(8) ? 0 : r.below(9);
-        p.max_depth = 1 + static_cast<int>(r.below(3));
         p.pad_empty = !r.chance(3);
         p.feed = static_cast<Feed>(r.below(3));
         SCOPED_TRACE(::testing::Message() << "seed " << seed << " v" << p.version << " align " << p.alignment << " kvs "
@@ -355,11 +342,10 @@ TEST(GgufProperty, RandomFilesRoundTrip) {
         if (HasFatalFailure() || HasNonfatalFailure()) return;  // one failing seed is enough to debug
     }
     EXPECT_EQ(tally.scalar_types.size(), kGgufTypeCount - 1);  // every type but ARRAY as a scalar
-    EXPECT_EQ(tally.elem_types.size(), kGgufTypeCount);        // arrays of every type, arrays included
+    EXPECT_EQ(tally.elem_types.size(), kGgufTypeCount - 1);    // arrays of every type but ARRAY (refused, as by ggml)
     EXPECT_EQ(tally.tensor_types.size(), live_types().size());
     EXPECT_EQ(tally.n_dims, (std::set<uint32_t>{1, 2, 3, 4}));
     EXPECT_GT(tally.empty_arrays, 10u);
-    EXPECT_GT(tally.nested_arrays, 10u);
     EXPECT_GT(tally.empty_strings, 10u);
     EXPECT_GT(tally.non_ascii_strings, 10u);
 }
@@ -376,7 +362,7 @@ TEST(GgufProperty, EveryLiveTypeEveryAlignment) {
             Rng r(++seed);
             std::vector<TensorSpec> ts;
             for (size_t i = 0; i < types.size(); ++i) ts.push_back(rand_tensor(r, i, static_cast<GgmlType>(types[i])));
-            std::vector<GgufKV> kvs = rand_kvs(r, 13, 2);
+            std::vector<GgufKV> kvs = rand_kvs(r, 13);
             const uint64_t a = alignment ? alignment : kDefaultAlignment;
             if (alignment)
                 kvs.push_back({"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, static_cast<uint32_t>(alignment))});
@@ -412,29 +398,18 @@ TEST(GgufProperty, EveryValueTypeAndArrayElementType) {
     kvs.push_back({"scalar.unicode-str", GgufValue::make_string("naïve 漢字 🦙 \xF0\x9F\x98\x80")});
     for (uint32_t et = 0; et < kGgufTypeCount; ++et) {
         for (uint64_t n : {0ull, 1ull, 5ull}) {
-            GgufValue v = rand_array_of(r, static_cast<GgufType>(et), n, 1, 3);
+            if (et == static_cast<uint32_t>(GgufType::ARRAY)) continue;  // arrays of arrays: refused, see below
+            GgufValue v = rand_array_of(r, static_cast<GgufType>(et), n);
             kvs.push_back({"arr." + std::string(gguf_type_name(static_cast<GgufType>(et))) + "." + std::to_string(n), v});
         }
     }
-    // Arrays nested as deep as the reader allows.
-    GgufValue deep = GgufValue::make_array(GgufType::U16, {1, 0, 2, 0}, 2);
-    for (int level = 1; level < kReaderMaxNesting; ++level) {
-        GgufValue outer;
-        outer.type = GgufType::ARRAY;
-        outer.elem_type = GgufType::ARRAY;
-        outer.count = 2;
-        outer.arrays = {deep, GgufValue::make_array(GgufType::U8, {}, 0)};
-        deep = outer;
-    }
-    kvs.push_back({"arr.deepest", deep});
-
     for (uint32_t version : {2u, 3u}) {
         auto img = serialize_gguf_header(version, kvs, {});
         GgufFile f = GgufFile::parse(img, "values.gguf");
-        ASSERT_EQ(f.kvs().size(), kvs.size());
+        ASSERT_EQ(f.metadata().size(), kvs.size());
         for (size_t i = 0; i < kvs.size(); ++i) {
-            EXPECT_EQ(f.kvs()[i].key, kvs[i].key);
-            EXPECT_TRUE(f.kvs()[i].value == kvs[i].value) << kvs[i].key;
+            EXPECT_EQ(f.metadata()[i].key, kvs[i].key);
+            EXPECT_TRUE(f.metadata()[i].value == kvs[i].value) << kvs[i].key;
         }
         EXPECT_EQ(f.header_size(), img.size());
         EXPECT_TRUE(f.tensors().empty());
@@ -446,16 +421,16 @@ TEST(GgufProperty, EveryValueTypeAndArrayElementType) {
         w.finish();
         EXPECT_TRUE(test::read_file(path) == img);
         GgufFile g = GgufFile::open(path);
-        EXPECT_TRUE(g.kvs() == kvs);
+        EXPECT_TRUE(g.metadata() == kvs);
         EXPECT_TRUE(g.canonical_layout());
     }
 }
 
-// Many in-memory header round trips (no file system): KV-heavy shapes, deeper nesting.
+// Many in-memory header round trips (no file system): KV-heavy shapes.
 TEST(GgufProperty, RandomHeadersParseBack) {
     for (uint64_t seed = 1; seed <= 400; ++seed) {
         Rng r(seed * 104729);
-        auto kvs = rand_kvs(r, r.below(40), 1 + static_cast<int>(r.below(kReaderMaxNesting)));
+        auto kvs = rand_kvs(r, r.below(40));
         std::vector<GgufTensorInfo> infos;
         uint64_t off = 0;
         static const auto types = live_types();
@@ -474,7 +449,7 @@ TEST(GgufProperty, RandomHeadersParseBack) {
         SCOPED_TRACE(::testing::Message() << "seed " << seed);
         GgufFile f = GgufFile::parse(img, "hdr.gguf");
         EXPECT_EQ(f.header_size(), hs);
-        EXPECT_TRUE(f.kvs() == kvs);
+        EXPECT_TRUE(f.metadata() == kvs);
         ASSERT_EQ(f.tensors().size(), infos.size());
         for (size_t i = 0; i < infos.size(); ++i) {
             EXPECT_EQ(f.tensors()[i].name, infos[i].name);
@@ -496,7 +471,7 @@ TEST(GgufProperty, StreamingInPiecesIsByteIdentical) {
     ts.push_back(rand_tensor(r, 1, GgmlType::Q4_K));
     ts.push_back(TensorSpec{"mid.weight", GgmlType::Q8_0, {4096, 300}, rand_bytes(r, 4096 / 32 * 34 * 300)});
     ts.push_back(rand_tensor(r, 3, GgmlType::F16));
-    auto kvs = rand_kvs(r, 5, 2);
+    auto kvs = rand_kvs(r, 5);
     kvs.push_back({"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, 64)});
     std::vector<GgufTensorInfo> infos;
     const auto expect = expected_image(3, kvs, ts, 64, true, &infos);

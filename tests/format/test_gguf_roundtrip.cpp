@@ -11,7 +11,7 @@ namespace {
 // Re-writes `in` unchanged to `out_path` through the streaming writer.
 void copy_file(const GgufFile& in, const std::string& out_path) {
     GgufWriter w(out_path, {in.path()}, in.version());
-    w.set_kvs(in.kvs());
+    w.set_kvs(in.metadata());
     for (const auto& t : in.tensors()) w.add_tensor(t.name, t.type, t.shape());
     w.set_pad_empty(in.file_size() != in.header_size());
     for (size_t i = 0; i < in.tensors().size(); ++i) w.write_tensor_data(in.tensor_data(i));

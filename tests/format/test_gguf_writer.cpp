@@ -99,7 +99,7 @@ void expect_refused(const std::string& output, const std::vector<std::string>& i
     {
         GgufFile in = GgufFile::open(input);
         GgufWriter w(output, inputs, in.version());
-        w.set_kvs(in.kvs());
+        w.set_kvs(in.metadata());
         for (const auto& t : in.tensors()) w.add_tensor(t.name, t.type, t.shape());
         expect_error(
             [&] {
@@ -283,10 +283,8 @@ TEST(GgufWriterSafety, DiskFullIsAnIoErrorAndKeepsTheOldFile) {
 void edit_one_kv(const std::string& in_path, const std::string& out_path, const std::string& key, GgufValue value) {
     GgufFile in = GgufFile::open(in_path);
     GgufWriter w(out_path, {in_path}, in.version());
-    auto kvs = in.kvs();
-    bool found = false;
-    for (auto& kv : kvs)
-        if (kv.key == key) kv.value = value, found = true;
+    auto kvs = in.metadata();
+    const bool found = kvs.set({key, value});
     ASSERT_TRUE(found) << key;
     w.set_kvs(kvs);
     for (const auto& t : in.tensors()) w.add_tensor(t.name, t.type, t.shape());
@@ -296,11 +294,11 @@ void edit_one_kv(const std::string& in_path, const std::string& out_path, const 
 
 void expect_only_kv_changed(const std::string& a_path, const std::string& b_path, const std::string& key, const GgufValue& value) {
     GgufFile a = GgufFile::open(a_path), b = GgufFile::open(b_path);
-    ASSERT_EQ(a.kvs().size(), b.kvs().size());
-    for (size_t i = 0; i < a.kvs().size(); ++i) {
-        EXPECT_EQ(a.kvs()[i].key, b.kvs()[i].key);
-        if (a.kvs()[i].key == key) EXPECT_TRUE(b.kvs()[i].value == value);
-        else EXPECT_TRUE(a.kvs()[i].value == b.kvs()[i].value) << a.kvs()[i].key;
+    ASSERT_EQ(a.metadata().size(), b.metadata().size());
+    for (size_t i = 0; i < a.metadata().size(); ++i) {
+        EXPECT_EQ(a.metadata()[i].key, b.metadata()[i].key);
+        if (a.metadata()[i].key == key) EXPECT_TRUE(b.metadata()[i].value == value);
+        else EXPECT_TRUE(a.metadata()[i].value == b.metadata()[i].value) << a.metadata()[i].key;
     }
     ASSERT_EQ(a.tensors().size(), b.tensors().size());
     for (size_t i = 0; i < a.tensors().size(); ++i) {

@@ -49,7 +49,7 @@ TEST(InspectFixtures, TinyMoeQ4KM) {
     EXPECT_EQ(a.model.expert_count, 8u);
     EXPECT_EQ(a.model.expert_used_count, 2u);
     EXPECT_FALSE(a.model.tied_embeddings);
-    EXPECT_EQ(f.kvs().size(), 27u);
+    EXPECT_EQ(f.metadata().size(), 27u);
     EXPECT_EQ(f.tensors().size(), 27u);
 
     // Parameters: output 256*32000 = 8,192,000; output_norm 256; token_embd 8,192,000;
@@ -127,7 +127,7 @@ TEST(InspectFixtures, SmolLikeF16TiedEmbeddings) {
     EXPECT_TRUE(a.model.tied_embeddings);
     EXPECT_FALSE(a.model.expert_count);
     EXPECT_FALSE(a.traffic.expert_fraction);
-    EXPECT_EQ(f.kvs().size(), 22u);
+    EXPECT_EQ(f.metadata().size(), 22u);
     EXPECT_EQ(f.tensors().size(), 20u);
     // token_embd F16 576*32000*2 = 36,864,000, read in full (it is the lm_head).
     const TensorFacts& embd = tensor(f, a, "token_embd.weight");
@@ -438,7 +438,7 @@ TEST(InspectDiff, QuantizationsOfOneModel) {
     const Diff d = diff(a, aa, b, ab, true);
     EXPECT_FALSE(d.identical());
     ASSERT_EQ(d.kv_changed.size(), 1u);
-    EXPECT_EQ(a.kvs()[d.kv_changed[0].first].key, "general.file_type");
+    EXPECT_EQ(a.metadata()[d.kv_changed[0].first].key, "general.file_type");
     EXPECT_TRUE(d.kv_added.empty());
     EXPECT_TRUE(d.kv_removed.empty());
     EXPECT_EQ(d.tensors_common, 39u);

@@ -47,15 +47,15 @@ std::string tensor_sha(const GgufFile& f, const std::string& name) {
 
 void expect_kv(const GgufFile& f, const std::string& key, const json::Value& want) {
     SCOPED_TRACE(key);
-    const GgufValue* v = f.find(key);
+    const GgufValue* v = f.metadata().find(key);
     ASSERT_NE(v, nullptr);
     if (want.is_string()) {
         ASSERT_NE(v->as_string(), nullptr);
         EXPECT_EQ(*v->as_string(), want.text);
     } else if (want.is_bool()) {
-        EXPECT_EQ(v->type, GgufType::BOOL);
+        EXPECT_EQ(v->type(), GgufType::BOOL);
         EXPECT_EQ(v->as_int(), want.boolean ? 1 : 0);
-    } else if (v->type == GgufType::F32 || v->type == GgufType::F64) {
+    } else if (v->type() == GgufType::F32 || v->type() == GgufType::F64) {
         EXPECT_EQ(v->as_double(), want.number);
     } else {
         EXPECT_EQ(v->as_int(), static_cast<int64_t>(want.number));
@@ -164,7 +164,7 @@ TEST(Requant, RequantizeNeedsPermission) {
     quantize_chunk(GgmlType::Q8_0, x.data(), want.data(), t.ne[1], t.ne[0], nullptr);
     EXPECT_EQ(tensor_sha(f, name), sha256_hex(want));
     EXPECT_EQ(f.tensors()[static_cast<size_t>(f.find_tensor("output.weight"))].type, GgmlType::Q8_0);  // was Q6_K
-    EXPECT_EQ(f.find("general.file_type")->as_int(), 7);
+    EXPECT_EQ(f.metadata().find("general.file_type")->as_int(), 7);
 }
 
 TEST(Requant, OutputIsAtomicAndNeverTheInput) {
@@ -192,7 +192,7 @@ TEST(Requant, OutputIsAtomicAndNeverTheInput) {
     for (const auto& e2 : fs::directory_iterator(dir)) names.push_back(e2.path().filename().string());
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{"alias.gguf", "in.gguf", "out.gguf"}));
-    EXPECT_EQ(GgufFile::open(out).find("general.file_type")->as_int(), 7);
+    EXPECT_EQ(GgufFile::open(out).metadata().find("general.file_type")->as_int(), 7);
     EXPECT_EQ(sha256_hex(test::read_file(src)), before);
 }
 
@@ -209,7 +209,7 @@ TEST(Requant, ThreadsDoNotChangeBytes) {
     GgufFile f = GgufFile::open(a);
     EXPECT_EQ(f.tensors()[static_cast<size_t>(f.find_tensor("output.weight"))].type, GgmlType::F32);
     EXPECT_EQ(f.tensors()[static_cast<size_t>(f.find_tensor("blk.0.attn_q.weight"))].type, GgmlType::BF16);
-    EXPECT_EQ(f.find("general.file_type")->as_int(), 32);
+    EXPECT_EQ(f.metadata().find("general.file_type")->as_int(), 32);
 }
 
 TEST(Requant, MetadataOrderAndOverrides) {
@@ -221,7 +221,7 @@ TEST(Requant, MetadataOrderAndOverrides) {
     std::vector<std::string> tail;
     for (size_t i = job.kvs.size() - 4; i < job.kvs.size(); ++i) tail.push_back(job.kvs[i].key);
     EXPECT_EQ(tail, (std::vector<std::string>{"general.quantization_version", "general.file_type", "general.name", "oiw.extra"}));
-    EXPECT_EQ(job.kvs.size(), in.kvs().size() + 2);
+    EXPECT_EQ(job.kvs.size(), in.metadata().size() + 2);
     EXPECT_EQ(job.kvs[0].key, "general.architecture");
 }
 

@@ -117,9 +117,9 @@ TEST(RequantCli, RuleOrderWarningsAndOverrides) {
                       "--override-kv general.name=str:x --keep 'blk\\.1\\.' --threads 1", &log), 0);
     EXPECT_EQ(log, "");
     GgufFile f = GgufFile::open(out);
-    EXPECT_EQ(f.find("oiw.n")->type, GgufType::U32);
-    EXPECT_EQ(f.find("oiw.n")->as_int(), 5);
-    EXPECT_EQ(*f.find("general.name")->as_string(), "x");
+    EXPECT_EQ(f.metadata().find("oiw.n")->type(), GgufType::U32);
+    EXPECT_EQ(f.metadata().find("oiw.n")->as_int(), 5);
+    EXPECT_EQ(*f.metadata().find("general.name")->as_string(), "x");
     EXPECT_EQ(f.tensors()[static_cast<size_t>(f.find_tensor("blk.1.attn_q.weight"))].type, GgmlType::F16);
     EXPECT_EQ(f.tensors()[static_cast<size_t>(f.find_tensor("blk.2.attn_q.weight"))].type, GgmlType::Q8_0);
 }
@@ -130,7 +130,7 @@ TEST(RequantCli, AllowRequantizeWarns) {
     EXPECT_EQ(requant("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' '" + out +
                       "' --preset Q4_K_M --allow-requantize", &log), 0);
     EXPECT_NE(log.find("gguf-requant: warning: requantizing 29 already-quantized tensor(s)"), std::string::npos) << log;
-    EXPECT_EQ(GgufFile::open(out).find("general.file_type")->as_int(), 15);
+    EXPECT_EQ(GgufFile::open(out).metadata().find("general.file_type")->as_int(), 15);
     // A dry run shows the plan and reports the refusal instead of failing.
     json::Value plan = run_json("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' --preset Q8_0 --dry-run");
     ASSERT_EQ(plan.at("warnings").items.size(), 1u);

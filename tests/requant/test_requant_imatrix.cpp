@@ -202,10 +202,10 @@ TEST(RequantImatrix, LegacyImatrixGivesTheSameTensors) {
     auto text = test::read_file(test::shared_path("golden/llama-quantize.json"));
     const json::Value want = json::parse(std::string(text.begin(), text.end())).at("tiny-llama-Q4_K_M-imat.gguf");
     for (const auto& [tname, t] : want.at("tensors").members) EXPECT_EQ(tensor_sha(f, tname), t.at("sha256").text) << tname;
-    EXPECT_EQ(*f.find("quantize.imatrix.file")->as_string(), dat);
-    EXPECT_EQ(*f.find("quantize.imatrix.dataset")->as_string(), "calib.txt");
-    EXPECT_EQ(f.find("quantize.imatrix.entries_count")->as_int(), 28);
-    EXPECT_EQ(f.find("quantize.imatrix.chunks_count")->as_int(), 16);
+    EXPECT_EQ(*f.metadata().find("quantize.imatrix.file")->as_string(), dat);
+    EXPECT_EQ(*f.metadata().find("quantize.imatrix.dataset")->as_string(), "calib.txt");
+    EXPECT_EQ(f.metadata().find("quantize.imatrix.entries_count")->as_int(), 28);
+    EXPECT_EQ(f.metadata().find("quantize.imatrix.chunks_count")->as_int(), 16);
 }
 
 TEST(RequantImatrix, ImatrixWithWrongLengthNamesTheTensor) {

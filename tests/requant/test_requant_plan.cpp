@@ -349,7 +349,7 @@ void expect_fixture_plan(const std::string& fixture, const std::vector<PresetRow
         SCOPED_TRACE(fmt::format("{} {}{}", fixture, r.preset, has_imatrix ? " +imatrix" : ""));
         PlanOptions o = preset(r.preset);
         o.has_imatrix = has_imatrix;
-        RequantPlan p = plan_requant(in.kvs(), in.tensors(), o);
+        RequantPlan p = plan_requant(in.metadata(), in.tensors(), o);
         ASSERT_EQ(p.tensors.size(), in.tensors().size());
         for (const auto& t : p.tensors) EXPECT_EQ(type_name(t.dst_type), expected_type(r, t.name)) << t.name;
     }
@@ -398,7 +398,7 @@ TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
 
     // Q2_K_S: only its Q2_K tensors need an imatrix (tensor_requires_imatrix), not the Q4_0 fallbacks.
     GgufFile in = GgufFile::open(test::shared_path("fixtures/smol-like-f16.gguf"));
-    for (const auto& t : plan_requant(in.kvs(), in.tensors(), preset("Q2_K_S")).tensors)
+    for (const auto& t : plan_requant(in.metadata(), in.tensors(), preset("Q2_K_S")).tensors)
         EXPECT_EQ(t.requires_imatrix, t.dst_type == GgmlType::Q2_K) << t.name;
 }
 
@@ -477,7 +477,7 @@ TEST(RequantPlanFixtures, TinyLlamaEveryPreset) {
 // before writing anything. Float presets work.
 TEST(RequantPlanFixtures, EightWideRows) {
     GgufFile in = GgufFile::open(test::shared_path("fixtures/llama-2-tiny-random.gguf"));
-    auto run = [&](const PlanOptions& o) { return plan_requant(in.kvs(), in.tensors(), o); };
+    auto run = [&](const PlanOptions& o) { return plan_requant(in.metadata(), in.tensors(), o); };
     for (const auto& p : requant_presets()) {
         SCOPED_TRACE(p.name);
         PlanOptions o;

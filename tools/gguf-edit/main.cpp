@@ -23,7 +23,7 @@ std::pair<std::string, std::string> split_rename(const std::string& s) {
 }
 
 int run(const Options& o) {
-    oiw::GgufFile in = oiw::GgufFile::open(o.in);
+    oiw::Model in = oiw::open_model(o.in);
     oiw::EditPlan plan;
     for (const auto& s : o.set) plan.set.push_back(oiw::parse_kv_assignment(s));
     for (const auto& s : o.set_array) plan.set.push_back(oiw::parse_string_array_assignment(s));

@@ -36,8 +36,8 @@ int run_diff(int argc, char** argv) {
         throw FormatError(ErrorKind::Usage, "", "", std::string(e.what()) + " (see --help)");
     }
 
-    const GgufFile a = GgufFile::open(pa);
-    const GgufFile b = GgufFile::open(pb);
+    const Model a = open_model(pa);
+    const Model b = open_model(pb);
     const Analysis aa = analyze(a), ab = analyze(b);
     const Diff d = diff(a, aa, b, ab, data);
     RenderOptions o;

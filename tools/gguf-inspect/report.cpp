@@ -80,7 +80,7 @@ int run_report(int argc, char** argv) {
     std::optional<Profile> profile;
     if (!no_audit) profile = load_profile(profile_name);
 
-    const GgufFile f = GgufFile::open(path);
+    const Model f = open_model(path);
     const Analysis a = analyze(f);
     std::vector<Flag> flags;
     if (profile) flags = audit(f, a, *profile);

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     requant_cli::ToolOptions o;
     if (int rc = requant_cli::parse_options(argc, argv, o); rc >= 0) return rc;
     return run_tool("gguf-requant", [&] {
-        GgufFile in = GgufFile::open(o.in);
+        Model in = open_model(o.in);
         RequantJob job = prepare_requant(in, o.requant);
         for (const auto& w : job.plan.warnings) fmt::print(stderr, "gguf-requant: warning: {}\n", w);
         std::optional<double> seconds;
