@@ -1,0 +1,114 @@
+// The tokenizers against llama.cpp: every case of its tokenizer test files (texts in .inp
+// separated by "\n__ggml_vocab_test__\n", ids in .out, one line per text), tokenized as
+// test-tokenizer-0 does (add_special = false, parse_special = false).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "converters/vocab/unicode.h"
+#include "converters/vocab/vocab.h"
+#include "tests/support/helpers.h"
+
+namespace {
+
+using oiw::vocab::Vocab;
+
+struct Case {
+    std::string text;
+    std::vector<int32_t> ids;
+};
+
+std::vector<Case> read_cases(const std::string& vocab_file) {
+    const auto inp = oiw::test::read_file(vocab_file + ".inp");
+    const std::string raw(inp.begin(), inp.end());
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> texts;
+    for (size_t pos = 0; pos < raw.size();) {
+        const size_t next = raw.find(sep, pos);
+        if (next == std::string::npos) {
+            texts.push_back(raw.substr(pos));
+            break;
+        }
+        texts.push_back(raw.substr(pos, next - pos));
+        pos = next + sep.size();
+    }
+    const auto out = oiw::test::read_file(vocab_file + ".out");
+    std::istringstream lines(std::string(out.begin(), out.end()));
+    std::vector<Case> cases;
+    std::string line;
+    for (size_t i = 0; std::getline(lines, line); ++i) {
+        std::istringstream ids(line);
+        Case c{i < texts.size() ? texts[i] : "", {}};
+        for (int32_t id; ids >> id;) c.ids.push_back(id);
+        cases.push_back(std::move(c));
+    }
+    EXPECT_EQ(texts.size(), cases.size()) << vocab_file;
+    return cases;
+}
+
+Vocab load(const std::string& path) {
+    const oiw::GgufFile f = oiw::GgufFile::open(path);
+    return Vocab::load(f.kvs(), path);
+}
+
+// Tokenizes every case; returns how many match llama.cpp's ids.
+size_t check_all(const std::string& name) {
+    const std::string path = oiw::test::data_path("vocab/" + name);
+    const Vocab v = load(path);
+    const auto cases = read_cases(path);
+    size_t pass = 0;
+    for (const Case& c : cases) {
+        const auto got = v.tokenize(c.text, false, false);
+        EXPECT_EQ(got, c.ids) << name << ": '" << c.text << "'";
+        pass += got == c.ids;
+    }
+    std::printf("%s: %zu/%zu cases match llama.cpp\n", name.c_str(), pass, cases.size());
+    return pass;
+}
+
+TEST(VocabTokenizer, LlamaSpmMatchesLlamaCpp) { EXPECT_EQ(check_all("ggml-vocab-llama-spm.gguf"), 46u); }
+
+TEST(VocabTokenizer, Gpt2BpeMatchesLlamaCpp) { EXPECT_EQ(check_all("ggml-vocab-gpt-2.gguf"), 46u); }
+
+TEST(VocabTokenizer, SpmAddsBosWhenAskedAndParsesSpecialTokens) {
+    const Vocab v = load(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"));
+    // "Hello world" is 15043 3186 (a case above); <s> and </s> are control tokens 1 and 2.
+    EXPECT_EQ(v.tokenize("Hello world", true, false), (std::vector<int32_t>{1, 15043, 3186}));
+    EXPECT_EQ(v.tokenize("</s>Hello world", false, true), (std::vector<int32_t>{2, 15043, 3186}));  // dummy prefix after a special token
+    EXPECT_NE(v.tokenize("</s>", false, false), (std::vector<int32_t>{2}));
+}
+
+TEST(VocabTokenizer, Gpt2HasNoBosByDefaultAndParsesEndOfText) {
+    const Vocab v = load(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf"));
+    EXPECT_FALSE(v.add_bos());
+    EXPECT_EQ(v.tokenize("Hello<|endoftext|>", true, true), (std::vector<int32_t>{15496, 50256}));
+}
+
+TEST(VocabTokenizer, UnsupportedModelIsNamed) {
+    std::vector<oiw::GgufKV> kvs = {
+        {"tokenizer.ggml.model", oiw::GgufValue::make_string("bert")},
+        {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})},
+    };
+    const Vocab v = Vocab::load(kvs, "x.gguf");
+    try {
+        v.tokenize("ab", false, false);
+        FAIL() << "expected an error";
+    } catch (const oiw::FormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("unsupported tokenizer model bert"), std::string::npos) << e.what();
+    }
+}
+
+TEST(VocabTokenizer, ByteToUnicodeIsGpt2Map) {
+    EXPECT_EQ(oiw::vocab::byte_to_unicode(' '), "\xc4\xa0");  // 'Ġ' (U+0120)
+    EXPECT_EQ(oiw::vocab::byte_to_unicode('A'), "A");
+    EXPECT_EQ(oiw::vocab::byte_to_unicode(0), "\xc4\x80");     // U+0100
+    EXPECT_EQ(oiw::vocab::byte_to_unicode(0xAD), "\xc5\x83");  // 0xAD is the 68th unprintable byte: U+0143
+}
+
+TEST(VocabTokenizer, Gpt2PretokenizerSplitsLikeTheRegex) {
+    const auto w = oiw::vocab::gpt2_pretokenize("Hello, y'all!  3x\n");
+    const std::vector<std::string> want = {"Hello", ",", "\xc4\xa0y", "'", "all", "!", "\xc4\xa0", "\xc4\xa0" "3", "x", "\xc4\x8a"};
+    EXPECT_EQ(w, want);
+}
+
+}  // namespace
