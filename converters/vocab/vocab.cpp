@@ -66,6 +66,12 @@ std::vector<Symbol> split_symbols(std::string_view text) {
 
 }  // namespace
 
+std::pair<std::string, std::string> split_merge(const std::string& entry) {
+    const size_t pos = entry.find(' ', 1);
+    if (pos == std::string::npos) return {};
+    return {entry.substr(0, pos), entry.substr(pos + 1)};
+}
+
 const GgufValue* find_kv(const std::vector<GgufKV>& kvs, std::string_view key) {
     for (const auto& kv : kvs)
         if (kv.key == key) return &kv.value;
@@ -121,11 +127,9 @@ Vocab Vocab::load(const std::vector<GgufKV>& kvs, const std::string& file) {
         const std::string mkey = "tokenizer.ggml.merges";
         if (const GgufValue* m = find_kv(kvs, mkey)) {
             for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings) {
-                const size_t pos = word.find(' ', 1);
-                std::string first, second;
-                if (pos != std::string::npos) first = word.substr(0, pos), second = word.substr(pos + 1);
-                v.ranks_.emplace(merge_key(first, second), static_cast<int32_t>(v.merges_.size()));
-                v.merges_.emplace_back(std::move(first), std::move(second));
+                auto parts = split_merge(word);
+                v.ranks_.emplace(merge_key(parts.first, parts.second), static_cast<int32_t>(v.merges_.size()));
+                v.merges_.push_back(std::move(parts));
             }
         }
     }

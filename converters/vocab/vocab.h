@@ -81,6 +81,10 @@ private:
                   std::vector<std::pair<std::string, std::string>>* trace) const;
 };
 
+// A tokenizer.ggml.merges entry split as llama.cpp does (at the first space after the first
+// byte); both empty when there is no such space.
+std::pair<std::string, std::string> split_merge(const std::string& entry);
+
 // Value of `key` in `kvs` or nullptr (the one metadata lookup of this module).
 const GgufValue* find_kv(const std::vector<GgufKV>& kvs, std::string_view key);
 

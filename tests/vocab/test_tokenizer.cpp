@@ -3,48 +3,14 @@
 // test-tokenizer-0 does (add_special = false, parse_special = false).
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include "converters/vocab/unicode.h"
 #include "converters/vocab/vocab.h"
 #include "tests/support/helpers.h"
+#include "tests/vocab/fixture_cases.h"
 
 namespace {
 
 using oiw::vocab::Vocab;
-
-struct Case {
-    std::string text;
-    std::vector<int32_t> ids;
-};
-
-std::vector<Case> read_cases(const std::string& vocab_file) {
-    const auto inp = oiw::test::read_file(vocab_file + ".inp");
-    const std::string raw(inp.begin(), inp.end());
-    const std::string sep = "\n__ggml_vocab_test__\n";
-    std::vector<std::string> texts;
-    for (size_t pos = 0; pos < raw.size();) {
-        const size_t next = raw.find(sep, pos);
-        if (next == std::string::npos) {
-            texts.push_back(raw.substr(pos));
-            break;
-        }
-        texts.push_back(raw.substr(pos, next - pos));
-        pos = next + sep.size();
-    }
-    const auto out = oiw::test::read_file(vocab_file + ".out");
-    std::istringstream lines(std::string(out.begin(), out.end()));
-    std::vector<Case> cases;
-    std::string line;
-    for (size_t i = 0; std::getline(lines, line); ++i) {
-        std::istringstream ids(line);
-        Case c{i < texts.size() ? texts[i] : "", {}};
-        for (int32_t id; ids >> id;) c.ids.push_back(id);
-        cases.push_back(std::move(c));
-    }
-    EXPECT_EQ(texts.size(), cases.size()) << vocab_file;
-    return cases;
-}
 
 Vocab load(const std::string& path) {
     const oiw::GgufFile f = oiw::GgufFile::open(path);
@@ -55,9 +21,9 @@ Vocab load(const std::string& path) {
 size_t check_all(const std::string& name) {
     const std::string path = oiw::test::data_path("vocab/" + name);
     const Vocab v = load(path);
-    const auto cases = read_cases(path);
+    const auto cases = oiw::test::read_tokenizer_cases(path);
     size_t pass = 0;
-    for (const Case& c : cases) {
+    for (const auto& c : cases) {
         const auto got = v.tokenize(c.text, false, false);
         EXPECT_EQ(got, c.ids) << name << ": '" << c.text << "'";
         pass += got == c.ids;
