@@ -46,6 +46,7 @@ bool decode_one(std::string_view s, size_t& off, uint32_t& cpt) {
         if (off + 3 >= s.size() || !continuation(s, off + 1) || !continuation(s, off + 2) || !continuation(s, off + 3))
             return false;
         cpt = ((c0 & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+        if (cpt > kMaxCodepoint) return false;  // llama.cpp throws later (unicode_cpt_to_utf8); we substitute
         off += 4;
         return true;
     }

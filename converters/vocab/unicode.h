@@ -16,6 +16,7 @@ struct CodepointRange { uint32_t first, last; };  // inclusive
 size_t utf8_len(char lead);
 // Code points of `text` as unicode_cpts_from_utf8 decodes them: a malformed sequence yields
 // U+FFFD and skips one byte; overlong forms and surrogates are accepted as they are there.
+// (A 4-byte form above U+10FFFF, on which llama.cpp throws, is malformed here.)
 std::vector<uint32_t> decode_utf8(std::string_view text);
 // UTF-8 of one code point; throws std::invalid_argument above U+10FFFF (as llama.cpp does).
 std::string encode_utf8(uint32_t cpt);

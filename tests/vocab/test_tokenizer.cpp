@@ -77,4 +77,14 @@ TEST(VocabTokenizer, Gpt2PretokenizerSplitsLikeTheRegex) {
     EXPECT_EQ(w, want);
 }
 
+TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
+    using oiw::vocab::decode_utf8;
+    EXPECT_EQ(decode_utf8("a\xc3"), (std::vector<uint32_t>{'a', 0xFFFD}));                   // truncated
+    EXPECT_EQ(decode_utf8("\x80z"), (std::vector<uint32_t>{0xFFFD, 'z'}));                    // stray continuation
+    EXPECT_EQ(decode_utf8("\xf7\xbf\xbf\xbf"), (std::vector<uint32_t>(4, 0xFFFD)));           // above U+10FFFF
+    EXPECT_EQ(decode_utf8("\xc0\xaf"), (std::vector<uint32_t>{0x2F}));                        // overlong: as llama.cpp
+    const Vocab v = load(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf"));
+    EXPECT_EQ(v.tokenize("\xf7\xbf\xbf\xbf", false, false), v.tokenize("\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", false, false));
+}
+
 }  // namespace

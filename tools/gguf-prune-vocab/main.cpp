@@ -87,12 +87,14 @@ std::vector<int64_t> read_top_counts(const std::string& path, size_t top) {
     return ids;
 }
 
-std::vector<int64_t> parse_range(const std::string& spec) {
+// Ids A..B of "A-B"; both ends must be in the vocabulary (checked before anything is built).
+std::vector<int64_t> parse_range(const std::string& spec, size_t n_vocab) {
+    const std::string source = "--keep-range " + spec;
     const size_t dash = spec.find('-', 1);
-    if (dash == std::string::npos) throw FormatError(ErrorKind::Usage, "", "--keep-range '" + spec + "'", "expected A-B");
-    const int64_t a = parse_int(spec.substr(0, dash), "--keep-range"), b = parse_int(spec.substr(dash + 1), "--keep-range");
-    if (a > b) throw FormatError(ErrorKind::Usage, "", "--keep-range '" + spec + "'", "A is greater than B");
-    if (b - a > (int64_t{1} << 31)) throw FormatError(ErrorKind::Usage, "", "--keep-range '" + spec + "'", "range too large");
+    if (dash == std::string::npos) throw FormatError(ErrorKind::Usage, "", source, "expected A-B");
+    const int64_t a = parse_int(spec.substr(0, dash), source), b = parse_int(spec.substr(dash + 1), source);
+    if (a > b) throw FormatError(ErrorKind::Usage, "", source, "A is greater than B");
+    oiw::vocab::check_ids({a, b}, n_vocab, source);
     std::vector<int64_t> ids;
     for (int64_t i = a; i <= b; ++i) ids.push_back(i);
     return ids;
@@ -246,7 +248,7 @@ int run_prune(const Options& o) {
         add({t.begin(), t.end()}, f);
     }
     if (!o.counts.empty()) add(read_top_counts(o.counts, o.top), o.counts);
-    for (const auto& r : o.keep_range) add(parse_range(r), "--keep-range " + r);
+    for (const auto& r : o.keep_range) add(parse_range(r, v.size()), "--keep-range " + r);
 
     const oiw::vocab::PrunePlan plan = oiw::vocab::plan_prune(in, v, ids);
     std::vector<std::string> gathered;
