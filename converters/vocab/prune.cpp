@@ -127,8 +127,12 @@ PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<i
         while (!work.empty()) {
             const int32_t id = work.back();
             work.pop_back();
-            if (!keep[static_cast<size_t>(id)] || vocab.is_special(id) || vocab.is_byte_token(id)) continue;
-            for (const auto& [l, r] : vocab.merge_trace(vocab.text(id)))
+            if (!keep[static_cast<size_t>(id)]) continue;
+            // Only a token the merger builds from its own text can come out of it (special and
+            // byte tokens included: their texts can be merged too when not matched as specials).
+            const auto trace = vocab.merge_trace(vocab.text(id));
+            if (trace.empty() || trace.back().first + trace.back().second != vocab.text(id)) continue;
+            for (const auto& [l, r] : trace)
                 for (const std::string& s : {l, r, l + r})
                     if (auto t = vocab.find(s); t && mark(*t, plan.closure_added)) work.push_back(*t);
         }

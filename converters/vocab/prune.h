@@ -36,7 +36,7 @@ struct PrunePlan {
 // Always kept: control, user-defined and unknown tokens, byte tokens <0xNN>, every id named by a
 // tokenizer.ggml.*_token_id key (or llama.cpp's default when the key is absent), and for BPE the
 // 256 byte symbols. Closure (SPM and BPE): every symbol the merger creates when it tokenizes a
-// kept token's text, recursively; BPE merges are kept iff both parts and the result are kept,
+// kept token's text and ends with that token, recursively; BPE merges are kept iff both parts and the result are kept,
 // in their original order. Then every tokenizer.ggml.* array as long as the vocabulary, the
 // merges, the special ids, <arch>.vocab_size and each tensor's vocabulary dimension (the last
 // dimension equal to n_vocab) are rewritten, and vocab_prune.original_ids is added (composed

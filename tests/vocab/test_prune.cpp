@@ -3,6 +3,7 @@
 // remapped, tokens), and keeping every id changes nothing but the added map key.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <random>
@@ -83,16 +84,15 @@ std::string raw_text(const Vocab& v, int32_t id) {
 // Seeded random texts made of kept tokens' texts, separators and random printable characters.
 std::vector<std::string> random_texts(const Pruned& p, size_t count, uint32_t seed) {
     std::mt19937 rng(seed);
-    std::vector<int32_t> normal;
-    for (int32_t old : p.plan.original_ids)
-        if (!p.vin.is_special(old) && !p.vin.is_byte_token(old)) normal.push_back(old);
+    std::vector<int32_t> normal, other;  // special and byte tokens' texts also go through the merger
+    for (int32_t old : p.plan.original_ids) (p.vin.is_special(old) || p.vin.is_byte_token(old) ? other : normal).push_back(old);
     std::vector<std::string> texts;
     const char* seps[] = {"", "", " ", "\n", "  ", "."};
     for (size_t i = 0; i < count && !normal.empty(); ++i) {
         std::string t;
         const int k = 1 + static_cast<int>(rng() % 5);
         for (int j = 0; j < k; ++j) {
-            t += raw_text(p.vin, normal[rng() % normal.size()]);
+            t += raw_text(p.vin, rng() % 6 == 0 && !other.empty() ? other[rng() % other.size()] : normal[rng() % normal.size()]);
             t += seps[rng() % 6];
             if (rng() % 8 == 0) t += static_cast<char>(' ' + rng() % 95);
         }
@@ -306,6 +306,34 @@ TEST(VocabPrune, PruningTwiceComposesTheMap) {
     EXPECT_TRUE(std::find(got.begin(), got.end(), 700) != got.end());
     EXPECT_TRUE(std::find(got.begin(), got.end(), 600) == got.end());
     EXPECT_EQ(got.size(), twice.plan.n_vocab_after);
+}
+
+// A control token whose text the SPM merger can build ("<" + "s" -> "<s", "<s" + ">" -> "<s>"):
+// with parse_special off, "<s>" tokenizes to it through the merger, so the closure keeps "<s".
+TEST(VocabPrune, ClosureCoversSpecialTokensTheMergerBuilds) {
+    const std::vector<std::string> texts = {"<unk>", "<s>", "</s>", "<0x3C>", "<0x73>", "<0x3E>", "<", "s", ">", "<s", "x"};
+    const std::vector<int32_t> types = {2, 3, 3, 6, 6, 6, 1, 1, 1, 1, 1};
+    const std::vector<float> scores = {0, 0, 0, 0, 0, 0, -5, -5, -5, -1, -5};
+    std::vector<uint8_t> t(types.size() * 4), sc(scores.size() * 4);
+    std::memcpy(t.data(), types.data(), t.size());
+    std::memcpy(sc.data(), scores.data(), sc.size());
+    const std::string path = (oiw::test::temp_dir() / "spm-special.gguf").string();
+    {
+        oiw::GgufWriter w(path);
+        w.set_kvs({{"general.architecture", oiw::GgufValue::make_string("llama")},
+                   {"tokenizer.ggml.model", oiw::GgufValue::make_string("llama")},
+                   {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array(texts)},
+                   {"tokenizer.ggml.scores", oiw::GgufValue::make_array(oiw::GgufType::F32, sc, scores.size())},
+                   {"tokenizer.ggml.token_type", oiw::GgufValue::make_array(oiw::GgufType::I32, t, types.size())},
+                   {"tokenizer.ggml.add_space_prefix", oiw::GgufValue::make_bool(false)}});
+        w.finish();
+    }
+    const Pruned with = prune(path, {10});
+    const Pruned without = prune(path, {10}, PruneOptions{.closure = false});
+    ASSERT_EQ(with.vin.tokenize("<s>", false, false), (std::vector<int32_t>{1}));
+    EXPECT_EQ(with.vout.tokenize("<s>", false, false), (std::vector<int32_t>{*with.vout.find("<s>")}));
+    EXPECT_TRUE(with.vout.find("<s"));
+    EXPECT_NE(without.vout.tokenize("<s>", false, false), (std::vector<int32_t>{*without.vout.find("<s>")}));
 }
 
 }  // namespace
