@@ -109,7 +109,7 @@ PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<i
         const std::optional<int64_t> id = kv.value.as_int();
         if (!id || *id < 0 || static_cast<uint64_t>(*id) >= n)
             throw FormatError(ErrorKind::BadKey, file, kv.key,
-                              "special token id " + kv.value.to_string() + " is not in the vocabulary (" + std::to_string(n) + " tokens)");
+                              kv.value.to_string() + " is not a token id of this vocabulary (" + std::to_string(n) + " tokens)");
         mark(static_cast<int32_t>(*id), plan.always_kept);
     }
     const auto defaults = default_special_ids(vocab.model());

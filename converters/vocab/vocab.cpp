@@ -34,8 +34,9 @@ std::string merge_key(std::string_view left, std::string_view right) {
 
 const GgufValue& array_of(const GgufValue* v, GgufType elem, bool or_i32, const std::string& key, const std::string& file) {
     if (!v->is_array() || !(v->elem_type == elem || (or_i32 && v->elem_type == GgufType::I32)))
-        throw FormatError(ErrorKind::BadValueType, file, key, "expected an array of " + std::string(gguf_type_name(elem)) +
-                                                                  ", found " + std::string(gguf_type_name(v->type)));
+        throw FormatError(ErrorKind::BadValueType, file, key,
+                          "expected an array of " + std::string(gguf_type_name(elem)) + ", found " +
+                              (v->is_array() ? "an array of " + std::string(gguf_type_name(v->elem_type)) : std::string(gguf_type_name(v->type))));
     return *v;
 }
 
