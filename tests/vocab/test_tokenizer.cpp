@@ -64,6 +64,27 @@ TEST(VocabTokenizer, UnsupportedModelIsNamed) {
     }
 }
 
+// Returns the message of the error tokenize() throws for a vocabulary made of `kvs`.
+std::string tokenize_error(const std::vector<oiw::GgufKV>& kvs) {
+    try {
+        Vocab::load(kvs, "x.gguf").tokenize("ab", false, false);
+    } catch (const oiw::FormatError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(VocabTokenizer, OtherPreTokenizerAndDuplicateTokensAreRefused) {
+    const auto s = [](const char* v) { return oiw::GgufValue::make_string(v); };
+    const std::string pre = tokenize_error({{"tokenizer.ggml.model", s("gpt2")},
+                                            {"tokenizer.ggml.pre", s("llama-bpe")},
+                                            {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})}});
+    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'llama-bpe')"), std::string::npos) << pre;
+    const std::string dup = tokenize_error({{"tokenizer.ggml.model", s("llama")},
+                                            {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b", "a"})}});
+    EXPECT_NE(dup.find("duplicate token 'a'"), std::string::npos) << dup;
+}
+
 TEST(VocabTokenizer, ByteToUnicodeIsGpt2Map) {
     EXPECT_EQ(oiw::vocab::byte_to_unicode(' '), "\xc4\xa0");  // 'Ġ' (U+0120)
     EXPECT_EQ(oiw::vocab::byte_to_unicode('A'), "A");
