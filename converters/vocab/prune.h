@@ -36,12 +36,13 @@ struct PrunePlan {
 // Always kept: control, user-defined and unknown tokens, byte tokens <0xNN>, every id named by a
 // tokenizer.ggml.*_token_id key (or llama.cpp's default when the key is absent), and for BPE the
 // 256 byte symbols. Closure (SPM and BPE): every symbol the merger creates when it tokenizes a
-// kept token's text and ends with that token, recursively; BPE merges are kept iff both parts and the result are kept,
-// in their original order. Then every tokenizer.ggml.* array as long as the vocabulary, the
+// kept token's text and ends with that token, recursively. A BPE merge is kept, in its original
+// order, unless one of its parts or its result is a dropped token. Then every tokenizer.ggml.* array as long as the vocabulary, the
 // merges, the special ids, <arch>.vocab_size and each tensor's vocabulary dimension (the last
 // dimension equal to n_vocab) are rewritten, and vocab_prune.original_ids is added (composed
-// with an existing one). `requested` must be in range (see check_ids). Throws FormatError for a
-// special id out of range or a vocabulary dimension that cannot be gathered (ne0 of a block type).
+// with an existing one). Throws FormatError for a requested id out of range (check_ids naming
+// the model; callers check ids against their own source first), a special id out of range, or a
+// vocabulary dimension that cannot be gathered (ne0 of a block type).
 PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<int64_t>& requested,
                      const PruneOptions& opt = {});
 
