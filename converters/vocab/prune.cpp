@@ -1,0 +1,226 @@
+#include "converters/vocab/prune.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "converters/vocab/unicode.h"
+
+namespace oiw::vocab {
+
+namespace {
+
+constexpr std::string_view kTokenizerPrefix = "tokenizer.ggml.";
+const std::string kMerges = "tokenizer.ggml.merges";
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+
+bool is_special_id_key(std::string_view key) { return starts_with(key, kTokenizerPrefix) && ends_with(key, "_token_id"); }
+
+// Per-token arrays: every tokenizer.ggml.* array as long as the vocabulary except the merges
+// and the (byte-blob) precompiled charsmap, whose lengths can coincide.
+bool is_per_token(const GgufKV& kv, size_t n_vocab) {
+    return starts_with(kv.key, kTokenizerPrefix) && kv.value.is_array() && kv.value.count == n_vocab && kv.key != kMerges &&
+           kv.key != "tokenizer.ggml.precompiled_charsmap";
+}
+
+// Elements `ids` of an array value, in that order; same element type.
+GgufValue gather(const GgufValue& v, const std::vector<int32_t>& ids) {
+    GgufValue out;
+    out.type = v.type;
+    out.elem_type = v.elem_type;
+    out.count = ids.size();
+    if (v.elem_type == GgufType::STRING) {
+        for (int32_t i : ids) out.strings.push_back(v.strings[static_cast<size_t>(i)]);
+    } else if (v.elem_type == GgufType::ARRAY) {
+        for (int32_t i : ids) out.arrays.push_back(v.arrays[static_cast<size_t>(i)]);
+    } else {
+        const size_t sz = gguf_type_size(v.elem_type);
+        for (int32_t i : ids) {
+            const auto* p = v.raw.data() + static_cast<size_t>(i) * sz;
+            out.raw.insert(out.raw.end(), p, p + sz);
+        }
+    }
+    return out;
+}
+
+// An integer scalar of the same type as `like` holding `x` (little-endian low bytes).
+GgufValue same_type_int(const GgufValue& like, uint64_t x) {
+    GgufValue out = like;
+    for (size_t i = 0; i < out.raw.size(); ++i) out.raw[i] = static_cast<uint8_t>(x >> (8 * i));
+    return out;
+}
+
+// llama.cpp's default special ids for a model whose file does not name them.
+std::vector<std::pair<std::string, int32_t>> default_special_ids(Model m) {
+    if (m == Model::Spm)
+        return {{"tokenizer.ggml.unknown_token_id", 0}, {"tokenizer.ggml.bos_token_id", 1}, {"tokenizer.ggml.eos_token_id", 2}};
+    if (m == Model::Bpe) return {{"tokenizer.ggml.bos_token_id", 11}, {"tokenizer.ggml.eos_token_id", 11}};
+    return {};
+}
+
+// Bytes of one index along dimension d (the unit gathered) and the number of such blocks of
+// n_vocab units in the tensor.
+std::pair<uint64_t, uint64_t> gather_geometry(const GgufTensorInfo& t, int d) {
+    uint64_t unit = d == 0 ? traits(t.type).type_size : row_size(t.type, t.ne[0]);
+    for (int k = 1; k < d; ++k) unit *= static_cast<uint64_t>(t.ne[k]);
+    uint64_t outer = 1;
+    for (int k = d + 1; k < static_cast<int>(kMaxDims); ++k) outer *= static_cast<uint64_t>(t.ne[k]);
+    return {unit, outer};
+}
+
+}  // namespace
+
+void check_ids(const std::vector<int64_t>& ids, size_t n_vocab, const std::string& source) {
+    for (int64_t id : ids)
+        if (id < 0 || static_cast<uint64_t>(id) >= n_vocab)
+            throw FormatError(ErrorKind::Usage, source, "id " + std::to_string(id),
+                              "out of range (the vocabulary has " + std::to_string(n_vocab) + " tokens)");
+}
+
+PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<int64_t>& requested, const PruneOptions& opt) {
+    const std::string& file = in.path();
+    const size_t n = vocab.size();
+    PrunePlan plan;
+    plan.n_vocab_before = n;
+    check_ids(requested, n, file);
+    std::vector<uint8_t> keep(n, 0);
+    for (int64_t id : requested) {
+        plan.requested += !keep[static_cast<size_t>(id)];
+        keep[static_cast<size_t>(id)] = 1;
+    }
+    const auto mark = [&](int32_t id, size_t& counter) {
+        if (keep[static_cast<size_t>(id)]) return false;
+        keep[static_cast<size_t>(id)] = 1;
+        ++counter;
+        return true;
+    };
+
+    // Always kept.
+    for (size_t i = 0; i < n; ++i) {
+        const auto id = static_cast<int32_t>(i);
+        if (vocab.is_special(id) || vocab.is_byte_token(id)) mark(id, plan.always_kept);
+    }
+    if (vocab.model() == Model::Bpe)
+        for (int b = 0; b < 256; ++b)
+            if (auto id = vocab.find(byte_to_unicode(static_cast<uint8_t>(b)))) mark(*id, plan.always_kept);
+    for (const GgufKV& kv : in.kvs()) {
+        if (!is_special_id_key(kv.key)) continue;
+        const std::optional<int64_t> id = kv.value.as_int();
+        if (!id || *id < 0 || static_cast<uint64_t>(*id) >= n)
+            throw FormatError(ErrorKind::BadKey, file, kv.key,
+                              kv.value.to_string() + " is not a token id of this vocabulary (" + std::to_string(n) + " tokens)");
+        mark(static_cast<int32_t>(*id), plan.always_kept);
+    }
+    const auto defaults = default_special_ids(vocab.model());
+    for (const auto& [key, id] : defaults)
+        if (!find_kv(in.kvs(), key) && static_cast<size_t>(id) < n) mark(id, plan.always_kept);
+
+    // Closure: the symbols the merger builds each kept token from.
+    if (!opt.closure) {
+        plan.closure_skipped = "disabled";
+    } else if (vocab.model() == Model::Other) {
+        plan.closure_skipped = "no merge rules for tokenizer model '" + vocab.model_name() + "'";
+    } else {
+        std::vector<int32_t> work;
+        for (size_t i = 0; i < n; ++i) work.push_back(static_cast<int32_t>(i));
+        while (!work.empty()) {
+            const int32_t id = work.back();
+            work.pop_back();
+            if (!keep[static_cast<size_t>(id)]) continue;
+            // Only a token the merger builds from its own text can come out of it (special and
+            // byte tokens included: their texts can be merged too when not matched as specials).
+            const auto trace = vocab.merge_trace(vocab.text(id));
+            if (trace.empty() || trace.back().first + trace.back().second != vocab.text(id)) continue;
+            for (const auto& [l, r] : trace)
+                for (const std::string& s : {l, r, l + r})
+                    if (auto t = vocab.find(s); t && mark(*t, plan.closure_added)) work.push_back(*t);
+        }
+    }
+
+    std::vector<int32_t> old_to_new(n, -1);
+    for (size_t i = 0; i < n; ++i)
+        if (keep[i]) {
+            old_to_new[i] = static_cast<int32_t>(plan.original_ids.size());
+            plan.original_ids.push_back(static_cast<int32_t>(i));
+        }
+    plan.n_vocab_after = plan.original_ids.size();
+    if (plan.n_vocab_after == 0) throw FormatError(ErrorKind::Usage, file, "", "nothing to keep: no ids requested and no special tokens");
+
+    // Metadata.
+    const GgufValue* arch = find_kv(in.kvs(), "general.architecture");
+    const std::string vocab_size_key = arch && arch->as_string() ? *arch->as_string() + ".vocab_size" : "";
+    bool have_map = false;
+    for (const GgufKV& kv : in.kvs()) {
+        GgufKV o = kv;
+        if (kv.key == kOriginalIdsKey && kv.value.is_array() && kv.value.elem_type == GgufType::I32 && kv.value.count == n) {
+            o.value = gather(kv.value, plan.original_ids);  // composes with an earlier pruning
+            have_map = true;
+        } else if (is_per_token(kv, n)) {
+            o.value = gather(kv.value, plan.original_ids);
+        } else if (kv.key == kMerges && kv.value.is_array() && kv.value.elem_type == GgufType::STRING) {
+            plan.merges_before = kv.value.count;
+            std::vector<std::string> kept;
+            for (const std::string& m : kv.value.strings) {
+                const auto [l, r] = split_merge(m);
+                bool drop = false;
+                for (const std::string& s : {l, r, l + r})
+                    if (auto t = vocab.find(s); t && !keep[static_cast<size_t>(*t)]) drop = true;
+                if (!drop) kept.push_back(m);
+            }
+            plan.merges_after = kept.size();
+            o.value = GgufValue::make_string_array(std::move(kept));
+        } else if (is_special_id_key(kv.key)) {
+            o.value = same_type_int(kv.value, static_cast<uint64_t>(old_to_new[static_cast<size_t>(*kv.value.as_int())]));
+        } else if (kv.key == vocab_size_key && kv.value.is_integer()) {
+            o.value = same_type_int(kv.value, plan.n_vocab_after);
+        }
+        plan.kvs.push_back(std::move(o));
+    }
+    for (const auto& [key, id] : defaults)
+        if (!find_kv(in.kvs(), key) && static_cast<size_t>(id) < n && old_to_new[static_cast<size_t>(id)] != id)
+            plan.kvs.push_back({key, GgufValue::make_scalar(GgufType::U32, static_cast<uint32_t>(old_to_new[static_cast<size_t>(id)]))});
+    if (!have_map) {
+        std::vector<uint8_t> packed(plan.original_ids.size() * sizeof(int32_t));
+        std::memcpy(packed.data(), plan.original_ids.data(), packed.size());
+        plan.kvs.push_back({kOriginalIdsKey, GgufValue::make_array(GgufType::I32, std::move(packed), plan.original_ids.size())});
+    }
+
+    // Tensors.
+    for (const GgufTensorInfo& t : in.tensors()) {
+        int d = -1;
+        for (int k = static_cast<int>(t.n_dims) - 1; k >= 0 && d < 0; --k)
+            if (static_cast<uint64_t>(t.ne[k]) == n) d = k;
+        std::vector<int64_t> shape = t.shape();
+        if (d == 0 && traits(t.type).block_size != 1)
+            throw FormatError(ErrorKind::Unsupported, file, "tensor '" + t.name + "'",
+                              "its vocabulary dimension is ne0 of block type " + std::string(type_name(t.type)) + ": rows cannot be gathered");
+        if (d >= 0) shape[static_cast<size_t>(d)] = static_cast<int64_t>(plan.n_vocab_after);
+        plan.tensors.push_back(make_tensor_info(t.name, t.type, shape, file));
+        plan.vocab_dim.push_back(d);
+    }
+    return plan;
+}
+
+void write_pruned(const GgufFile& in, const PrunePlan& plan, const std::string& out_path) {
+    GgufWriter w(out_path, {in.path()}, in.version());
+    w.set_kvs(plan.kvs);
+    for (const GgufTensorInfo& t : plan.tensors) w.add_tensor(t.name, t.type, t.shape());
+    w.write_header();
+    for (size_t i = 0; i < plan.tensors.size(); ++i) {
+        const std::span<const uint8_t> data = in.tensor_data(i);
+        const int d = plan.vocab_dim[i];
+        if (d < 0) {
+            w.write_tensor_data(data);
+        } else {
+            const auto [unit, outer] = gather_geometry(in.tensors()[i], d);
+            for (uint64_t o = 0; o < outer; ++o)
+                for (int32_t old : plan.original_ids)
+                    w.write_tensor_data(data.subspan((o * plan.n_vocab_before + static_cast<uint64_t>(old)) * unit, unit));
+        }
+        in.release_tensor_pages(i);
+    }
+    w.finish();
+}
+
+}  // namespace oiw::vocab

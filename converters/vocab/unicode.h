@@ -1,0 +1,39 @@
+// The Unicode pieces of llama.cpp's tokenizers (src/unicode.cpp), reimplemented without a regex
+// library: its lenient UTF-8 decoder, the GPT-2 byte-to-unicode map and the GPT-2 pre-tokenizer.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oiw::vocab {
+
+struct CodepointRange { uint32_t first, last; };  // inclusive
+
+// Byte length of the UTF-8 sequence a lead byte announces (1 for continuation bytes), as
+// llama.cpp's unicode_len_utf8: the SPM and BPE mergers split text into symbols with it.
+size_t utf8_len(char lead);
+// Code points of `text` as unicode_cpts_from_utf8 decodes them: a malformed sequence yields
+// U+FFFD and skips one byte; overlong forms and surrogates are accepted as they are there.
+// (A 4-byte form above U+10FFFF, on which llama.cpp throws, is malformed here.)
+std::vector<uint32_t> decode_utf8(std::string_view text);
+// UTF-8 of one code point; throws std::invalid_argument above U+10FFFF (as llama.cpp does).
+std::string encode_utf8(uint32_t cpt);
+
+// \p{L}, \p{N} (tables generated from Python's unicodedata, see gen_unicode_ranges.py) and \s
+// (the White_Space property, llama.cpp's unicode_set_whitespace).
+bool is_letter(uint32_t cpt);
+bool is_number(uint32_t cpt);
+bool is_whitespace(uint32_t cpt);
+
+// GPT-2's bytes_to_unicode(): the UTF-8 text of the printable code point standing for byte b.
+const std::string& byte_to_unicode(uint8_t b);
+
+// llama.cpp's GPT-2 pre-tokenizer (unicode_regex_split_custom_gpt2 followed by the byte-level
+// encoding): splits `text` as the regex
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// does and returns each piece with every UTF-8 byte replaced by byte_to_unicode(byte).
+std::vector<std::string> gpt2_pretokenize(std::string_view text);
+
+}  // namespace oiw::vocab

@@ -1,0 +1,362 @@
+#include "converters/vocab/vocab.h"
+
+#include <algorithm>
+#include <cstring>
+#include <queue>
+#include <map>
+
+#include "converters/vocab/unicode.h"
+
+namespace oiw::vocab {
+
+namespace {
+
+const std::string kTokens = "tokenizer.ggml.tokens";
+
+// Pre-tokenizer names llama.cpp maps to its GPT-2 regex (LLAMA_VOCAB_PRE_TYPE_GPT2 and the
+// types sharing its expression) without other tokenizer changes.
+constexpr std::string_view kGpt2Pre[] = {"gpt-2", "phi-2", "mpt", "olmo", "jais", "gigachat", "a.x-4.0", "mellum", "exaone4"};
+
+// Texts llama.cpp marks as control tokens whatever their type (end-of-turn/-generation tokens).
+constexpr std::string_view kControlTexts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+    "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
+    "[e~["};
+
+std::string merge_key(std::string_view left, std::string_view right) {
+    const auto n = static_cast<uint32_t>(left.size());
+    std::string k(reinterpret_cast<const char*>(&n), sizeof n);
+    k.append(left);
+    k.append(right);
+    return k;
+}
+
+const GgufValue& array_of(const GgufValue* v, GgufType elem, bool or_i32, const std::string& key, const std::string& file) {
+    if (!v->is_array() || !(v->elem_type == elem || (or_i32 && v->elem_type == GgufType::I32)))
+        throw FormatError(ErrorKind::BadValueType, file, key,
+                          "expected an array of " + std::string(gguf_type_name(elem)) + ", found " +
+                              (v->is_array() ? "an array of " + std::string(gguf_type_name(v->elem_type)) : std::string(gguf_type_name(v->type))));
+    return *v;
+}
+
+std::optional<bool> get_bool(const std::vector<GgufKV>& kvs, std::string_view key) {
+    const GgufValue* v = find_kv(kvs, key);
+    if (!v || v->type != GgufType::BOOL) return std::nullopt;
+    return v->raw.at(0) != 0;
+}
+
+struct Symbol {
+    int prev, next;
+    size_t off, n;
+};
+
+// Splits text into UTF-8 symbols as the llama.cpp sessions do (lead-byte length, clipped).
+std::vector<Symbol> split_symbols(std::string_view text) {
+    std::vector<Symbol> syms;
+    size_t off = 0;
+    int index = 0;
+    while (off < text.size()) {
+        const size_t n = std::min(utf8_len(text[off]), text.size() - off);
+        syms.push_back({index - 1, off + n == text.size() ? -1 : index + 1, off, n});
+        off += n;
+        ++index;
+    }
+    return syms;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> split_merge(const std::string& entry) {
+    const size_t pos = entry.find(' ', 1);
+    if (pos == std::string::npos) return {};
+    return {entry.substr(0, pos), entry.substr(pos + 1)};
+}
+
+const GgufValue* find_kv(const std::vector<GgufKV>& kvs, std::string_view key) {
+    for (const auto& kv : kvs)
+        if (kv.key == key) return &kv.value;
+    return nullptr;
+}
+
+Vocab Vocab::load(const std::vector<GgufKV>& kvs, const std::string& file) {
+    Vocab v;
+    v.file_ = file;
+    const GgufValue* toks = find_kv(kvs, kTokens);
+    if (!toks) throw FormatError(ErrorKind::BadKey, file, kTokens, "no tokenizer: the key is missing");
+    v.texts_ = array_of(toks, GgufType::STRING, false, kTokens, file).strings;
+    const size_t n = v.texts_.size();
+    const auto per_token = [&](const std::string& key, GgufType elem, bool or_i32) -> const GgufValue* {
+        const GgufValue* a = find_kv(kvs, key);
+        if (!a) return nullptr;
+        array_of(a, elem, or_i32, key, file);
+        if (a->count != n)
+            throw FormatError(ErrorKind::BadKey, file, key,
+                              "has " + std::to_string(a->count) + " entries but " + kTokens + " has " + std::to_string(n));
+        return a;
+    };
+    const GgufValue* scores = per_token("tokenizer.ggml.scores", GgufType::F32, true);
+    const GgufValue* types = per_token("tokenizer.ggml.token_type", GgufType::I32, false);
+    v.scores_.resize(n, 0.0f);
+    v.types_.resize(n, TokenType::Normal);
+    v.special_.resize(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+        if (scores) v.scores_[i] = static_cast<float>(scores->array_number(i));
+        if (types) {
+            const auto t = static_cast<int32_t>(types->array_number(i));
+            v.types_[i] = t >= 0 && t <= 6 ? static_cast<TokenType>(t) : TokenType::Undefined;
+        }
+        std::string word = v.texts_[i].empty() ? "[EMPTY_" + std::to_string(i) + "]" : v.texts_[i];
+        if (!v.ids_.emplace(word, static_cast<int32_t>(i)).second && v.duplicate_.empty()) v.duplicate_ = word;
+        const TokenType t = v.types_[i];
+        const bool forced = std::find(std::begin(kControlTexts), std::end(kControlTexts), word) != std::end(kControlTexts);
+        v.special_[i] = t == TokenType::Control || t == TokenType::Unknown || forced ? 2 : t == TokenType::UserDefined ? 1 : 0;
+    }
+
+    const GgufValue* model = find_kv(kvs, "tokenizer.ggml.model");
+    v.model_name_ = model && model->as_string() ? *model->as_string() : "";
+    const GgufValue* pre = find_kv(kvs, "tokenizer.ggml.pre");
+    v.pre_ = pre && pre->as_string() ? *pre->as_string() : "";
+    if (v.model_name_ == "llama") {
+        v.model_ = Model::Spm;
+        v.bos_ = 1, v.eos_ = 2;
+        v.add_bos_ = true, v.add_space_prefix_ = true;
+    } else if (v.model_name_ == "gpt2") {
+        v.model_ = Model::Bpe;
+        v.bos_ = 11, v.eos_ = 11;
+        v.pre_supported_ = std::find(std::begin(kGpt2Pre), std::end(kGpt2Pre), v.pre_) != std::end(kGpt2Pre);
+        const std::string mkey = "tokenizer.ggml.merges";
+        if (const GgufValue* m = find_kv(kvs, mkey)) {
+            for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings) {
+                auto parts = split_merge(word);
+                v.ranks_.emplace(merge_key(parts.first, parts.second), static_cast<int32_t>(v.merges_.size()));
+                v.merges_.push_back(std::move(parts));
+            }
+        }
+    }
+    if (auto b = get_bool(kvs, "tokenizer.ggml.add_space_prefix")) v.add_space_prefix_ = *b;
+    const auto special_id = [&](std::string_view key, int32_t& id) {
+        if (id >= 0 && static_cast<size_t>(id) >= n) id = -1;
+        const GgufValue* s = find_kv(kvs, key);
+        const std::optional<int64_t> x = s ? s->as_int() : std::nullopt;
+        if (x && *x >= 0 && static_cast<uint64_t>(*x) < n) id = static_cast<int32_t>(*x);
+    };
+    special_id("tokenizer.ggml.bos_token_id", v.bos_);
+    special_id("tokenizer.ggml.eos_token_id", v.eos_);
+    if (auto b = get_bool(kvs, "tokenizer.ggml.add_bos_token")) v.add_bos_ = *b;
+    if (auto b = get_bool(kvs, "tokenizer.ggml.add_eos_token")) v.add_eos_ = *b;
+
+    for (size_t i = 0; i < n; ++i)
+        if (v.special_[i]) v.special_order_.push_back(static_cast<int32_t>(i));
+    std::stable_sort(v.special_order_.begin(), v.special_order_.end(),
+                     [&](int32_t a, int32_t b) { return v.text(a).size() > v.text(b).size(); });
+    return v;
+}
+
+std::optional<int32_t> Vocab::find(std::string_view text) const {
+    auto it = ids_.find(std::string(text));
+    if (it == ids_.end()) return std::nullopt;
+    return it->second;
+}
+
+bool Vocab::is_byte_token(int32_t id) const {
+    if (type(id) == TokenType::Byte) return true;
+    const std::string& t = text(id);
+    const auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); };
+    return t.size() == 6 && t.compare(0, 3, "<0x") == 0 && hex(t[3]) && hex(t[4]) && t[5] == '>';
+}
+
+std::optional<int32_t> Vocab::rank(const std::string& left, const std::string& right) const {
+    auto it = ranks_.find(merge_key(left, right));
+    if (it == ranks_.end()) return std::nullopt;
+    return it->second;
+}
+
+int32_t Vocab::byte_token(uint8_t b) const {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    const char buf[7] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>', 0};
+    if (auto id = find(buf)) return *id;
+    if (auto id = find(std::string(1, static_cast<char>(b)))) return *id;
+    throw FormatError(ErrorKind::Unsupported, file_, kTokens, std::string("no token for byte ") + buf);
+}
+
+void Vocab::check_tokenizable() const {
+    if (model_ == Model::Other || (model_ == Model::Bpe && !pre_supported_))
+        throw FormatError(ErrorKind::Unsupported, file_, "tokenizer.ggml.model",
+                          "unsupported tokenizer model " + (model_name_.empty() ? std::string("(none)") : model_name_) +
+                              (model_ == Model::Bpe ? " (pre-tokenizer '" + pre_ + "')" : std::string()));
+    if (!duplicate_.empty())
+        throw FormatError(ErrorKind::BadKey, file_, kTokens, "duplicate token '" + duplicate_ + "'");
+}
+
+// llm_tokenizer_spm_session::tokenize: merge the adjacent pair whose concatenation is the
+// highest-scoring token (leftmost on ties) until none is left, then resegment.
+void Vocab::spm_fragment(std::string_view text, std::vector<int32_t>* out,
+                         std::vector<std::pair<std::string, std::string>>* trace) const {
+    struct Bigram {
+        int left, right;
+        float score;
+        size_t size;
+    };
+    const auto cmp = [](const Bigram& l, const Bigram& r) { return l.score < r.score || (l.score == r.score && l.left > r.left); };
+    std::priority_queue<Bigram, std::vector<Bigram>, decltype(cmp)> queue(cmp);
+    std::vector<Symbol> syms = split_symbols(text);
+    std::map<std::string, std::pair<int, int>> rev_merge;
+    const auto try_add = [&](int left, int right) {
+        if (left == -1 || right == -1) return;
+        const std::string s(text.substr(syms[left].off, syms[left].n + syms[right].n));
+        const auto id = find(s);
+        if (!id) return;
+        queue.push({left, right, scores_[static_cast<size_t>(*id)], s.size()});
+        rev_merge[s] = {left, right};
+    };
+    for (int i = 1; i < static_cast<int>(syms.size()); ++i) try_add(i - 1, i);
+    while (!queue.empty()) {
+        const Bigram b = queue.top();
+        queue.pop();
+        Symbol& l = syms[b.left];
+        Symbol& r = syms[b.right];
+        if (l.n == 0 || r.n == 0 || l.n + r.n != b.size) continue;
+        if (trace) trace->emplace_back(std::string(text.substr(l.off, l.n)), std::string(text.substr(r.off, r.n)));
+        l.n += r.n;
+        r.n = 0;
+        l.next = r.next;
+        if (r.next >= 0) syms[r.next].prev = b.left;
+        try_add(l.prev, b.left);
+        try_add(b.left, l.next);
+    }
+    if (!out || syms.empty()) return;
+    const auto resegment = [&](auto&& self, const Symbol& s) -> void {
+        const std::string_view piece = text.substr(s.off, s.n);
+        if (auto id = find(piece)) {
+            out->push_back(*id);
+            return;
+        }
+        auto p = rev_merge.find(std::string(piece));
+        if (p == rev_merge.end()) {
+            for (char c : piece) out->push_back(byte_token(static_cast<uint8_t>(c)));
+            return;
+        }
+        self(self, syms[p->second.first]);
+        self(self, syms[p->second.second]);
+    };
+    for (int i = 0; i != -1; i = syms[i].next) resegment(resegment, syms[i]);
+}
+
+// llm_tokenizer_bpe_session::tokenize for one pre-tokenized word: apply the lowest-ranked merge
+// of adjacent symbols (leftmost on ties) until none applies, then look the symbols up.
+void Vocab::bpe_word(const std::string& word, std::vector<int32_t>* out,
+                     std::vector<std::pair<std::string, std::string>>* trace) const {
+    struct Bigram {
+        int left, right;
+        std::string text;
+        int32_t rank;
+    };
+    const auto cmp = [](const Bigram& l, const Bigram& r) { return l.rank > r.rank || (l.rank == r.rank && l.left > r.left); };
+    std::priority_queue<Bigram, std::vector<Bigram>, decltype(cmp)> queue(cmp);
+    std::vector<Symbol> syms = split_symbols(word);
+    const auto piece = [&](const Symbol& s) { return word.substr(s.off, s.n); };
+    const auto add = [&](int left, int right) {
+        if (left == -1 || right == -1) return;
+        const std::string l = piece(syms[left]), r = piece(syms[right]);
+        if (auto rk = rank(l, r)) queue.push({left, right, l + r, *rk});
+    };
+    for (int i = 1; i < static_cast<int>(syms.size()); ++i) add(i - 1, i);
+    while (!queue.empty()) {
+        const Bigram b = queue.top();
+        queue.pop();
+        Symbol& l = syms[b.left];
+        Symbol& r = syms[b.right];
+        if (l.n == 0 || r.n == 0) continue;
+        if (piece(l) + piece(r) != b.text) continue;
+        if (trace) trace->emplace_back(piece(l), piece(r));
+        l.n += r.n;
+        r.n = 0;
+        l.next = r.next;
+        if (r.next >= 0) syms[r.next].prev = b.left;
+        add(l.prev, b.left);
+        add(b.left, l.next);
+    }
+    if (!out) return;
+    for (const Symbol& s : syms) {
+        if (s.n == 0) continue;
+        const std::string str = piece(s);
+        if (auto id = find(str)) {
+            out->push_back(*id);
+            continue;
+        }
+        for (char c : str)
+            if (auto id = find(std::string(1, c))) out->push_back(*id);
+    }
+}
+
+std::vector<std::pair<std::string, std::string>> Vocab::merge_trace(std::string_view symbol_text) const {
+    std::vector<std::pair<std::string, std::string>> trace;
+    if (model_ == Model::Spm) spm_fragment(symbol_text, nullptr, &trace);
+    if (model_ == Model::Bpe) bpe_word(std::string(symbol_text), nullptr, &trace);
+    return trace;
+}
+
+std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special, bool parse_special) const {
+    check_tokenizable();
+    // tokenizer_st_partition: split raw text at every occurrence of each special token, longest first.
+    struct Fragment {
+        int32_t token;  // -1: raw text [off, off + len)
+        size_t off, len;
+    };
+    std::vector<Fragment> frags;
+    if (!text.empty()) frags.push_back({-1, 0, text.size()});
+    for (int32_t id : special_order_) {
+        if (!parse_special && special_[static_cast<size_t>(id)] == 2) continue;  // control or unknown
+        const std::string& s = this->text(id);
+        if (s.empty()) continue;
+        std::vector<Fragment> next;
+        for (const Fragment& f : frags) {
+            if (f.token >= 0) {
+                next.push_back(f);
+                continue;
+            }
+            size_t pos = f.off;
+            const size_t end = f.off + f.len;
+            for (;;) {
+                const size_t m = text.substr(0, end).find(s, pos);
+                if (m == std::string_view::npos) break;
+                if (m > pos) next.push_back({-1, pos, m - pos});
+                next.push_back({id, 0, 0});
+                pos = m + s.size();
+            }
+            if (pos < end) next.push_back({-1, pos, end - pos});
+        }
+        frags = std::move(next);
+    }
+
+    std::vector<int32_t> out;
+    if (add_special && add_bos_) {
+        if (bos_ < 0) throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.bos_token_id", "add_bos_token is true but no BOS id");
+        out.push_back(bos_);
+    }
+    bool prev_special = true;
+    for (const Fragment& f : frags) {
+        if (f.token >= 0) {
+            out.push_back(f.token);
+            prev_special = true;
+            continue;
+        }
+        const std::string_view raw = text.substr(f.off, f.len);
+        if (model_ == Model::Spm) {
+            std::string s = add_space_prefix_ && prev_special ? "\xe2\x96\x81" : "";  // the dummy prefix, escaped
+            for (char c : raw) s += c == ' ' ? std::string("\xe2\x96\x81") : std::string(1, c);
+            spm_fragment(s, &out, nullptr);
+            prev_special = false;
+        } else {
+            for (const std::string& word : gpt2_pretokenize(raw)) bpe_word(word, &out, nullptr);
+        }
+    }
+    if (add_special && add_eos_) {
+        if (eos_ < 0) throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.eos_token_id", "add_eos_token is true but no EOS id");
+        out.push_back(eos_);
+    }
+    return out;
+}
+
+}  // namespace oiw::vocab

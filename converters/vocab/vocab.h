@@ -1,0 +1,91 @@
+// A GGUF vocabulary (tokenizer.ggml.*) and llama.cpp's tokenizers for two of its models:
+// "llama" (SentencePiece-style: dummy prefix, U+2581 for spaces, score-ordered bigram merges,
+// <0xNN> byte fallback) and "gpt2" (byte-level BPE with the GPT-2 pre-tokenizer and merge ranks).
+// Follows llama.cpp's src/llama-vocab.cpp (llm_tokenizer_spm_session, llm_tokenizer_bpe_session,
+// tokenizer_st_partition, llama_vocab::impl::tokenize).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "libformat/gguf/gguf.h"
+
+namespace oiw::vocab {
+
+// llama.cpp's llama_token_type (the values of tokenizer.ggml.token_type).
+enum class TokenType : int32_t { Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
+
+enum class Model { Spm, Bpe, Other };
+
+class Vocab {
+public:
+    // Reads the tokenizer.ggml.* keys of `kvs`. Throws FormatError naming `file` and the key when
+    // there is no token list, or a per-token array (scores, token_type) is not as long as it, or
+    // a value has the wrong type. Other tokenizer models load too (for pruning by id).
+    static Vocab load(const std::vector<GgufKV>& kvs, const std::string& file);
+
+    size_t size() const { return texts_.size(); }
+    const std::string& text(int32_t id) const { return texts_[static_cast<size_t>(id)]; }
+    TokenType type(int32_t id) const { return types_[static_cast<size_t>(id)]; }
+    // Token id of `text`, if any.
+    std::optional<int32_t> find(std::string_view text) const;
+    Model model() const { return model_; }
+    const std::string& model_name() const { return model_name_; }
+    // Control, user-defined and unknown tokens (control includes tokens llama.cpp treats as
+    // end-of-generation by their text): the ones matched before the merger runs.
+    bool is_special(int32_t id) const { return special_[static_cast<size_t>(id)] != 0; }
+    // A byte token: type BYTE or text "<0xNN>".
+    bool is_byte_token(int32_t id) const;
+    bool add_bos() const { return add_bos_; }
+    // BPE merges in rank order (empty for SPM).
+    const std::vector<std::pair<std::string, std::string>>& merges() const { return merges_; }
+
+    // llama_tokenize(text, add_special, parse_special): special tokens are split out first
+    // (control/unknown ones only when parse_special), BOS/EOS added when add_special and the model
+    // asks for them. Throws FormatError(Unsupported) "unsupported tokenizer model X" for models
+    // other than "llama" and "gpt2" with a GPT-2 pre-tokenizer.
+    std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+
+    // The merges the merger performs on `symbol_text` alone (SPM: the session on the raw text,
+    // no prefix; BPE: one already byte-encoded word), as (left, right) texts in the order
+    // applied. A token's text yields how llama.cpp builds that token: its intermediate symbols
+    // (every left+right) and, for BPE, the merges used.
+    std::vector<std::pair<std::string, std::string>> merge_trace(std::string_view symbol_text) const;
+
+private:
+    std::string file_, model_name_, pre_;
+    Model model_ = Model::Other;
+    bool pre_supported_ = false;
+    std::string duplicate_;  // first duplicated token text, if any (llama.cpp refuses such vocabs)
+    std::vector<std::string> texts_;
+    std::vector<float> scores_;
+    std::vector<TokenType> types_;
+    std::vector<uint8_t> special_;  // 2: control or unknown, 1: user-defined, 0: other
+    std::unordered_map<std::string, int32_t> ids_;
+    std::vector<std::pair<std::string, std::string>> merges_;
+    std::unordered_map<std::string, int32_t> ranks_;  // merge_key(left, right) -> rank
+    int32_t bos_ = -1, eos_ = -1;
+    bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
+    std::vector<int32_t> special_order_;  // special tokens, longest text first
+
+    void check_tokenizable() const;
+    std::optional<int32_t> rank(const std::string& left, const std::string& right) const;
+    int32_t byte_token(uint8_t b) const;
+    void spm_fragment(std::string_view text, std::vector<int32_t>* out,
+                      std::vector<std::pair<std::string, std::string>>* trace) const;
+    void bpe_word(const std::string& word, std::vector<int32_t>* out,
+                  std::vector<std::pair<std::string, std::string>>* trace) const;
+};
+
+// A tokenizer.ggml.merges entry split as llama.cpp does (at the first space after the first
+// byte); both empty when there is no such space.
+std::pair<std::string, std::string> split_merge(const std::string& entry);
+
+// Value of `key` in `kvs` or nullptr (the one metadata lookup of this module).
+const GgufValue* find_kv(const std::vector<GgufKV>& kvs, std::string_view key);
+
+}  // namespace oiw::vocab

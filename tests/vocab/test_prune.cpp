@@ -1,0 +1,339 @@
+// Vocabulary pruning: kept tokens and rows equal the originals, special ids keep their strings,
+// the closure property holds (a text whose original tokens are all kept tokenizes to the same,
+// remapped, tokens), and keeping every id changes nothing but the added map key.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "converters/vocab/prune.h"
+#include "converters/vocab/unicode.h"
+#include "converters/vocab/vocab.h"
+#include "tests/support/helpers.h"
+#include "tests/vocab/fixture_cases.h"
+
+namespace {
+
+using oiw::GgufFile;
+using oiw::GgufKV;
+using oiw::vocab::Model;
+using oiw::vocab::PruneOptions;
+using oiw::vocab::PrunePlan;
+using oiw::vocab::Vocab;
+
+struct Pruned {
+    GgufFile in;
+    Vocab vin;
+    PrunePlan plan;
+    GgufFile out;
+    Vocab vout;
+};
+
+Pruned prune(const std::string& model, const std::vector<int64_t>& ids, const PruneOptions& opt = {}) {
+    GgufFile in = GgufFile::open(model);
+    Vocab vin = Vocab::load(in.kvs(), model);
+    PrunePlan plan = oiw::vocab::plan_prune(in, vin, ids, opt);
+    const std::string out_path = (oiw::test::temp_dir() / "pruned.gguf").string();
+    oiw::vocab::write_pruned(in, plan, out_path);
+    GgufFile out = GgufFile::open(out_path);
+    Vocab vout = Vocab::load(out.kvs(), out_path);
+    return {std::move(in), std::move(vin), std::move(plan), std::move(out), std::move(vout)};
+}
+
+// The fixture texts of llama.cpp's tokenizer tests (the same texts for both vocabularies).
+std::vector<std::string> fixture_texts() {
+    std::vector<std::string> t;
+    for (const auto& c : oiw::test::read_tokenizer_cases(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"))) t.push_back(c.text);
+    return t;
+}
+
+// Ids of the first `n` fixture texts, tokenized with the model's own tokenizer.
+std::vector<int64_t> ids_of_texts(const Vocab& v, size_t n) {
+    std::vector<int64_t> ids;
+    const auto texts = fixture_texts();
+    for (size_t i = 0; i < n && i < texts.size(); ++i)
+        for (int32_t id : v.tokenize(texts[i], true, true)) ids.push_back(id);
+    return ids;
+}
+
+// Raw text a token stands for (SPM: U+2581 is a space; BPE: undo the byte-to-unicode map).
+std::string raw_text(const Vocab& v, int32_t id) {
+    const std::string& t = v.text(id);
+    std::string out;
+    if (v.model() == Model::Spm) {
+        for (size_t i = 0; i < t.size(); ++i) {
+            if (t.compare(i, 3, "\xe2\x96\x81") == 0) out += ' ', i += 2;
+            else out += t[i];
+        }
+        return out;
+    }
+    static const std::map<std::string, uint8_t> inverse = [] {
+        std::map<std::string, uint8_t> m;
+        for (int b = 0; b < 256; ++b) m[oiw::vocab::byte_to_unicode(static_cast<uint8_t>(b))] = static_cast<uint8_t>(b);
+        return m;
+    }();
+    for (uint32_t c : oiw::vocab::decode_utf8(t)) {
+        auto it = inverse.find(oiw::vocab::encode_utf8(c));
+        if (it != inverse.end()) out += static_cast<char>(it->second);
+    }
+    return out;
+}
+
+// Seeded random texts made of kept tokens' texts, separators and random printable characters.
+std::vector<std::string> random_texts(const Pruned& p, size_t count, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> normal, other;  // special and byte tokens' texts also go through the merger
+    for (int32_t old : p.plan.original_ids) (p.vin.is_special(old) || p.vin.is_byte_token(old) ? other : normal).push_back(old);
+    std::vector<std::string> texts;
+    const char* seps[] = {"", "", " ", "\n", "  ", "."};
+    for (size_t i = 0; i < count && !normal.empty(); ++i) {
+        std::string t;
+        const int k = 1 + static_cast<int>(rng() % 5);
+        for (int j = 0; j < k; ++j) {
+            t += raw_text(p.vin, rng() % 6 == 0 && !other.empty() ? other[rng() % other.size()] : normal[rng() % normal.size()]);
+            t += seps[rng() % 6];
+            if (rng() % 8 == 0) t += static_cast<char>(' ' + rng() % 95);
+        }
+        texts.push_back(t);
+    }
+    return texts;
+}
+
+// Texts whose original tokenization uses only kept tokens, and how many of those the pruned
+// tokenizer reproduces (remapped).
+struct ClosureCount {
+    size_t eligible = 0, same = 0;
+};
+
+ClosureCount closure_property(const Pruned& p, const std::vector<std::string>& texts) {
+    std::vector<int32_t> old_to_new(p.plan.n_vocab_before, -1);
+    for (size_t i = 0; i < p.plan.original_ids.size(); ++i) old_to_new[static_cast<size_t>(p.plan.original_ids[i])] = static_cast<int32_t>(i);
+    ClosureCount c;
+    for (const std::string& t : texts) {
+        for (bool parse_special : {false, true}) {
+            const auto orig = p.vin.tokenize(t, true, parse_special);
+            std::vector<int32_t> want;
+            for (int32_t id : orig) want.push_back(old_to_new[static_cast<size_t>(id)]);
+            if (std::find(want.begin(), want.end(), -1) != want.end()) continue;
+            ++c.eligible;
+            const auto got = p.vout.tokenize(t, true, parse_special);
+            c.same += got == want;
+            if (p.plan.closure_skipped.empty()) {
+                EXPECT_EQ(got, want) << "text '" << t << "'";
+            }
+        }
+    }
+    return c;
+}
+
+const GgufKV* kv(const GgufFile& f, const std::string& key) {
+    for (const auto& k : f.kvs())
+        if (k.key == key) return &k;
+    return nullptr;
+}
+
+// Kept token strings, scores, types and rows equal the originals; special ids resolve to the
+// same strings; the map key and <arch>.vocab_size are right; other tensors are untouched.
+void check_kept_equal(const Pruned& p) {
+    const auto& ids = p.plan.original_ids;
+    ASSERT_EQ(p.vout.size(), ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+        ASSERT_EQ(p.vout.text(static_cast<int32_t>(i)), p.vin.text(ids[i])) << i;
+        ASSERT_EQ(p.vout.type(static_cast<int32_t>(i)), p.vin.type(ids[i])) << i;
+    }
+    if (const GgufKV* s = kv(p.in, "tokenizer.ggml.scores")) {
+        const GgufKV* so = kv(p.out, "tokenizer.ggml.scores");
+        ASSERT_NE(so, nullptr);
+        for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(so->value.array_number(i), s->value.array_number(static_cast<uint64_t>(ids[i])));
+    }
+    size_t n_special = 0;
+    for (const auto& k : p.in.kvs()) {
+        if (k.key.rfind("tokenizer.ggml.", 0) != 0 || k.key.find("_token_id") == std::string::npos) continue;
+        const GgufKV* o = kv(p.out, k.key);
+        ASSERT_NE(o, nullptr) << k.key;
+        EXPECT_EQ(o->value.type, k.value.type) << k.key;
+        EXPECT_EQ(p.vout.text(static_cast<int32_t>(*o->value.as_int())), p.vin.text(static_cast<int32_t>(*k.value.as_int()))) << k.key;
+        ++n_special;
+    }
+    EXPECT_GE(n_special, 2u);
+    const GgufKV* map = kv(p.out, oiw::vocab::kOriginalIdsKey);
+    ASSERT_NE(map, nullptr);
+    ASSERT_EQ(map->value.count, ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(map->value.array_number(i), ids[i]);
+    const std::string arch = *kv(p.in, "general.architecture")->value.as_string();
+    if (kv(p.in, arch + ".vocab_size")) {
+        EXPECT_EQ(*kv(p.out, arch + ".vocab_size")->value.as_int(), static_cast<int64_t>(ids.size()));
+    }
+
+    size_t gathered = 0;
+    ASSERT_EQ(p.out.tensors().size(), p.in.tensors().size());
+    for (size_t t = 0; t < p.in.tensors().size(); ++t) {
+        const auto& ti = p.in.tensors()[t];
+        const auto& to = p.out.tensors()[t];
+        ASSERT_EQ(to.name, ti.name);
+        ASSERT_EQ(to.type, ti.type);
+        const auto din = p.in.tensor_data(t), dout = p.out.tensor_data(t);
+        if (ti.ne[1] != static_cast<int64_t>(p.plan.n_vocab_before)) {
+            EXPECT_TRUE(std::equal(din.begin(), din.end(), dout.begin(), dout.end())) << ti.name;
+            continue;
+        }
+        ++gathered;
+        ASSERT_EQ(to.ne[1], static_cast<int64_t>(ids.size())) << ti.name;
+        const uint64_t row = oiw::row_size(ti.type, ti.ne[0]);
+        for (size_t i = 0; i < ids.size(); ++i)
+            ASSERT_TRUE(std::equal(dout.begin() + i * row, dout.begin() + (i + 1) * row, din.begin() + ids[i] * row)) << ti.name << " row " << i;
+    }
+    EXPECT_EQ(gathered, static_cast<size_t>(std::count_if(p.plan.vocab_dim.begin(), p.plan.vocab_dim.end(), [](int d) { return d >= 0; })));
+}
+
+// Keeping every id: the same file except the added map key.
+void check_full_set_is_identity(const std::string& model) {
+    GgufFile in = GgufFile::open(model);
+    std::vector<int64_t> all(Vocab::load(in.kvs(), model).size());
+    std::iota(all.begin(), all.end(), 0);
+    const Pruned p = prune(model, all);
+    EXPECT_EQ(p.plan.n_vocab_after, p.plan.n_vocab_before);
+    std::vector<GgufKV> kvs = p.out.kvs();
+    ASSERT_EQ(kvs.back().key, oiw::vocab::kOriginalIdsKey);
+    kvs.pop_back();
+    EXPECT_TRUE(kvs == p.in.kvs());
+    ASSERT_EQ(p.out.tensors().size(), p.in.tensors().size());
+    for (size_t t = 0; t < p.in.tensors().size(); ++t) {
+        EXPECT_EQ(p.out.tensors()[t].shape(), p.in.tensors()[t].shape());
+        const auto a = p.in.tensor_data(t), b = p.out.tensor_data(t);
+        EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << p.in.tensors()[t].name;
+    }
+}
+
+// All acceptance checks on one model: prune to the tokens of half the fixture texts.
+void check_model(const std::string& model, size_t min_gathered) {
+    GgufFile in = GgufFile::open(model);
+    const Vocab v = Vocab::load(in.kvs(), model);
+    const Pruned p = prune(model, ids_of_texts(v, 23));
+    EXPECT_LT(p.plan.n_vocab_after, p.plan.n_vocab_before);
+    EXPECT_GE(static_cast<size_t>(std::count_if(p.plan.vocab_dim.begin(), p.plan.vocab_dim.end(), [](int d) { return d >= 0; })), min_gathered);
+    check_kept_equal(p);
+    const ClosureCount fixture = closure_property(p, fixture_texts());
+    const ClosureCount random = closure_property(p, random_texts(p, 300, 42));
+    EXPECT_GE(fixture.eligible, 46u) << "the 23 kept texts, both ways of parsing specials";
+    EXPECT_GE(random.eligible, 100u);
+    std::printf("%s: n_vocab %zu -> %zu (closure +%zu); closure property on %zu fixture and %zu random tokenizations\n",
+                model.c_str(), p.plan.n_vocab_before, p.plan.n_vocab_after, p.plan.closure_added, fixture.eligible, random.eligible);
+    check_full_set_is_identity(model);
+}
+
+TEST(VocabPrune, MiniLlamaF16) { check_model(oiw::test::data_path("models/mini-llama-f16.gguf"), 2); }
+TEST(VocabPrune, SpmVocabOnly) { check_model(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"), 0); }
+TEST(VocabPrune, Gpt2VocabOnly) { check_model(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf"), 0); }
+
+TEST(VocabPrune, TinyLlamaQ4KM) {
+    OIW_NEED_SHARED("fixtures/tiny-llama-Q4_K_M.gguf");
+    check_model(oiw::test::shared_path("fixtures/tiny-llama-Q4_K_M.gguf"), 2);
+}
+TEST(VocabPrune, BpeTinyQ8_0Tied) {
+    OIW_NEED_SHARED("fixtures/bpe-tiny-Q8_0.gguf");
+    check_model(oiw::test::shared_path("fixtures/bpe-tiny-Q8_0.gguf"), 1);
+}
+TEST(VocabPrune, Llama2TinyRandomF16) {
+    OIW_NEED_SHARED("fixtures/llama-2-tiny-random.gguf");
+    check_model(oiw::test::shared_path("fixtures/llama-2-tiny-random.gguf"), 2);
+}
+
+// Without the closure the property fails: the closure is what makes it hold.
+void check_closure_needed(const std::string& model) {
+    GgufFile in = GgufFile::open(model);
+    const Vocab v = Vocab::load(in.kvs(), model);
+    const auto ids = ids_of_texts(v, 23);
+    const Pruned with = prune(model, ids);
+    const Pruned without = prune(model, ids, PruneOptions{.closure = false});
+    EXPECT_GT(with.plan.closure_added, 0u);
+    EXPECT_EQ(without.plan.closure_added, 0u);
+    const ClosureCount c = closure_property(without, fixture_texts());
+    EXPECT_LT(c.same, c.eligible) << "pruning without the closure should break some kept text";
+}
+
+TEST(VocabPrune, ClosureIsNeededSpm) { check_closure_needed(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf")); }
+TEST(VocabPrune, ClosureIsNeededBpe) { check_closure_needed(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf")); }
+
+TEST(VocabPrune, BpeKeepsByteSymbolsAndOnlyMergesOfKeptTokens) {
+    const std::string model = oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf");
+    const Pruned p = prune(model, {15496});  // "Hello"
+    for (int b = 0; b < 256; ++b) EXPECT_TRUE(p.vout.find(oiw::vocab::byte_to_unicode(static_cast<uint8_t>(b)))) << b;
+    EXPECT_EQ(p.vout.tokenize("Hello", false, false), (std::vector<int32_t>{*p.vout.find("Hello")}));
+    for (const auto& [l, r] : p.vout.merges()) {
+        EXPECT_TRUE(p.vout.find(l) && p.vout.find(r) && p.vout.find(l + r)) << l << " " << r;
+    }
+    EXPECT_EQ(p.plan.merges_after, p.vout.merges().size());
+    EXPECT_GT(p.plan.merges_after, 0u);
+    EXPECT_LT(p.plan.merges_after, 50u);
+}
+
+TEST(VocabPrune, SpecialIdOutOfRangeIsAnError) {
+    std::vector<GgufKV> kvs = {
+        {"general.architecture", oiw::GgufValue::make_string("llama")},
+        {"tokenizer.ggml.model", oiw::GgufValue::make_string("llama")},
+        {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"<unk>", "<s>", "</s>", "a"})},
+        {"tokenizer.ggml.bos_token_id", oiw::GgufValue::make_scalar(oiw::GgufType::U32, uint32_t{7})},
+    };
+    const std::string path = (oiw::test::temp_dir() / "bad-special.gguf").string();
+    {
+        oiw::GgufWriter w(path);
+        w.set_kvs(kvs);
+        w.finish();
+    }
+    const GgufFile f = GgufFile::open(path);
+    try {
+        oiw::vocab::plan_prune(f, Vocab::load(f.kvs(), path), {3});
+        FAIL() << "expected an error";
+    } catch (const oiw::FormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.bos_token_id"), std::string::npos) << e.what();
+    }
+}
+
+TEST(VocabPrune, PruningTwiceComposesTheMap) {
+    const std::string model = oiw::test::data_path("models/mini-llama-f16.gguf");
+    const Pruned once = prune(model, {500, 600, 700});
+    std::vector<int64_t> keep;
+    for (size_t i = 0; i < once.plan.original_ids.size(); ++i)
+        if (once.plan.original_ids[i] != 600) keep.push_back(static_cast<int64_t>(i));
+    const Pruned twice = prune(once.out.path(), keep);
+    const GgufKV* map = kv(twice.out, oiw::vocab::kOriginalIdsKey);
+    ASSERT_NE(map, nullptr);
+    std::vector<int64_t> got;
+    for (uint64_t i = 0; i < map->value.count; ++i) got.push_back(static_cast<int64_t>(map->value.array_number(i)));
+    EXPECT_TRUE(std::find(got.begin(), got.end(), 700) != got.end());
+    EXPECT_TRUE(std::find(got.begin(), got.end(), 600) == got.end());
+    EXPECT_EQ(got.size(), twice.plan.n_vocab_after);
+}
+
+// A control token whose text the SPM merger can build ("<" + "s" -> "<s", "<s" + ">" -> "<s>"):
+// with parse_special off, "<s>" tokenizes to it through the merger, so the closure keeps "<s".
+TEST(VocabPrune, ClosureCoversSpecialTokensTheMergerBuilds) {
+    const std::vector<std::string> texts = {"<unk>", "<s>", "</s>", "<0x3C>", "<0x73>", "<0x3E>", "<", "s", ">", "<s", "x"};
+    const std::vector<int32_t> types = {2, 3, 3, 6, 6, 6, 1, 1, 1, 1, 1};
+    const std::vector<float> scores = {0, 0, 0, 0, 0, 0, -5, -5, -5, -1, -5};
+    std::vector<uint8_t> t(types.size() * 4), sc(scores.size() * 4);
+    std::memcpy(t.data(), types.data(), t.size());
+    std::memcpy(sc.data(), scores.data(), sc.size());
+    const std::string path = (oiw::test::temp_dir() / "spm-special.gguf").string();
+    {
+        oiw::GgufWriter w(path);
+        w.set_kvs({{"general.architecture", oiw::GgufValue::make_string("llama")},
+                   {"tokenizer.ggml.model", oiw::GgufValue::make_string("llama")},
+                   {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array(texts)},
+                   {"tokenizer.ggml.scores", oiw::GgufValue::make_array(oiw::GgufType::F32, sc, scores.size())},
+                   {"tokenizer.ggml.token_type", oiw::GgufValue::make_array(oiw::GgufType::I32, t, types.size())},
+                   {"tokenizer.ggml.add_space_prefix", oiw::GgufValue::make_bool(false)}});
+        w.finish();
+    }
+    const Pruned with = prune(path, {10});
+    const Pruned without = prune(path, {10}, PruneOptions{.closure = false});
+    ASSERT_EQ(with.vin.tokenize("<s>", false, false), (std::vector<int32_t>{1}));
+    EXPECT_EQ(with.vout.tokenize("<s>", false, false), (std::vector<int32_t>{*with.vout.find("<s>")}));
+    EXPECT_TRUE(with.vout.find("<s"));
+    EXPECT_NE(without.vout.tokenize("<s>", false, false), (std::vector<int32_t>{*without.vout.find("<s>")}));
+}
+
+}  // namespace
