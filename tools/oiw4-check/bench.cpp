@@ -25,12 +25,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Best time of `fn` over repeated runs (at least 3 and 0.5 s).
+// Best time of `fn` over repeated runs (at least 3 and `min_time` seconds).
 template <typename Fn>
-double best_time(Fn&& fn) {
+double best_time(double min_time, Fn&& fn) {
     fn();  // warm-up
     double best = 1e30, total = 0;
-    for (int i = 0; i < 3 || total < 0.5; ++i) {
+    for (int i = 0; i < 3 || total < min_time; ++i) {
         const auto t0 = Clock::now();
         fn();
         const double t = seconds_since(t0);
@@ -40,13 +40,13 @@ double best_time(Fn&& fn) {
     return best;
 }
 
-// Streaming read bandwidth (GB/s) over a 512 MiB buffer with `threads` threads.
-double read_bandwidth(int threads) {
-    const size_t n = (size_t{512} << 20) / 8;
+// Streaming read bandwidth (GB/s) over a `mib` MiB buffer with `threads` threads.
+double read_bandwidth(int threads, int64_t mib, double min_time) {
+    const size_t n = (static_cast<size_t>(mib) << 20) / 8;
     std::vector<uint64_t> buf(n);
     for (size_t i = 0; i < n; ++i) buf[i] = i;
     std::vector<uint64_t> sums(static_cast<size_t>(threads) * 8);
-    const double t = best_time([&] {
+    const double t = best_time(min_time, [&] {
         int slot = 0;
         std::mutex m;
         parallel_rows(static_cast<int64_t>(n), threads, 4096, [&](int64_t b, int64_t e) {
@@ -95,7 +95,7 @@ int run_bench(const BenchOptions& o) {
         throw FormatError(ErrorKind::Usage, "", "bench", "--cols must be a multiple of 256 and --rows of 8");
     }
     const int threads = resolve_threads(o.threads);
-    const double bw = read_bandwidth(threads);
+    const double bw = read_bandwidth(threads, o.bandwidth_mib, o.min_time);
     std::mt19937_64 rng(42);
     const int64_t rows = o.rows, cols = o.cols, nb = cols / 32;
     // oiw4 planes: random nibbles, scales ~ N(0, 1).
@@ -119,13 +119,13 @@ int run_bench(const BenchOptions& o) {
     for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
         if (!isa_available(isa)) continue;
         for (const bool two : {false, true}) {
-            const double t = best_time([&] { oiw4_gemv(isa, w, ap, 1, y.data(), threads, two); });
+            const double t = best_time(o.min_time, [&] { oiw4_gemv(isa, w, ap, 1, y.data(), threads, two); });
             record(fmt::format("oiw4-{}-{}row", isa_name(isa), two ? 2 : 1), t, macs, oiw4_bytes);
         }
     }
     const Isa best = best_isa();
     for (const int b : {1, 2, 4, 8}) {
-        const double t = best_time([&] { oiw4_gemv(best, w, ap, b, y.data(), threads, false); });
+        const double t = best_time(o.min_time, [&] { oiw4_gemv(best, w, ap, b, y.data(), threads, false); });
         record(fmt::format("oiw4-{}-batch{}", isa_name(best), b), t, macs * b, oiw4_bytes);
     }
     // Q4_0 baseline on the same weights (fp16 scales).
@@ -135,7 +135,7 @@ int run_bench(const BenchOptions& o) {
             q40[i].d = fp32_to_fp16(d[i]);
             std::memcpy(q40[i].qs, &qs[i * 16], 16);
         }
-        const double t = best_time([&] { q4_0_gemv(best, q40.data(), rows, cols, acts[0], y.data(), threads); });
+        const double t = best_time(o.min_time, [&] { q4_0_gemv(best, q40.data(), rows, cols, acts[0], y.data(), threads); });
         record(fmt::format("q4_0-{}", isa_name(best)), t, macs, static_cast<double>(q40.size() * sizeof(block_q4_0)));
     }
     qs = {};
@@ -155,7 +155,7 @@ int run_bench(const BenchOptions& o) {
         const Q8KAct ka = unpack_q8_K(quantize_activation(GgmlType::Q8_K, random_floats(rng, static_cast<size_t>(cols)).data(), cols));
         const Q4Kx8View v{x8.data(), rows, cols};
         const Isa kisa = isa_available(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
-        const double t = best_time([&] { q4kx8_gemv(kisa, v, ka, y.data(), threads); });
+        const double t = best_time(o.min_time, [&] { q4kx8_gemv(kisa, v, ka, y.data(), threads); });
         record(fmt::format("q4kx8-{}", isa_name(kisa)), t, macs, static_cast<double>(x8.size() * sizeof(block_q4_Kx8)));
     }
 
@@ -168,7 +168,7 @@ int run_bench(const BenchOptions& o) {
         }
         fmt::print("]}}\n");
     } else {
-        fmt::print("read bandwidth: {:.2f} GB/s ({} threads, streaming sum over 512 MiB)\n", bw, threads);
+        fmt::print("read bandwidth: {:.2f} GB/s ({} threads, streaming sum over {} MiB)\n", bw, threads, o.bandwidth_mib);
         fmt::print("{}x{}:\n{:<22} {:>7} {:>9} {:>10} {:>8}\n", rows, cols, "kernel", "threads", "GMAC/s", "weight GB/s", "% of bw");
         for (const auto& r : results)
             fmt::print("{:<22} {:>7} {:>9.2f} {:>10.2f} {:>7.1f}%\n", r.name, r.threads, r.gmacs, r.weight_gbs, r.pct);

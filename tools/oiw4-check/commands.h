@@ -29,6 +29,8 @@ int run_self(const SelfOptions& o);
 
 struct BenchOptions {
     int64_t rows = 65536, cols = 2048;
+    int64_t bandwidth_mib = 512;  // buffer of the read-bandwidth measurement
+    double min_time = 0.5;        // seconds of timed runs per kernel (at least 3 runs; best one counts)
     int threads = 0;
     bool json = false;
 };

@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
         app.add_option("--rows", o.rows, "matrix rows")->check(CLI::Range(int64_t{8}, int64_t{1} << 22));
         app.add_option("--cols", o.cols, "matrix columns (a multiple of 256)")->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
         app.add_option("--threads", o.threads, "threads (0: all cores)");
+        app.add_option("--bandwidth-mib", o.bandwidth_mib, "buffer of the read-bandwidth measurement (MiB)")
+            ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+        app.add_option("--min-time", o.min_time, "seconds of timed runs per kernel (best run counts)")
+            ->check(CLI::Range(0.0, 60.0));
         app.add_flag("--json", o.json, "JSON output");
         OIW_CLI_PARSE(app, argc - 1, argv + 1);
         return oiw::run_tool("oiw4-check", [&] { return run_bench(o); });
