@@ -73,7 +73,7 @@ bool isa_available(Isa isa) {
 Isa best_isa() { return isa_available(Isa::Avx2) ? Isa::Avx2 : isa_available(Isa::Avx1) ? Isa::Avx1 : Isa::Scalar; }
 
 void oiw4_gemv(Isa isa, const Oiw4Planes& w, const Q8Act* const* acts, int nvec, float* y, int threads,
-               bool two_row) {
+               [[maybe_unused]] bool two_row) {
     if (nvec < 1 || nvec > kMaxBatch) throw FormatError(ErrorKind::Usage, "", "oiw4", "batch of 1..8 vectors");
     for (int v = 0; v < nvec; ++v) check_shape("oiw4", w.cols, 32, acts[v]->n);
     if (!isa_available(isa)) isa = Isa::Scalar;
@@ -96,7 +96,7 @@ void oiw4_gemv(Isa isa, const Oiw4Planes& w, const Q8Act* const* acts, int nvec,
     });
 }
 
-void q4kx8_gemv(Isa isa, const Q4Kx8View& w, const Q8KAct& a, float* y, int threads) {
+void q4kx8_gemv([[maybe_unused]] Isa isa, const Q4Kx8View& w, const Q8KAct& a, float* y, int threads) {
     if (w.rows % 8 != 0) throw FormatError(ErrorKind::Usage, "", "q4kx8", "rows must be a multiple of 8");
     check_shape("q4kx8", w.cols, 256, a.n);
 #if defined(__x86_64__)
@@ -116,7 +116,7 @@ void q4kx8_gemv(Isa isa, const Q4Kx8View& w, const Q8KAct& a, float* y, int thre
     });
 }
 
-void q4_0_gemv(Isa isa, const block_q4_0* w, int64_t rows, int64_t cols, const Q8Act& a, float* y, int threads) {
+void q4_0_gemv([[maybe_unused]] Isa isa, const block_q4_0* w, int64_t rows, int64_t cols, const Q8Act& a, float* y, int threads) {
     check_shape("Q4_0", cols, 32, a.n);
 #if defined(__x86_64__)
     if (isa == Isa::Avx2 && isa_available(Isa::Avx2)) {
