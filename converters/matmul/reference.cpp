@@ -391,6 +391,252 @@ float dot_tq2_0(const block_tq2_0* x, const block_q8_K* y, int64_t nb) {
     return sumf;
 }
 
+// ---- i-quants and the rest of the Q8_K / Q8_0 family (ggml's generic kernels).
+inline int sign_of(uint8_t signs, int j) { return signs & kmask_iq2xs[j] ? -1 : 1; }
+inline const uint8_t* grid8(const uint64_t* grid, int i) { return reinterpret_cast<const uint8_t*>(grid + i); }
+inline const uint8_t* grid4(const uint32_t* grid, int i) { return reinterpret_cast<const uint8_t*>(grid + i); }
+
+float dot_iq2_xxs(const block_iq2_xxs* x, const block_q8_K* y, int64_t nb) {
+    float sumf = 0.f;
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = h2f(x[i].d) * y[i].d;
+        const uint16_t* q2 = x[i].qs;
+        const int8_t* q8 = y[i].qs;
+        int32_t bsum = 0;
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
+            uint32_t aux32[2];
+            std::memcpy(aux32, q2, 8);
+            q2 += 4;
+            const uint8_t* aux8 = reinterpret_cast<const uint8_t*>(aux32);
+            const uint32_t ls = 2 * (aux32[1] >> 28) + 1;
+            int32_t sumi = 0;
+            for (int l = 0; l < 4; ++l) {
+                const uint8_t* grid = grid8(iq2xxs_grid, aux8[l]);
+                const uint8_t signs = ksigns_iq2xs[(aux32[1] >> 7 * l) & 127];
+                for (int j = 0; j < 8; ++j) sumi += grid[j] * q8[j] * sign_of(signs, j);
+                q8 += 8;
+            }
+            bsum += sumi * static_cast<int32_t>(ls);
+        }
+        sumf += d * static_cast<float>(bsum);
+    }
+    return 0.125f * sumf;
+}
+
+float dot_iq2_xs(const block_iq2_xs* x, const block_q8_K* y, int64_t nb) {
+    float sumf = 0.f;
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = h2f(x[i].d) * y[i].d;
+        const uint16_t* q2 = x[i].qs;
+        const int8_t* q8 = y[i].qs;
+        int32_t bsum = 0;
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
+            const int ls[2] = {2 * (x[i].scales[ib32] & 0xf) + 1, 2 * (x[i].scales[ib32] >> 4) + 1};
+            for (int half = 0; half < 2; ++half) {
+                int32_t sumi = 0;
+                for (int l = 2 * half; l < 2 * half + 2; ++l) {
+                    const uint8_t* grid = grid8(iq2xs_grid, q2[l] & 511);
+                    const uint8_t signs = ksigns_iq2xs[q2[l] >> 9];
+                    for (int j = 0; j < 8; ++j) sumi += grid[j] * q8[j] * sign_of(signs, j);
+                    q8 += 8;
+                }
+                bsum += sumi * ls[half];
+            }
+            q2 += 4;
+        }
+        sumf += d * static_cast<float>(bsum);
+    }
+    return 0.125f * sumf;
+}
+
+float dot_iq2_s(const block_iq2_s* x, const block_q8_K* y, int64_t nb) {
+    float sumf = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        const float d = h2f(x[i].d) * y[i].d;
+        const int8_t* q8 = y[i].qs;
+        const uint8_t* qs = x[i].qs;
+        const uint8_t* qh = x[i].qh;
+        const uint8_t* signs = qs + QK_K / 8;
+        int bsum = 0;
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
+            const int ls1 = 1 + 2 * (x[i].scales[ib32] & 0xf), ls2 = 1 + 2 * (x[i].scales[ib32] >> 4);
+            int sumi[2] = {0, 0};
+            for (int l = 0; l < 4; ++l) {
+                const uint8_t* grid = grid8(iq2s_grid, qs[l] | ((qh[ib32] << (8 - 2 * l)) & 0x300));
+                for (int j = 0; j < 8; ++j) sumi[l / 2] += q8[j] * grid[j] * sign_of(signs[l], j);
+                q8 += 8;
+            }
+            bsum += ls1 * sumi[0] + ls2 * sumi[1];
+            qs += 4;
+            signs += 4;
+        }
+        sumf += d * static_cast<float>(bsum);
+    }
+    return 0.125f * sumf;
+}
+
+float dot_iq3_xxs(const block_iq3_xxs* x, const block_q8_K* y, int64_t nb) {
+    float sumf = 0.f;
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = h2f(x[i].d) * y[i].d;
+        const uint8_t* q3 = x[i].qs;
+        const uint8_t* gas = x[i].qs + QK_K / 4;
+        const int8_t* q8 = y[i].qs;
+        int32_t bsum = 0;
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
+            uint32_t aux32;
+            std::memcpy(&aux32, gas, 4);
+            gas += 4;
+            const uint32_t ls = 2 * (aux32 >> 28) + 1;
+            int32_t sumi = 0;
+            for (int l = 0; l < 4; ++l) {
+                const uint8_t* g1 = grid4(iq3xxs_grid, q3[2 * l + 0]);
+                const uint8_t* g2 = grid4(iq3xxs_grid, q3[2 * l + 1]);
+                const uint8_t signs = ksigns_iq2xs[(aux32 >> 7 * l) & 127];
+                for (int j = 0; j < 4; ++j) {
+                    sumi += g1[j] * q8[j + 0] * sign_of(signs, j + 0);
+                    sumi += g2[j] * q8[j + 4] * sign_of(signs, j + 4);
+                }
+                q8 += 8;
+            }
+            q3 += 8;
+            bsum += sumi * static_cast<int32_t>(ls);
+        }
+        sumf += d * static_cast<float>(bsum);
+    }
+    return 0.25f * sumf;
+}
+
+float dot_iq3_s(const block_iq3_s* x, const block_q8_K* y, int64_t nb) {
+    float sumf = 0.f;
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = h2f(x[i].d) * y[i].d;
+        const uint8_t* qs = x[i].qs;
+        const uint8_t* qh = x[i].qh;
+        const uint8_t* signs = x[i].signs;
+        const int8_t* q8 = y[i].qs;
+        int32_t bsum = 0;
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32 += 2) {
+            const int32_t ls[2] = {2 * (x[i].scales[ib32 / 2] & 0xf) + 1, 2 * (x[i].scales[ib32 / 2] >> 4) + 1};
+            for (int half = 0; half < 2; ++half) {
+                int32_t sumi = 0;
+                for (int l = 0; l < 4; ++l) {
+                    const uint8_t* g1 = grid4(iq3s_grid, qs[2 * l + 0] | ((qh[ib32 + half] << (8 - 2 * l)) & 256));
+                    const uint8_t* g2 = grid4(iq3s_grid, qs[2 * l + 1] | ((qh[ib32 + half] << (7 - 2 * l)) & 256));
+                    for (int j = 0; j < 4; ++j) {
+                        sumi += g1[j] * q8[j + 0] * sign_of(signs[l], j + 0);
+                        sumi += g2[j] * q8[j + 4] * sign_of(signs[l], j + 4);
+                    }
+                    q8 += 8;
+                }
+                qs += 8;
+                signs += 4;
+                bsum += sumi * ls[half];
+            }
+        }
+        sumf += d * static_cast<float>(bsum);
+    }
+    return sumf;
+}
+
+float dot_iq1_s(const block_iq1_s* x, const block_q8_K* y, int64_t nb) {
+    float sumf = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        const int8_t* q8 = y[i].qs;
+        const uint8_t* qs = x[i].qs;
+        const uint16_t* qh = x[i].qh;
+        int sumi = 0, sumi1 = 0;
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const int ls = 2 * ((qh[ib] >> 12) & 7) + 1;
+            const int delta = qh[ib] & 0x8000 ? -1 : 1;
+            int lsum = 0;
+            for (int l = 0; l < 4; ++l) {
+                const auto* grid = reinterpret_cast<const int8_t*>(iq1s_grid + (qs[l] | (((qh[ib] >> 3 * l) & 7) << 8)));
+                for (int j = 0; j < 8; ++j) lsum += q8[j] * grid[j];
+                q8 += 8;
+            }
+            sumi += ls * lsum;
+            sumi1 += ls * delta * (y[i].bsums[2 * ib + 0] + y[i].bsums[2 * ib + 1]);
+            qs += 4;
+        }
+        sumf += h2f(x[i].d) * y[i].d * (static_cast<float>(sumi) + IQ1S_DELTA * static_cast<float>(sumi1));
+    }
+    return sumf;
+}
+
+float dot_iq1_m(const block_iq1_m* x, const block_q8_K* y, int64_t nb) {
+    float sumf = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        const int8_t* q8 = y[i].qs;
+        const uint8_t* qs = x[i].qs;
+        const uint8_t* qh = x[i].qh;
+        uint16_t sc[4];
+        std::memcpy(sc, x[i].scales, 8);
+        const uint16_t scale = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+        int sumi1 = 0, sumi2 = 0;
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const int delta[4] = {qh[0] & 0x08 ? -1 : 1, qh[0] & 0x80 ? -1 : 1, qh[1] & 0x08 ? -1 : 1, qh[1] & 0x80 ? -1 : 1};
+            int sum1[2] = {0, 0}, sum2[2] = {0, 0};
+            for (int l = 0; l < 4; ++l) {
+                const auto* grid = reinterpret_cast<const int8_t*>(
+                    iq1s_grid + (qs[l] | ((static_cast<uint16_t>(qh[l / 2]) << (8 - 4 * (l % 2))) & 0x700)));
+                int lsum1 = 0, lsum2 = 0;
+                for (int j = 0; j < 8; ++j) {
+                    lsum1 += q8[j] * grid[j];
+                    lsum2 += q8[j];
+                }
+                q8 += 8;
+                sum1[l / 2] += lsum1;
+                sum2[l / 2] += lsum2 * delta[l];
+            }
+            const int ls1 = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1;
+            const int ls2 = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1;
+            sumi1 += sum1[0] * ls1 + sum1[1] * ls2;
+            sumi2 += sum2[0] * ls1 + sum2[1] * ls2;
+            qs += 4;
+            qh += 2;
+        }
+        sumf += h2f(scale) * y[i].d * (static_cast<float>(sumi1) + IQ1M_DELTA * static_cast<float>(sumi2));
+    }
+    return sumf;
+}
+
+float dot_tq1_0(const block_tq1_0* x, const block_q8_K* y, int64_t nb) {
+    static const uint8_t pow3[6] = {1, 3, 9, 27, 81, 243};
+    auto trit = [](uint8_t q, int l) { return ((static_cast<uint16_t>(static_cast<uint8_t>(q * pow3[l])) * 3) >> 8) - 1; };
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < nb; ++i) {
+        int sum = 0;
+        const size_t n32 = sizeof(x->qs) - sizeof(x->qs) % 32;
+        for (size_t j = 0; j < n32; j += 32)
+            for (int l = 0; l < 5; ++l)
+                for (size_t m = 0; m < 32; ++m) sum += trit(x[i].qs[j + m], l) * y[i].qs[j * 5 + l * 32 + m];
+        for (size_t j = n32; j < sizeof(x->qs); j += 16)
+            for (int l = 0; l < 5; ++l)
+                for (size_t m = 0; m < 16; ++m) sum += trit(x[i].qs[j + m], l) * y[i].qs[j * 5 + l * 16 + m];
+        for (int l = 0; l < 4; ++l)
+            for (size_t j = 0; j < sizeof(x->qh); ++j)
+                sum += trit(x[i].qh[j], l) * y[i].qs[sizeof(x->qs) * 5 + l * sizeof(x->qh) + j];
+        sumf += static_cast<float>(sum) * (h2f(x[i].d) * y[i].d);
+    }
+    return sumf;
+}
+
+float dot_mxfp4(const block_mxfp4* x, const block_q8_0* y, int64_t nb) {
+    float sumf = 0;
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        // ggml_e8m0_to_fp32_half: 2^(e-128), exact (subnormal for e < 2).
+        const float d = h2f(y[ib].d) * std::ldexp(1.0f, static_cast<int>(x[ib].e) - 128);
+        int sumi1 = 0, sumi2 = 0;
+        for (int j = 0; j < QK_MXFP4 / 2; ++j) {
+            sumi1 += y[ib].qs[j] * kvalues_mxfp4[x[ib].qs[j] & 0xf];
+            sumi2 += y[ib].qs[j + QK_MXFP4 / 2] * kvalues_mxfp4[x[ib].qs[j] >> 4];
+        }
+        sumf += d * static_cast<float>(sumi1 + sumi2);
+    }
+    return sumf;
+}
+
 }  // namespace
 
 std::optional<GgmlType> dot_partner(GgmlType t) {
@@ -401,7 +647,8 @@ std::optional<GgmlType> dot_partner(GgmlType t) {
         case GgmlType::Q4_0:
         case GgmlType::Q5_0:
         case GgmlType::Q8_0:
-        case GgmlType::IQ4_NL: return GgmlType::Q8_0;
+        case GgmlType::IQ4_NL:
+        case GgmlType::MXFP4: return GgmlType::Q8_0;
         case GgmlType::Q4_1:
         case GgmlType::Q5_1: return GgmlType::Q8_1;
         case GgmlType::Q2_K:
@@ -410,6 +657,14 @@ std::optional<GgmlType> dot_partner(GgmlType t) {
         case GgmlType::Q5_K:
         case GgmlType::Q6_K:
         case GgmlType::IQ4_XS:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
+        case GgmlType::IQ1_S:
+        case GgmlType::IQ1_M:
+        case GgmlType::TQ1_0:
         case GgmlType::TQ2_0: return GgmlType::Q8_K;
         default: return std::nullopt;
     }
@@ -475,6 +730,15 @@ float dot_integer(GgmlType t, const void* row, const QuantizedVector& act) {
         case GgmlType::Q6_K: return dot_q6_K(blocks<block_q6_K>(row), blocks<block_q8_K>(y), nb);
         case GgmlType::IQ4_XS: return dot_iq4_xs(blocks<block_iq4_xs>(row), blocks<block_q8_K>(y), nb);
         case GgmlType::TQ2_0: return dot_tq2_0(blocks<block_tq2_0>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::TQ1_0: return dot_tq1_0(blocks<block_tq1_0>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::IQ2_XXS: return dot_iq2_xxs(blocks<block_iq2_xxs>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::IQ2_XS: return dot_iq2_xs(blocks<block_iq2_xs>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::IQ2_S: return dot_iq2_s(blocks<block_iq2_s>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::IQ3_XXS: return dot_iq3_xxs(blocks<block_iq3_xxs>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::IQ3_S: return dot_iq3_s(blocks<block_iq3_s>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::IQ1_S: return dot_iq1_s(blocks<block_iq1_s>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::IQ1_M: return dot_iq1_m(blocks<block_iq1_m>(row), blocks<block_q8_K>(y), nb);
+        case GgmlType::MXFP4: return dot_mxfp4(blocks<block_mxfp4>(row), blocks<block_q8_0>(y), nb);
         default: unsupported(t, "no integer-path reference for this type (exact semantics only)");
     }
 }

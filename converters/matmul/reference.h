@@ -18,7 +18,7 @@
 namespace oiw::matmul {
 
 // ggml's vec_dot_type of `t` (type_traits_cpu, ggml 0.11.1): Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4,
-// Q8_1 for Q4_1/Q5_1, Q8_K for K-quants and i-quants, F16 for F16, BF16 for BF16, F32 for F32.
+// Q8_1 for Q4_1/Q5_1, Q8_K for K-quants, i-quants and TQ1_0/TQ2_0, F16/BF16/F32 for themselves.
 // nullopt when the reference has no integer path for `t` (then only the exact semantics exist).
 std::optional<GgmlType> dot_partner(GgmlType t);
 

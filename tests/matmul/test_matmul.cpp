@@ -91,11 +91,12 @@ TEST(MatmulReference, IntegerPathMatchesExactForEveryType) {
     for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
         if (!type_id_valid(id)) continue;
         const auto t = static_cast<GgmlType>(id);
-        if (!dot_partner(t) || (!can_quantize(t) && t != GgmlType::F32)) continue;
-        const std::vector<float> wf = normal(rng, static_cast<size_t>(n));
+        if (!dot_partner(t)) continue;
+        ASSERT_TRUE(can_quantize(t) || t == GgmlType::F32) << type_name(t);
+        const std::vector<float> wf = normal(rng, static_cast<size_t>(n)), ones(static_cast<size_t>(n), 1.f);
         std::vector<uint8_t> row(row_size(t, n));
         if (t == GgmlType::F32) std::memcpy(row.data(), wf.data(), row.size());
-        else quantize_chunk_ref(t, wf.data(), row.data(), 1, n, nullptr);
+        else quantize_chunk_ref(t, wf.data(), row.data(), 1, n, quantize_requires_imatrix(t) ? ones.data() : nullptr);
         std::vector<float> scratch;
         const double exact = dot_exact(t, row.data(), x.data(), n, scratch);
         const float integer = dot_integer(t, row.data(), quantize_activation(*dot_partner(t), x.data(), n));
@@ -105,7 +106,7 @@ TEST(MatmulReference, IntegerPathMatchesExactForEveryType) {
             << type_name(t);
         ++types;
     }
-    EXPECT_GE(types, 16);
+    EXPECT_EQ(types, 25);  // every type with a vec_dot in ggml 0.11.1 except NVFP4 and Q1_0
 }
 
 TEST(MatmulReference, PartnersAreGgmlVecDotTypes) {
@@ -115,7 +116,9 @@ TEST(MatmulReference, PartnersAreGgmlVecDotTypes) {
     EXPECT_EQ(dot_partner(GgmlType::Q4_K), GgmlType::Q8_K);
     EXPECT_EQ(dot_partner(GgmlType::IQ4_XS), GgmlType::Q8_K);
     EXPECT_EQ(dot_partner(GgmlType::F16), GgmlType::F16);
-    EXPECT_FALSE(dot_partner(GgmlType::IQ2_XXS).has_value());
+    EXPECT_EQ(dot_partner(GgmlType::IQ2_XXS), GgmlType::Q8_K);
+    EXPECT_EQ(dot_partner(GgmlType::MXFP4), GgmlType::Q8_0);
+    EXPECT_FALSE(dot_partner(GgmlType::Q8_K).has_value());
 }
 
 TEST(MatmulReference, Q4_0AndOiw4AreOneIntegerPath) {
@@ -162,7 +165,7 @@ std::vector<Isa> isas() {
 
 TEST(MatmulKernels, Oiw4BitIdenticalToReferenceOnOddSizes) {
     std::mt19937_64 rng(11);
-    for (const auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 32}, {3, 32}, {3, 96}, {65, 2048}, {8, 4096}}) {
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 32}, {3, 32}, {3, 96}, {65, 2048}, {8, 4096}}) {
         Oiw4Fixture f(rng, rows, cols);
         std::vector<Q8Act> acts;
         std::vector<const Q8Act*> ap;
@@ -212,7 +215,7 @@ TEST(MatmulKernels, Q4_0BaselineMatchesReference) {
 
 TEST(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
     std::mt19937_64 rng(9);
-    for (const auto [rows, cols] : {std::pair<int64_t, int64_t>{8, 256}, {24, 768}}) {
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{8, 256}, {24, 768}}) {
         const auto wf = normal(rng, rows * cols);
         const int64_t kb = cols / 256;
         std::vector<block_q4_K> src(rows * kb);

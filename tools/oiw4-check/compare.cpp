@@ -135,7 +135,11 @@ int run_compare(const CompareOptions& o) {
         const auto c = dst->tensor(names[i]);
         progress.update(i, 0, names[i]);
         if (!s || !c) continue;  // 1-D tensors or absent on one side: nothing to multiply
-        Row row{names[i], s->kind(), c->kind(), "", lossless_pair(s->kind(), c->kind())};
+        Row row;
+        row.name = names[i];
+        row.src_kind = s->kind();
+        row.dst_kind = c->kind();
+        row.lossless = lossless_pair(row.src_kind, row.dst_kind);
         if (s->rows() != c->rows() || s->cols() != c->cols()) {
             row.ok = false;
             row.verdict = "shape differs";
