@@ -59,13 +59,13 @@ void rows_nv(const Oiw4Planes& w, const ActView* acts, float* y, int64_t r0, int
     }
 }
 
-// Two rows sharing the activation loads (the compiler keeps x and c8 in registers).
-void rows2(const Oiw4Planes& w, const ActView& a, float* y, int64_t r) {
+// Rows r and s sharing the activation loads (the compiler keeps x and c8 in registers).
+void rows2(const Oiw4Planes& w, const ActView& a, float* y, int64_t r, int64_t s) {
     const int64_t nb = w.cols / 32;
     const uint8_t* q0 = w.qs + r * nb * 16;
-    const uint8_t* q1 = q0 + nb * 16;
+    const uint8_t* q1 = w.qs + s * nb * 16;
     const float* d0 = w.d + r * nb;
-    const float* d1 = d0 + nb;
+    const float* d1 = w.d + s * nb;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const __m256 da = _mm256_broadcast_ss(a.d + b);
@@ -75,16 +75,16 @@ void rows2(const Oiw4Planes& w, const ActView& a, float* y, int64_t r) {
         acc1 = _mm256_add_ps(acc1, _mm256_mul_ps(f1, _mm256_mul_ps(_mm256_broadcast_ss(d1 + b), da)));
     }
     y[r] = hsum(acc0);
-    y[r + 1] = hsum(acc1);
+    y[s] = hsum(acc1);
 }
 
 }  // namespace
 
 void oiw4_rows(const Oiw4Planes& w, const ActView* acts, int nvec, float* y, int64_t r0, int64_t r1, bool two_row) {
-    if (nvec == 1 && two_row) {
-        int64_t r = r0;
-        for (; r + 1 < r1; r += 2) rows2(w, acts[0], y, r);
-        if (r < r1) rows_nv<1>(w, acts, y, r, r1);
+    if (nvec == 1 && two_row) {  // rows i and i + h: streams in different pages (see gemv_avx2.cpp)
+        const int64_t h = (r1 - r0) / 2;
+        for (int64_t i = r0; i < r0 + h; ++i) rows2(w, acts[0], y, i, i + h);
+        if (r0 + 2 * h < r1) rows_nv<1>(w, acts, y, r1 - 1, r1);
         return;
     }
     switch (nvec) {

@@ -87,12 +87,14 @@ void oiw4_rows(const Oiw4Planes& w, const ActView* acts, int nvec, float* y, int
                bool two_row) {
     const int64_t nb = (w.cols / 32);
     if (nvec == 1 && two_row) {
-        int64_t r = r0;
-        for (; r + 1 < r1; r += 2) {
-            rows2(w.qs + r * nb * 16, w.d + r * nb, w.qs + (r + 1) * nb * 16, w.d + (r + 1) * nb, acts[0], nb,
-                  &y[r], &y[r + 1]);
+        // Pair row i of the first half with row i of the second: two sequential streams in
+        // different pages (adjacent rows share a 4 KiB page, which defeats the L2 streamer).
+        const int64_t h = (r1 - r0) / 2;
+        for (int64_t i = r0; i < r0 + h; ++i) {
+            rows2(w.qs + i * nb * 16, w.d + i * nb, w.qs + (i + h) * nb * 16, w.d + (i + h) * nb, acts[0], nb, &y[i],
+                  &y[i + h]);
         }
-        if (r < r1) oiw4_rows_nv<1>(w, acts, y, r, r1);
+        if (r0 + 2 * h < r1) oiw4_rows_nv<1>(w, acts, y, r1 - 1, r1);
         return;
     }
     switch (nvec) {
