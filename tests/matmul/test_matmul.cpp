@@ -249,3 +249,18 @@ TEST(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
 
 }  // namespace
 }  // namespace oiw::matmul
+
+namespace oiw::matmul {
+namespace {
+
+TEST(MatmulKernels, EmptyRowsGiveZero) {
+    const Q8KAct a = unpack_q8_K(quantize_activation(GgmlType::Q8_K, nullptr, 0));
+    for (const Isa isa : isas()) {
+        std::vector<float> y(8, -1.f);
+        q4kx8_gemv(isa, Q4Kx8View{nullptr, 8, 0}, a, y.data(), 2);
+        EXPECT_EQ(y, std::vector<float>(8, 0.f)) << isa_name(isa);
+    }
+}
+
+}  // namespace
+}  // namespace oiw::matmul
