@@ -20,8 +20,7 @@ int run_compare(const CompareOptions& o);
 
 struct SelfOptions {
     std::string file;
-    int vectors = 2;
-    uint64_t seed = 1;
+    uint64_t seed = 1;  // of the 8 activation vectors per tensor
     bool json = false;
     int threads = 0;
 };
