@@ -49,6 +49,7 @@ void rows_nv(const Oiw4Planes& w, const ActView* acts, float* y, int64_t r0, int
         for (int64_t b = 0; b < nb; ++b) {
             const Nibbles q = nibbles(qs + b * 16);
             const __m256 dw = _mm256_broadcast_ss(d + b);
+#pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) {
                 const ActView& a = acts[v];
                 const __m256 s = _mm256_mul_ps(dw, _mm256_broadcast_ss(a.d + b));

@@ -41,6 +41,7 @@ inline void row_nv(const uint8_t* qs, DScale dscale, const ActView* acts, int64_
     for (int64_t b = 0; b < nb; ++b) {
         const __m256i w = nibbles(qs + b * 16);
         const __m256 dw = _mm256_set1_ps(dscale(b));
+#pragma GCC unroll 8  // fully unrolled: NV = 2 otherwise ran at 60% of NV = 1's speed
         for (int v = 0; v < NV; ++v) {
             const ActView& a = acts[v];
             const __m256 s = _mm256_mul_ps(dw, _mm256_broadcast_ss(a.d + b));
