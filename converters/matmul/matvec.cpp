@@ -1,0 +1,126 @@
+// MatVec implementations over ggml rows, oiw4 planes and Q4_Kx8 blocks, and the GGUF source.
+#include "converters/matmul/matvec.h"
+
+#include <cstring>
+
+#include "converters/matmul/kernels.h"
+#include "converters/matmul/parallel.h"
+#include "converters/quant/quants.h"
+#include "libformat/error.h"
+
+namespace oiw::matmul {
+namespace {
+
+class GgmlMatVec final : public MatVec {
+public:
+    GgmlMatVec(GgmlType t, const uint8_t* b, int64_t rows, int64_t cols) : t_(t), b_(b), rows_(rows), cols_(cols) {}
+    std::string kind() const override { return std::string(type_name(t_)); }
+    int64_t rows() const override { return rows_; }
+    int64_t cols() const override { return cols_; }
+    bool has_integer() const override { return dot_partner(t_).has_value(); }
+    void exact(const float* x, double* y, int threads) const override {
+        const uint64_t rs = row_size(t_, cols_);
+        parallel_rows(rows_, threads, 1, [&](int64_t r0, int64_t r1) {
+            std::vector<float> scratch;
+            for (int64_t r = r0; r < r1; ++r) y[r] = dot_exact(t_, b_ + r * rs, x, cols_, scratch);
+        });
+    }
+    void integer(const float* x, float* y, int threads) const override {
+        const QuantizedVector q = quantize_activation(*dot_partner(t_), x, cols_);
+        const uint64_t rs = row_size(t_, cols_);
+        if (t_ == GgmlType::Q4_0) {  // same results, one activation unpack for all rows
+            q4_0_gemv(Isa::Scalar, reinterpret_cast<const block_q4_0*>(b_), rows_, cols_, unpack_q8_0(q), y, threads);
+            return;
+        }
+        parallel_rows(rows_, threads, 1, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) y[r] = dot_integer(t_, b_ + r * rs, q);
+        });
+    }
+
+private:
+    GgmlType t_;
+    const uint8_t* b_;
+    int64_t rows_, cols_;
+};
+
+class Oiw4MatVec final : public MatVec {
+public:
+    explicit Oiw4MatVec(const Oiw4Planes& p) : p_(p) {}
+    std::string kind() const override { return "oiw4"; }
+    int64_t rows() const override { return p_.rows; }
+    int64_t cols() const override { return p_.cols; }
+    bool has_integer() const override { return true; }
+    void exact(const float* x, double* y, int threads) const override {
+        const int64_t nb = p_.blocks_per_row();
+        parallel_rows(p_.rows, threads, 1, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) y[r] = oiw4_dot_exact(p_.qs + r * nb * 16, p_.d + r * nb, x, p_.cols);
+        });
+    }
+    void integer(const float* x, float* y, int threads) const override {
+        const Q8Act a = make_q8_act(x, p_.cols);
+        const Q8Act* acts[1] = {&a};
+        oiw4_gemv(Isa::Scalar, p_, acts, 1, y, threads, false);
+    }
+
+private:
+    Oiw4Planes p_;
+};
+
+class Q4Kx8MatVec final : public MatVec {
+public:
+    explicit Q4Kx8MatVec(const Q4Kx8View& v) : v_(v) {}
+    std::string kind() const override { return "q4kx8"; }
+    int64_t rows() const override { return v_.rows; }
+    int64_t cols() const override { return v_.cols; }
+    bool has_integer() const override { return true; }
+    void exact(const float* x, double* y, int threads) const override {
+        const int64_t nb = v_.cols / QK_K;
+        parallel_rows(v_.rows, threads, 8, [&](int64_t r0, int64_t r1) {
+            std::vector<block_q4_K> row(static_cast<size_t>(nb));
+            std::vector<float> scratch;
+            for (int64_t r = r0; r < r1; ++r) {
+                for (int64_t b = 0; b < nb; ++b) row[b] = q4kx8_extract(v_.blocks[(r / 8) * nb + b], static_cast<int>(r % 8));
+                y[r] = dot_exact(GgmlType::Q4_K, row.data(), x, v_.cols, scratch);
+            }
+        });
+    }
+    void integer(const float* x, float* y, int threads) const override {
+        q4kx8_gemv(Isa::Scalar, v_, unpack_q8_K(quantize_activation(GgmlType::Q8_K, x, v_.cols)), y, threads);
+    }
+
+private:
+    Q4Kx8View v_;
+};
+
+class GgufSource final : public TensorSource {
+public:
+    explicit GgufSource(const std::string& path) : f_(GgufFile::open(path)) {}
+    const std::string& path() const override { return f_.path(); }
+    std::vector<std::string> names() const override {
+        std::vector<std::string> out;
+        for (const auto& t : f_.tensors()) out.push_back(t.name);
+        return out;
+    }
+    std::unique_ptr<MatVec> tensor(const std::string& name) const override {
+        const int64_t i = f_.find_tensor(name);
+        if (i < 0) return nullptr;
+        const GgufTensorInfo& t = f_.tensors()[static_cast<size_t>(i)];
+        if (t.n_dims < 2 || !can_dequantize(t.type)) return nullptr;
+        return ggml_matvec(t.type, f_.tensor_data(static_cast<size_t>(i)).data(), t.n_rows(), t.ne[0]);
+    }
+
+private:
+    GgufFile f_;
+};
+
+}  // namespace
+
+std::unique_ptr<MatVec> ggml_matvec(GgmlType type, const uint8_t* bytes, int64_t rows, int64_t cols) {
+    return std::make_unique<GgmlMatVec>(type, bytes, rows, cols);
+}
+std::unique_ptr<MatVec> oiw4_matvec(const Oiw4Planes& planes) { return std::make_unique<Oiw4MatVec>(planes); }
+std::unique_ptr<MatVec> q4kx8_matvec(const Q4Kx8View& view) { return std::make_unique<Q4Kx8MatVec>(view); }
+
+std::unique_ptr<TensorSource> open_tensor_source(const std::string& path) { return std::make_unique<GgufSource>(path); }
+
+}  // namespace oiw::matmul

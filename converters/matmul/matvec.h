@@ -1,0 +1,50 @@
+// "A tensor y = W x can be run on, in both semantics": the abstraction oiw4-check compares
+// through. A source of tensors (a GGUF file today, an OIW4 file next) hands out one MatVec
+// per tensor; adding an encoding or a file kind is one factory here or one TensorSource.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "converters/matmul/w4a8.h"
+#include "libformat/gguf/gguf.h"
+
+namespace oiw::matmul {
+
+class MatVec {
+public:
+    virtual ~MatVec() = default;
+    // "Q4_K" for a ggml type, "oiw4" / "q4kx8" for packed encodings.
+    virtual std::string kind() const = 0;
+    virtual int64_t rows() const = 0;
+    virtual int64_t cols() const = 0;
+    // True when the integer path exists for this kind.
+    virtual bool has_integer() const = 0;
+    // y[r] = row r . x (exact semantics, f64), rows split over `threads`.
+    virtual void exact(const float* x, double* y, int threads) const = 0;
+    // y[r] = row r . x (integer path, x quantized to the partner), rows split over `threads`.
+    virtual void integer(const float* x, float* y, int threads) const = 0;
+};
+
+// A ggml-typed matrix: `bytes` hold rows x row_size(type, cols) (a view: must outlive the MatVec).
+std::unique_ptr<MatVec> ggml_matvec(GgmlType type, const uint8_t* bytes, int64_t rows, int64_t cols);
+// oiw4 planes (views).
+std::unique_ptr<MatVec> oiw4_matvec(const Oiw4Planes& planes);
+// Q4_Kx8 blocks (a view).
+std::unique_ptr<MatVec> q4kx8_matvec(const Q4Kx8View& view);
+
+// Named tensors of one file, each runnable as a MatVec (2-D or more: rows = ne1*ne2*ne3).
+class TensorSource {
+public:
+    virtual ~TensorSource() = default;
+    virtual const std::string& path() const = 0;
+    virtual std::vector<std::string> names() const = 0;
+    // nullptr when the tensor is absent or has no row structure (1-D).
+    virtual std::unique_ptr<MatVec> tensor(const std::string& name) const = 0;
+};
+
+// Opens a GGUF file as a TensorSource (OIW4 files plug in next to it).
+std::unique_ptr<TensorSource> open_tensor_source(const std::string& path);
+
+}  // namespace oiw::matmul

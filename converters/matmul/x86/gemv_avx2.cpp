@@ -1,0 +1,259 @@
+// AVX2 (+F16C) GEMV kernels, built with -mavx2 -mf16c and nothing else: no FMA, so every lane
+// rounds as the scalar reference (docs/matmul.md, "8-lane order").
+#include <immintrin.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "converters/matmul/x86/gemv_x86.h"
+
+namespace oiw::matmul::avx2 {
+namespace {
+
+// ggml's hsum_float_8: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), as hsum8().
+inline float hsum(__m256 x) {
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+// 32 unsigned nibbles of one block in element order (low nibbles, then high nibbles).
+inline __m256i nibbles(const uint8_t* q) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// The block's 8 lane integers: sum(q * a) - 8 * sum(a) per 4 elements.
+inline __m256 lanes(__m256i w, const int8_t* x, const int32_t* c8) {
+    const __m256i dot = _mm256_maddubs_epi16(w, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+    const __m256i s = _mm256_madd_epi16(dot, _mm256_set1_epi16(1));
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c8))));
+}
+
+// One oiw4-like row (qs at 16 bytes per block, scale of block b from dscale(b)) with NV vectors.
+template <int NV, typename DScale>
+inline void row_nv(const uint8_t* qs, DScale dscale, const ActView* acts, int64_t nb, float* out) {
+    __m256 acc[NV];
+    for (int v = 0; v < NV; ++v) acc[v] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m256i w = nibbles(qs + b * 16);
+        const __m256 dw = _mm256_set1_ps(dscale(b));
+#pragma GCC unroll 8  // fully unrolled: NV = 2 otherwise ran at 60% of NV = 1's speed
+        for (int v = 0; v < NV; ++v) {
+            const ActView& a = acts[v];
+            const __m256 s = _mm256_mul_ps(dw, _mm256_broadcast_ss(a.d + b));
+            acc[v] = _mm256_add_ps(acc[v], _mm256_mul_ps(lanes(w, a.qs + b * 32, a.c8 + b * 8), s));
+        }
+    }
+    for (int v = 0; v < NV; ++v) out[v] = hsum(acc[v]);
+}
+
+// Two oiw4 rows sharing each activation load.
+inline void rows2(const uint8_t* q0, const float* d0, const uint8_t* q1, const float* d1, const ActView& a,
+                  int64_t nb, float* y0, float* y1) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + b * 32));
+        const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.c8 + b * 8));
+        const __m256 da = _mm256_broadcast_ss(a.d + b);
+        const __m256i s0 = _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles(q0 + b * 16), x), ones);
+        const __m256i s1 = _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles(q1 + b * 16), x), ones);
+        const __m256 f0 = _mm256_cvtepi32_ps(_mm256_sub_epi32(s0, c));
+        const __m256 f1 = _mm256_cvtepi32_ps(_mm256_sub_epi32(s1, c));
+        acc0 = _mm256_add_ps(acc0, _mm256_mul_ps(f0, _mm256_mul_ps(_mm256_broadcast_ss(d0 + b), da)));
+        acc1 = _mm256_add_ps(acc1, _mm256_mul_ps(f1, _mm256_mul_ps(_mm256_broadcast_ss(d1 + b), da)));
+    }
+    *y0 = hsum(acc0);
+    *y1 = hsum(acc1);
+}
+
+template <int NV>
+void oiw4_rows_nv(const Oiw4Planes& w, const ActView* acts, float* y, int64_t r0, int64_t r1) {
+    const int64_t nb = (w.cols / 32);
+    for (int64_t r = r0; r < r1; ++r) {
+        const float* d = w.d + r * nb;
+        float out[NV];
+        row_nv<NV>(w.qs + r * nb * 16, [d](int64_t b) { return d[b]; }, acts, nb, out);
+        for (int v = 0; v < NV; ++v) y[v * w.rows + r] = out[v];
+    }
+}
+
+}  // namespace
+
+void oiw4_rows(const Oiw4Planes& w, const ActView* acts, int nvec, float* y, int64_t r0, int64_t r1,
+               bool two_row) {
+    const int64_t nb = (w.cols / 32);
+    if (nvec == 1 && two_row) {
+        // Pair row i of the first half with row i of the second: two sequential streams in
+        // different pages (adjacent rows share a 4 KiB page, which defeats the L2 streamer).
+        const int64_t h = (r1 - r0) / 2;
+        for (int64_t i = r0; i < r0 + h; ++i) {
+            rows2(w.qs + i * nb * 16, w.d + i * nb, w.qs + (i + h) * nb * 16, w.d + (i + h) * nb, acts[0], nb, &y[i],
+                  &y[i + h]);
+        }
+        if (r0 + 2 * h < r1) oiw4_rows_nv<1>(w, acts, y, r1 - 1, r1);
+        return;
+    }
+    switch (nvec) {
+        case 1: return oiw4_rows_nv<1>(w, acts, y, r0, r1);
+        case 2: return oiw4_rows_nv<2>(w, acts, y, r0, r1);
+        case 3: return oiw4_rows_nv<3>(w, acts, y, r0, r1);
+        case 4: return oiw4_rows_nv<4>(w, acts, y, r0, r1);
+        case 5: return oiw4_rows_nv<5>(w, acts, y, r0, r1);
+        case 6: return oiw4_rows_nv<6>(w, acts, y, r0, r1);
+        case 7: return oiw4_rows_nv<7>(w, acts, y, r0, r1);
+        default: return oiw4_rows_nv<8>(w, acts, y, r0, r1);
+    }
+}
+
+void q4_0_rows(const block_q4_0* w, int64_t cols, const ActView& a, float* y, int64_t r0, int64_t r1) {
+    const int64_t nb = cols / 32;
+    for (int64_t r = r0; r < r1; ++r) {
+        const block_q4_0* row = w + r * nb;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t b = 0; b < nb; ++b) {
+            const __m256i q = nibbles(row[b].qs);
+            const __m256 s = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(row[b].d)), _mm256_broadcast_ss(a.d + b));
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(lanes(q, a.qs + b * 32, a.c8 + b * 8), s));
+        }
+        y[r] = hsum(acc);
+    }
+}
+
+// ---- Q4_Kx8 (see docs/matmul.md): per row, 8 int32 lanes by position class (element index mod
+// 8) exactly as ggml's aux32[8], then sums[l] += d * aux32[l]; the min term per row in fp32.
+namespace {
+
+// Activation patterns of one super-block: for chunk c (0..15, j = c/4, k = c%4),
+// lo[c] = [a(64j+8k+p), 0] pairs and hi[c] = [0, a(64j+32+8k+p)] pairs, p = 0..7, both lanes.
+struct KActs {
+    __m256i lo[16], hi[16];
+};
+
+void make_kacts(const block_q8_K& y, KActs& k) {
+    for (int c = 0; c < 16; ++c) {
+        const int j = c / 4, kk = c % 4;
+        alignas(16) int8_t l[16], h[16];
+        for (int p = 0; p < 8; ++p) {
+            l[2 * p] = y.qs[64 * j + 8 * kk + p];
+            l[2 * p + 1] = 0;
+            h[2 * p] = 0;
+            h[2 * p + 1] = y.qs[64 * j + 32 + 8 * kk + p];
+        }
+        const __m128i lv = _mm_load_si128(reinterpret_cast<const __m128i*>(l));
+        const __m128i hv = _mm_load_si128(reinterpret_cast<const __m128i*>(h));
+        k.lo[c] = _mm256_set_m128i(lv, lv);
+        k.hi[c] = _mm256_set_m128i(hv, hv);
+    }
+}
+
+// Six-bit scales (sc) and mins (mn) of one block_q4_Kx8: byte r of sc[sb] is row r's scale.
+inline void decode_scales(const uint8_t* scales, uint64_t sc[8], uint64_t mn[8]) {
+    for (int sb = 0; sb < 8; ++sb) {
+        uint32_t g0, g4, g8;
+        std::memcpy(&g0, scales + sb * 12, 4);
+        std::memcpy(&g4, scales + sb * 12 + 4, 4);
+        std::memcpy(&g8, scales + sb * 12 + 8, 4);
+        const uint32_t s_lo = g0 & 0x3f3f3f3fu, m_lo = g4 & 0x3f3f3f3fu;
+        const uint32_t s_hi = (g8 & 0x0f0f0f0fu) | ((g0 >> 2) & 0x30303030u);
+        const uint32_t m_hi = ((g8 >> 4) & 0x0f0f0f0fu) | ((g4 >> 2) & 0x30303030u);
+        sc[sb] = s_lo | (static_cast<uint64_t>(s_hi) << 32);
+        mn[sb] = m_lo | (static_cast<uint64_t>(m_hi) << 32);
+    }
+}
+
+}  // namespace
+
+void q4kx8_groups(const Q4Kx8View& w, const KActView& a, float* y, int64_t g0, int64_t g1) {
+    const int64_t nb = w.cols / 256;
+    if (nb == 0) {  // empty rows: the reference's sum of nothing
+        for (int64_t r = g0 * 8; r < g1 * 8; ++r) y[r] = 0.f;
+        return;
+    }
+    // Raw aligned buffer: no library template is instantiated under -mavx2 (see gemv_x86.h).
+    auto* ka = static_cast<KActs*>(std::aligned_alloc(32, static_cast<size_t>(nb) * sizeof(KActs)));
+    if (!ka) throw std::bad_alloc();
+    for (int64_t x = 0; x < nb; ++x) make_kacts(a.blocks[x], ka[x]);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int64_t g = g0; g < g1; ++g) {
+        alignas(32) float sums[8][8] = {};
+        __m256 sumf = _mm256_setzero_ps();
+        for (int64_t x = 0; x < nb; ++x) {
+            const block_q4_Kx8& B = w.blocks[g * nb + x];
+            const block_q8_K& yb = a.blocks[x];
+            uint64_t sc[8], mn[8];
+            decode_scales(B.scales, sc, mn);
+            // Min term, lanes = rows: sumi[r] = sum_s msum[s] * mn[s][r].
+            __m256i sumi = _mm256_setzero_si256();
+            for (int t = 0; t < 4; ++t) {
+                const __m256i mpair = _mm256_cvtepu8_epi16(
+                    _mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(mn[2 * t])),
+                                      _mm_cvtsi64_si128(static_cast<long long>(mn[2 * t + 1]))));
+                const uint32_t ms = static_cast<uint16_t>(a.msum[x * 8 + 2 * t]) |
+                                    (static_cast<uint32_t>(static_cast<uint16_t>(a.msum[x * 8 + 2 * t + 1])) << 16);
+                sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(mpair, _mm256_set1_epi32(static_cast<int>(ms))));
+            }
+            const __m256 yd = _mm256_set1_ps(yb.d);
+            const __m256 dv = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(B.d))), yd);
+            const __m256 dmv =
+                _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(B.dmin))), yd);
+            sumf = _mm256_sub_ps(sumf, _mm256_mul_ps(dmv, _mm256_cvtepi32_ps(sumi)));
+            alignas(32) float dr[8];
+            _mm256_store_ps(dr, dv);
+            // Scale pairs per j: 32-bit element r = (sc[2j][r], sc[2j+1][r]) as int16.
+            __m256i spair[4];
+            for (int j = 0; j < 4; ++j) {
+                spair[j] = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(sc[2 * j])),
+                                                                  _mm_cvtsi64_si128(static_cast<long long>(sc[2 * j + 1]))));
+            }
+            for (int h = 0; h < 2; ++h) {  // rows 4h..4h+3: 32-byte slot h of each 64-byte chunk
+                __m256i pa02 = _mm256_setzero_si256(), pb02 = pa02, pa13 = pa02, pb13 = pa02;
+                const __m256i idx02 = _mm256_setr_epi32(4 * h, 4 * h, 4 * h, 4 * h, 4 * h + 2, 4 * h + 2, 4 * h + 2, 4 * h + 2);
+                const __m256i idx13 = _mm256_add_epi32(idx02, _mm256_set1_epi32(1));
+                for (int j = 0; j < 4; ++j) {
+                    __m256i l02 = _mm256_setzero_si256(), h02 = l02, l13 = l02, h13 = l02;
+                    for (int k = 0; k < 4; ++k) {
+                        const int c = 4 * j + k;
+                        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qs + c * 64 + h * 32));
+                        const __m256i lo = _mm256_and_si256(v, m4);
+                        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+                        const __m256i u02 = _mm256_unpacklo_epi8(lo, hi), u13 = _mm256_unpackhi_epi8(lo, hi);
+                        l02 = _mm256_add_epi16(l02, _mm256_maddubs_epi16(u02, ka[x].lo[c]));
+                        h02 = _mm256_add_epi16(h02, _mm256_maddubs_epi16(u02, ka[x].hi[c]));
+                        l13 = _mm256_add_epi16(l13, _mm256_maddubs_epi16(u13, ka[x].lo[c]));
+                        h13 = _mm256_add_epi16(h13, _mm256_maddubs_epi16(u13, ka[x].hi[c]));
+                    }
+                    const __m256i s02 = _mm256_permutevar8x32_epi32(spair[j], idx02);
+                    const __m256i s13 = _mm256_permutevar8x32_epi32(spair[j], idx13);
+                    pa02 = _mm256_add_epi32(pa02, _mm256_madd_epi16(_mm256_unpacklo_epi16(l02, h02), s02));
+                    pb02 = _mm256_add_epi32(pb02, _mm256_madd_epi16(_mm256_unpackhi_epi16(l02, h02), s02));
+                    pa13 = _mm256_add_epi32(pa13, _mm256_madd_epi16(_mm256_unpacklo_epi16(l13, h13), s13));
+                    pb13 = _mm256_add_epi32(pb13, _mm256_madd_epi16(_mm256_unpackhi_epi16(l13, h13), s13));
+                }
+                const __m256i rows[4] = {_mm256_permute2x128_si256(pa02, pb02, 0x20),
+                                         _mm256_permute2x128_si256(pa13, pb13, 0x20),
+                                         _mm256_permute2x128_si256(pa02, pb02, 0x31),
+                                         _mm256_permute2x128_si256(pa13, pb13, 0x31)};
+                for (int i = 0; i < 4; ++i) {
+                    const int r = 4 * h + i;
+                    const __m256 s = _mm256_load_ps(sums[r]);
+                    _mm256_store_ps(sums[r], _mm256_add_ps(s, _mm256_mul_ps(_mm256_set1_ps(dr[r]), _mm256_cvtepi32_ps(rows[i]))));
+                }
+            }
+        }
+        alignas(32) float sf[8];
+        _mm256_store_ps(sf, sumf);
+        for (int r = 0; r < 8; ++r) {
+            float s = sf[r];
+            for (int l = 0; l < 8; ++l) s += sums[r][l];
+            y[g * 8 + r] = s;
+        }
+    }
+    std::free(ka);
+}
+
+}  // namespace oiw::matmul::avx2

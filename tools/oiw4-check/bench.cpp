@@ -1,0 +1,286 @@
+// oiw4-check bench and --self: kernel speed against measured read bandwidth, and kernel
+// results against the scalar reference on a file's tensors.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <cstring>
+#include <random>
+
+#include "converters/matmul/kernels.h"
+#include "converters/matmul/parallel.h"
+#include "converters/quant/quants.h"
+#include "libformat/error.h"
+#include "libformat/fp16.h"
+#include "libformat/gguf/gguf.h"
+#include "tools/common/tool_support.h"
+#include "tools/oiw4-check/commands.h"
+
+namespace oiw::check {
+namespace {
+
+using namespace matmul;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Best time of `fn` over repeated runs (at least 3 and `min_time` seconds).
+template <typename Fn>
+double best_time(double min_time, Fn&& fn) {
+    fn();  // warm-up
+    double best = 1e30, total = 0;
+    for (int i = 0; i < 3 || total < min_time; ++i) {
+        const auto t0 = Clock::now();
+        fn();
+        const double t = seconds_since(t0);
+        best = std::min(best, t);
+        total += t;
+    }
+    return best;
+}
+
+// Streaming read bandwidth (GB/s) over a `mib` MiB buffer with `threads` threads.
+double read_bandwidth(int threads, int64_t mib, double min_time) {
+    const size_t n = (static_cast<size_t>(mib) << 20) / 8;
+    std::vector<uint64_t> buf(n);
+    for (size_t i = 0; i < n; ++i) buf[i] = i;
+    std::vector<uint64_t> sums(static_cast<size_t>(threads) * 8);
+    const double t = best_time(min_time, [&] {
+        int slot = 0;
+        std::mutex m;
+        parallel_rows(static_cast<int64_t>(n), threads, 4096, [&](int64_t b, int64_t e) {
+            uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (int64_t i = b; i + 3 < e; i += 4) {
+                s0 += buf[i];
+                s1 += buf[i + 1];
+                s2 += buf[i + 2];
+                s3 += buf[i + 3];
+            }
+            std::lock_guard<std::mutex> lock(m);
+            sums[static_cast<size_t>(slot++) * 8] = s0 + s1 + s2 + s3;
+        });
+    });
+    return static_cast<double>(n * 8) / t / 1e9;
+}
+
+struct Result {
+    std::string name;
+    int threads;
+    double gmacs, weight_gbs, pct;
+};
+
+std::vector<float> random_floats(std::mt19937_64& rng, size_t n) {
+    std::normal_distribution<float> z;
+    std::vector<float> v(n);
+    for (auto& x : v) x = z(rng);
+    return v;
+}
+
+// Bit-identity of two float arrays; names the first differing index.
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b, std::string* where) {
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (std::memcmp(&a[i], &b[i], 4) != 0) {
+            *where = fmt::format("row {}: {} vs reference {}", i, a[i], b[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+    if (o.cols % 256 != 0 || o.rows % 8 != 0) {
+        throw FormatError(ErrorKind::Usage, "", "bench", "--cols must be a multiple of 256 and --rows of 8");
+    }
+    const int threads = resolve_threads(o.threads);
+    double bw = read_bandwidth(threads, o.bandwidth_mib, o.min_time);
+    std::mt19937_64 rng(42);
+    const int64_t rows = o.rows, cols = o.cols, nb = cols / 32;
+    // oiw4 planes: random nibbles, scales ~ N(0, 1).
+    std::vector<uint8_t> qs(static_cast<size_t>(rows * nb * 16));
+    for (auto& b : qs) b = static_cast<uint8_t>(rng());
+    std::vector<float> d = random_floats(rng, static_cast<size_t>(rows * nb));
+    const Oiw4Planes w{qs.data(), d.data(), rows, cols};
+    const double oiw4_bytes = static_cast<double>(qs.size() + d.size() * 4);
+    std::vector<Q8Act> acts;
+    for (int v = 0; v < kMaxBatch; ++v) acts.push_back(make_q8_act(random_floats(rng, static_cast<size_t>(cols)).data(), cols));
+    const Q8Act* ap[kMaxBatch];
+    for (int v = 0; v < kMaxBatch; ++v) ap[v] = &acts[static_cast<size_t>(v)];
+    std::vector<float> y(static_cast<size_t>(rows) * kMaxBatch);
+
+    std::vector<Result> results;  // pct_of_bandwidth is filled in once the bandwidth is final
+    auto record = [&](const std::string& name, double t, double macs, double bytes) {
+        results.push_back({name, threads, macs / t / 1e9, bytes / t / 1e9, 0});
+    };
+    const double macs = static_cast<double>(rows) * static_cast<double>(cols);
+    for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
+        if (!isa_available(isa)) continue;
+        for (const bool two : {false, true}) {
+            const double t = best_time(o.min_time, [&] { oiw4_gemv(isa, w, ap, 1, y.data(), threads, two); });
+            record(fmt::format("oiw4-{}-{}row", isa_name(isa), two ? 2 : 1), t, macs, oiw4_bytes);
+        }
+    }
+    const Isa best = best_isa();
+    for (const int b : {1, 2, 4, 8}) {
+        const double t = best_time(o.min_time, [&] { oiw4_gemv(best, w, ap, b, y.data(), threads, false); });
+        record(fmt::format("oiw4-{}-batch{}", isa_name(best), b), t, macs * b, oiw4_bytes);
+    }
+    // Q4_0 baseline on the same weights (fp16 scales).
+    {
+        std::vector<block_q4_0> q40(static_cast<size_t>(rows * nb));
+        for (size_t i = 0; i < q40.size(); ++i) {
+            q40[i].d = fp32_to_fp16(d[i]);
+            std::memcpy(q40[i].qs, &qs[i * 16], 16);
+        }
+        const double t = best_time(o.min_time, [&] { q4_0_gemv(best, q40.data(), rows, cols, acts[0], y.data(), threads); });
+        record(fmt::format("q4_0-{}", isa_name(best)), t, macs, static_cast<double>(q40.size() * sizeof(block_q4_0)));
+    }
+    qs = {};
+    d = {};
+    // Q4_Kx8: random Q4_K blocks (random bytes, small finite scales), packed 8 rows at a time.
+    {
+        const int64_t kb = cols / 256;
+        std::vector<block_q4_Kx8> x8(static_cast<size_t>(rows / 8 * kb));
+        for (auto& b : x8) {
+            auto* p = reinterpret_cast<uint8_t*>(&b);
+            for (size_t i = 0; i < sizeof(b); ++i) p[i] = static_cast<uint8_t>(rng());
+            for (int r = 0; r < 8; ++r) {
+                b.d[r] = fp32_to_fp16(0.001f * static_cast<float>(r + 1));
+                b.dmin[r] = fp32_to_fp16(0.0005f);
+            }
+        }
+        const Q8KAct ka = unpack_q8_K(quantize_activation(GgmlType::Q8_K, random_floats(rng, static_cast<size_t>(cols)).data(), cols));
+        const Q4Kx8View v{x8.data(), rows, cols};
+        const Isa kisa = isa_available(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
+        const double t = best_time(o.min_time, [&] { q4kx8_gemv(kisa, v, ka, y.data(), threads); });
+        record(fmt::format("q4kx8-{}", isa_name(kisa)), t, macs, static_cast<double>(x8.size() * sizeof(block_q4_Kx8)));
+    }
+
+    // Measured again after the kernels, the better of the two counts: on a shared machine one
+    // measurement can fall in a moment of contention.
+    bw = std::max(bw, read_bandwidth(threads, o.bandwidth_mib, o.min_time));
+    for (auto& r : results) r.pct = 100.0 * r.weight_gbs / bw;
+    if (o.json) {
+        fmt::print("{{\"rows\":{},\"cols\":{},\"read_bandwidth_gbs\":{:.3f},\"kernels\":[", rows, cols, bw);
+        for (size_t i = 0; i < results.size(); ++i) {
+            const auto& r = results[i];
+            fmt::print("{}{{\"name\":{},\"threads\":{},\"gmacs\":{:.3f},\"weight_gbs\":{:.3f},\"pct_of_bandwidth\":{:.1f}}}",
+                       i ? "," : "", json_str(r.name), r.threads, r.gmacs, r.weight_gbs, r.pct);
+        }
+        fmt::print("]}}\n");
+    } else {
+        fmt::print("read bandwidth: {:.2f} GB/s ({} threads, streaming sum over {} MiB, best before/after)\n", bw, threads,
+                   o.bandwidth_mib);
+        fmt::print("{}x{}:\n{:<22} {:>7} {:>9} {:>10} {:>8}\n", rows, cols, "kernel", "threads", "GMAC/s", "weight GB/s", "% of bw");
+        for (const auto& r : results)
+            fmt::print("{:<22} {:>7} {:>9.2f} {:>10.2f} {:>7.1f}%\n", r.name, r.threads, r.gmacs, r.weight_gbs, r.pct);
+    }
+    return kExitOk;
+}
+
+int run_self(const SelfOptions& o) {
+    const GgufFile f = GgufFile::open(o.file);
+    const int threads = resolve_threads(o.threads);
+    std::mt19937_64 rng(o.seed);
+    size_t checked = 0, failed = 0;
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < f.tensors().size(); ++i) {
+        const GgufTensorInfo& t = f.tensors()[i];
+        const int64_t rows = t.n_rows(), cols = t.ne[0];
+        if (t.n_dims < 2 || cols % 32 != 0) continue;
+        const auto bytes = f.tensor_data(i);
+        // oiw4 planes: Q4_0 tensors as stored, F32/F16/BF16 ones quantized with Q4_0's rounding.
+        std::vector<block_q4_0> q40;
+        const block_q4_0* src40 = nullptr;
+        if (t.type == GgmlType::Q4_0) {
+            src40 = reinterpret_cast<const block_q4_0*>(bytes.data());
+        } else if (t.type == GgmlType::F32 || t.type == GgmlType::F16 || t.type == GgmlType::BF16) {
+            std::vector<float> fl(static_cast<size_t>(rows * cols));
+            dequantize_row(t.type, bytes.data(), fl.data(), rows * cols);
+            q40.resize(static_cast<size_t>(rows * cols / 32));
+            quantize_chunk(GgmlType::Q4_0, fl.data(), q40.data(), rows, cols, nullptr);
+            src40 = q40.data();
+        }
+        std::vector<std::string> bad;
+        auto check = [&](const std::string& what, const std::vector<float>& got, const std::vector<float>& ref) {
+            std::string where;
+            if (!same_bits(got, ref, &where)) bad.push_back(what + " " + where);
+        };
+        if (src40) {
+            const int64_t nb = cols / 32;
+            std::vector<uint8_t> qs(static_cast<size_t>(rows * nb * 16));
+            std::vector<float> d(static_cast<size_t>(rows * nb));
+            for (int64_t b = 0; b < rows * nb; ++b) {
+                std::memcpy(&qs[b * 16], src40[b].qs, 16);
+                d[b] = fp16_to_fp32(src40[b].d);
+            }
+            const Oiw4Planes w{qs.data(), d.data(), rows, cols};
+            std::vector<Q8Act> acts;
+            std::normal_distribution<float> z;
+            for (int v = 0; v < kMaxBatch; ++v) {
+                std::vector<float> x(static_cast<size_t>(cols));
+                for (auto& e : x) e = z(rng) * std::exp(z(rng));
+                acts.push_back(make_q8_act(x.data(), cols));
+            }
+            const Q8Act* ap[kMaxBatch];
+            for (int v = 0; v < kMaxBatch; ++v) ap[v] = &acts[static_cast<size_t>(v)];
+            std::vector<float> ref(static_cast<size_t>(rows * kMaxBatch)), got(ref.size());
+            oiw4_gemv(Isa::Scalar, w, ap, kMaxBatch, ref.data(), 1, false);
+            for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
+                if (!isa_available(isa)) continue;
+                for (const int b : {1, 2, 8}) {
+                    for (const bool two : {false, true}) {
+                        if (two && b != 1) continue;
+                        oiw4_gemv(isa, w, ap, b, got.data(), threads, two);
+                        check(fmt::format("oiw4-{}-b{}{}", isa_name(isa), b, two ? "-2row" : ""),
+                              std::vector<float>(got.begin(), got.begin() + rows * b),
+                              std::vector<float>(ref.begin(), ref.begin() + rows * b));
+                    }
+                }
+            }
+            std::vector<float> r40(static_cast<size_t>(rows)), g40(r40.size());
+            q4_0_gemv(Isa::Scalar, src40, rows, cols, acts[0], r40.data(), 1);
+            q4_0_gemv(best_isa(), src40, rows, cols, acts[0], g40.data(), threads);
+            check("q4_0", g40, r40);
+            check("q4_0-vs-oiw4", r40, std::vector<float>(ref.begin(), ref.begin() + rows));
+        }
+        if (t.type == GgmlType::Q4_K && rows % 8 == 0) {
+            const int64_t kb = cols / 256;
+            const auto* src = reinterpret_cast<const block_q4_K*>(bytes.data());
+            std::vector<block_q4_Kx8> x8(static_cast<size_t>(rows / 8 * kb));
+            for (int64_t g = 0; g < rows / 8; ++g)
+                for (int64_t b = 0; b < kb; ++b) {
+                    block_q4_K tmp[8];
+                    for (int r = 0; r < 8; ++r) tmp[r] = src[(g * 8 + r) * kb + b];
+                    x8[static_cast<size_t>(g * kb + b)] = q4kx8_pack(tmp);
+                }
+            std::vector<float> x(static_cast<size_t>(cols));
+            std::normal_distribution<float> z;
+            for (auto& e : x) e = z(rng) * std::exp(z(rng));
+            const QuantizedVector q = quantize_activation(GgmlType::Q8_K, x.data(), cols);
+            std::vector<float> ref(static_cast<size_t>(rows)), got(ref.size());
+            for (int64_t r = 0; r < rows; ++r) ref[r] = dot_integer(GgmlType::Q4_K, src + r * kb, q);
+            q4kx8_gemv(best_isa(), Q4Kx8View{x8.data(), rows, cols}, unpack_q8_K(q), got.data(), threads);
+            check("q4kx8", got, ref);
+        }
+        if (!src40 && t.type != GgmlType::Q4_K) continue;
+        ++checked;
+        failed += !bad.empty();
+        for (const auto& b : bad) lines.push_back(t.name + ": " + b);
+        if (!o.json) fmt::print("{:<40} {:<6} {}\n", t.name, type_name(t.type), bad.empty() ? "bit-identical" : "DIFFERS");
+    }
+    if (o.json) {
+        fmt::print("{{\"file\":{},\"isa\":{},\"tensors_checked\":{},\"failed\":{},\"failures\":[", json_str(o.file),
+                   json_str(isa_name(best_isa())), checked, failed);
+        for (size_t i = 0; i < lines.size(); ++i) fmt::print("{}{}", i ? "," : "", json_str(lines[i]));
+        fmt::print("]}}\n");
+    } else {
+        fmt::print("{} tensors checked on {}: {} failed\n", checked, isa_name(best_isa()), failed);
+    }
+    for (const auto& l : lines) fmt::print(stderr, "oiw4-check: {}\n", l);
+    return failed ? kExitDiffers : kExitOk;
+}
+
+}  // namespace oiw::check

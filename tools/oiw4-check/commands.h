@@ -1,0 +1,45 @@
+// oiw4-check subcommands: compare (SOURCE CONVERTED), self (--self FILE), bench.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace oiw::check {
+
+struct CompareOptions {
+    std::string source, converted;
+    std::string tensor_regex;          // empty: all tensors present in both
+    int vectors = 4;
+    uint64_t seed = 1;
+    std::string activations;           // raw little-endian f32 file (empty: seeded vectors)
+    std::map<std::string, double> max_rel_rms;  // per target kind overrides
+    bool json = false;
+    int threads = 0;                   // 0: hardware threads
+};
+int run_compare(const CompareOptions& o);
+
+struct SelfOptions {
+    std::string file;
+    uint64_t seed = 1;  // of the 8 activation vectors per tensor
+    bool json = false;
+    int threads = 0;
+};
+int run_self(const SelfOptions& o);
+
+struct BenchOptions {
+    int64_t rows = 65536, cols = 2048;
+    int64_t bandwidth_mib = 512;  // buffer of the read-bandwidth measurement
+    double min_time = 0.5;        // seconds of timed runs per kernel (at least 3 runs; best one counts)
+    int threads = 0;
+    bool json = false;
+};
+int run_bench(const BenchOptions& o);
+
+// Default --max-rel-rms of a target kind (documented in docs/matmul.md).
+double default_max_rel_rms(const std::string& kind);
+// JSON string literal of s.
+std::string json_str(const std::string& s);
+// Hardware threads (at least 1) when t <= 0, else t.
+int resolve_threads(int t);
+
+}  // namespace oiw::check
