@@ -1,19 +1,20 @@
 // gguf-requant engine: llama-quantize's outputs reproduced byte for byte (golden SHA-256 per tensor,
 // whole fixture files), requantization, atomic output, metadata.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <sstream>
 
 #include "converters/quant/quants.h"
 #include "converters/requant/requant.h"
-#include "inspect/json.h"
 #include "libformat/io/hash.h"
 #include "tools/common/tool_support.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {
 namespace {
+using Json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 // Runs the body with the working directory set to `dir` (the golden arguments use relative paths,
@@ -45,40 +46,40 @@ std::string tensor_sha(const GgufFile& f, const std::string& name) {
     return i < 0 ? "(missing)" : sha256_hex(f.tensor_data(static_cast<size_t>(i)));
 }
 
-void expect_kv(const GgufFile& f, const std::string& key, const json::Value& want) {
+void expect_kv(const GgufFile& f, const std::string& key, const Json& want) {
     SCOPED_TRACE(key);
     const GgufValue* v = f.find(key);
     ASSERT_NE(v, nullptr);
     if (want.is_string()) {
         ASSERT_NE(v->as_string(), nullptr);
-        EXPECT_EQ(*v->as_string(), want.text);
-    } else if (want.is_bool()) {
+        EXPECT_EQ(*v->as_string(), want.get<std::string>());
+    } else if (want.is_boolean()) {
         EXPECT_EQ(v->type, GgufType::BOOL);
-        EXPECT_EQ(v->as_int(), want.boolean ? 1 : 0);
+        EXPECT_EQ(v->as_int(), want.get<bool>() ? 1 : 0);
     } else if (v->type == GgufType::F32 || v->type == GgufType::F64) {
-        EXPECT_EQ(v->as_double(), want.number);
+        EXPECT_EQ(v->as_double(), want.get<double>());
     } else {
-        EXPECT_EQ(v->as_int(), static_cast<int64_t>(want.number));
+        EXPECT_EQ(v->as_int(), static_cast<int64_t>(want.get<double>()));
     }
 }
 
-json::Value golden() {
+Json golden() {
     auto bytes = test::read_file(test::shared_path("golden/llama-quantize.json"));
-    return json::parse(std::string(bytes.begin(), bytes.end()));
+    return Json::parse(std::string(bytes.begin(), bytes.end()));
 }
 
 // Every golden llama-quantize output: same tensor order, types, shapes, data (SHA-256) and listed
 // key/values. Outputs that are also whole fixture files must be byte-identical to them.
 TEST(Requant, GoldenLlamaQuantizeOutputs) {
-    const json::Value g = golden();
-    ASSERT_EQ(g.members.size(), 5u);
+    const Json g = golden();
+    ASSERT_EQ(g.size(), 5u);
     const fs::path fixtures = test::shared_path("fixtures");
     size_t whole_files = 0;
-    for (const auto& [name, entry] : g.members) {
+    for (const auto& [name, entry] : g.items()) {
         SCOPED_TRACE(name);
         std::string input;
-        RequantOptions o = options_from_args(entry.at("llama_quantize_args").text, input);
-        ASSERT_EQ(input, entry.at("source").text);
+        RequantOptions o = options_from_args(entry.at("llama_quantize_args").get<std::string>(), input);
+        ASSERT_EQ(input, entry.at("source").get<std::string>());
         const std::string out = (test::temp_dir() / name).string();
         {
             InDir cd(fixtures);
@@ -89,20 +90,20 @@ TEST(Requant, GoldenLlamaQuantizeOutputs) {
         std::vector<std::string> order;
         for (const auto& t : f.tensors()) order.push_back(t.name);
         std::vector<std::string> want_order;
-        for (const auto& v : entry.at("tensor_order").items) want_order.push_back(v.text);
+        for (const auto& v : entry.at("tensor_order")) want_order.push_back(v.get<std::string>());
         EXPECT_EQ(order, want_order);
-        for (const auto& [tname, want] : entry.at("tensors").members) {
+        for (const auto& [tname, want] : entry.at("tensors").items()) {
             SCOPED_TRACE(tname);
             const int64_t i = f.find_tensor(tname);
             ASSERT_GE(i, 0);
             const GgufTensorInfo& t = f.tensors()[static_cast<size_t>(i)];
-            EXPECT_EQ(type_name(t.type), want.at("type").text);
+            EXPECT_EQ(type_name(t.type), want.at("type").get<std::string>());
             std::vector<int64_t> shape;
-            for (const auto& d : want.at("shape").items) shape.push_back(static_cast<int64_t>(d.number));
+            for (const auto& d : want.at("shape")) shape.push_back(static_cast<int64_t>(d.get<double>()));
             EXPECT_EQ(t.shape(), shape);
-            EXPECT_EQ(tensor_sha(f, tname), want.at("sha256").text);
+            EXPECT_EQ(tensor_sha(f, tname), want.at("sha256").get<std::string>());
         }
-        for (const auto& [key, want] : entry.at("kv_scalars").members) expect_kv(f, key, want);
+        for (const auto& [key, want] : entry.at("kv_scalars").items()) expect_kv(f, key, want);
         const fs::path fixture = fixtures / name;
         if (fs::exists(fixture)) {
             ++whole_files;

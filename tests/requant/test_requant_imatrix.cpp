@@ -1,6 +1,7 @@
 // Importance matrices as llama-quantize loads and uses them: the GGUF format of the fixtures, the
 // legacy .dat format, filters, malformed files, entries of the wrong length, per-expert slices.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -9,13 +10,13 @@
 #include "converters/requant/imatrix.h"
 #include "converters/quant/quants.h"
 #include "converters/requant/requant.h"
-#include "inspect/json.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/hash.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {
 namespace {
+using Json = nlohmann::ordered_json;
 
 std::string error_of(const std::function<void()>& fn) {
     try {
@@ -200,8 +201,8 @@ TEST(RequantImatrix, LegacyImatrixGivesTheSameTensors) {
     requantize(test::shared_path("fixtures/tiny-llama-f16.gguf"), out, o, 2);
     GgufFile f = GgufFile::open(out);
     auto text = test::read_file(test::shared_path("golden/llama-quantize.json"));
-    const json::Value want = json::parse(std::string(text.begin(), text.end())).at("tiny-llama-Q4_K_M-imat.gguf");
-    for (const auto& [tname, t] : want.at("tensors").members) EXPECT_EQ(tensor_sha(f, tname), t.at("sha256").text) << tname;
+    const Json want = Json::parse(std::string(text.begin(), text.end())).at("tiny-llama-Q4_K_M-imat.gguf");
+    for (const auto& [tname, t] : want.at("tensors").items()) EXPECT_EQ(tensor_sha(f, tname), t.at("sha256").get<std::string>()) << tname;
     EXPECT_EQ(*f.find("quantize.imatrix.file")->as_string(), dat);
     EXPECT_EQ(*f.find("quantize.imatrix.dataset")->as_string(), "calib.txt");
     EXPECT_EQ(f.find("quantize.imatrix.entries_count")->as_int(), 28);
