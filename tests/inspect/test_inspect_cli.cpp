@@ -95,6 +95,7 @@ IndepFile read_independently(const std::string& path) {
         {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}}, {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}},
         {20, {"IQ4_NL", 32, 18}},  {21, {"IQ3_S", 256, 110}}, {22, {"IQ2_S", 256, 82}},  {23, {"IQ4_XS", 256, 136}},
         {26, {"I32", 1, 4}},       {29, {"IQ1_M", 256, 56}}, {30, {"BF16", 1, 2}},      {39, {"MXFP4", 32, 17}},
+        {34, {"TQ1_0", 256, 54}},  {35, {"TQ2_0", 256, 66}},
     };
     if (std::string(take(4), 4) != "GGUF") throw std::runtime_error("magic");
     u32();
@@ -187,6 +188,7 @@ void expect_keys(const Value& obj, const std::map<std::string, Kind>& keys) {
 }
 
 TEST(InspectCli, JsonSchemaIsPinned) {
+    OIW_NEED_SHARED("fixtures");
     using K = Kind;
     const Value r = report_json(fixture("tiny-moe-Q4_K_M.gguf") + " --bandwidth 20GB/s");
     expect_keys(r, {{"schema", K::String}, {"file", K::Object}, {"model", K::Object}, {"kv", K::Object},
@@ -268,6 +270,7 @@ TEST(InspectCli, JsonSchemaIsPinned) {
 }
 
 TEST(InspectCli, HashesMatchDigestsOfTheTensorBytes) {
+    OIW_NEED_SHARED("fixtures");
     const std::string path = fixture("tiny-moe-Q4_K_M.gguf");
     const GgufFile f = GgufFile::open(path);
     const Value sha = report_json(path + " --hash sha256 --no-audit");
@@ -304,6 +307,7 @@ TEST(InspectCli, HumanOutputFitsHundredColumnsWithoutColourWhenPiped) {
 }
 
 TEST(InspectCli, HumanAndMarkdownReports) {
+    OIW_NEED_SHARED("fixtures");
     std::string out;
     ASSERT_EQ(inspect(fixture("tiny-moe-Q4_K_M.gguf") + " --bandwidth 20GB/s", &out), 0);
     for (const char* want : {"== Header ==", "MOSTLY_Q4_K_M (15)", "qwen3moe", "== Metadata (27 key/value pairs) ==",
@@ -325,6 +329,7 @@ TEST(InspectCli, HumanAndMarkdownReports) {
 // Exit codes and errors
 
 TEST(InspectCli, DiffExitCodes) {
+    OIW_NEED_SHARED("fixtures");
     const std::string a = fixture("tiny-llama-Q4_K_M.gguf");
     const std::string copy = (test::temp_dir() / "copy.gguf").string();
     const auto bytes = test::read_file(a);
@@ -357,6 +362,7 @@ TEST(InspectCli, DiffExitCodes) {
 }
 
 TEST(InspectCli, MalformedFilesGiveOneLineAndExitTwo) {
+    OIW_NEED_SHARED("fixtures");
     const auto bytes = test::read_file(fixture("tiny-moe-Q4_K_M.gguf"));
     struct Case {
         std::string name;

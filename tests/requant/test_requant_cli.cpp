@@ -23,6 +23,7 @@ int requant(const std::string& args, std::string* out, bool merge_stderr = true)
 size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 TEST(RequantCli, BadInputExitsWithOneLineError) {
+    OIW_NEED_SHARED("fixtures");
     const std::string out = (test::temp_dir() / "o.gguf").string();
     struct Case { std::string args, expect; };
     const std::vector<Case> cases = {
@@ -56,6 +57,7 @@ Json run_json(const std::string& args) {
 
 // The dry-run figures are those of the file a real run writes (traffic: inspect's model).
 TEST(RequantCli, DryRunJsonMatchesTheRealOutput) {
+    OIW_NEED_SHARED("fixtures");
     const std::string out = (test::temp_dir() / "q.gguf").string();
     const std::string args = "'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --leave-output-tensor --threads 2";
     Json plan = run_json(args + " --dry-run");
@@ -90,6 +92,7 @@ TEST(RequantCli, DryRunJsonMatchesTheRealOutput) {
 }
 
 TEST(RequantCli, RuleOrderWarningsAndOverrides) {
+    OIW_NEED_SHARED("fixtures");
     const fs::path dir = test::temp_dir();
     const std::string rules = (dir / "rules.txt").string();
     const std::string text = "attn_v=q8_0\n  blk\\.0\\.attn_k=q5_1 ";
@@ -126,6 +129,7 @@ TEST(RequantCli, RuleOrderWarningsAndOverrides) {
 }
 
 TEST(RequantCli, AllowRequantizeWarns) {
+    OIW_NEED_SHARED("fixtures");
     const std::string out = (test::temp_dir() / "r.gguf").string();
     std::string log;
     EXPECT_EQ(requant("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' '" + out +
