@@ -1,10 +1,7 @@
-// A small JSON writer (streaming, pretty-printed, RFC 8259 output) and a small reader used by
-// tests and tools that consume our own reports. No dependency beyond fmt.
+// A small streaming JSON writer (pretty-printed, RFC 8259 output) for the tools' reports. No
+// dependency beyond fmt. (Tests read JSON with nlohmann-json.)
 #pragma once
 #include <cstdint>
-#include <map>
-#include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +11,8 @@ namespace oiw::json {
 // Appends `s` as a JSON string literal (quotes included). Invalid UTF-8 bytes become U+FFFD.
 void append_string(std::string& out, std::string_view s);
 
-// Streaming writer. Call sequence is checked only loosely (debug asserts); keys go through key().
+// Streaming writer. The call sequence is not checked: callers nest begin_*/end_* and put key()
+// before each member value themselves.
 //   Writer w; w.begin_object(); w.key("a"); w.value(1); w.end_object(); w.str()
 class Writer {
 public:
@@ -51,30 +49,5 @@ private:
     void newline();
     void close(char bracket);
 };
-
-// Parsed JSON value (numbers kept as double plus the original text).
-struct Value {
-    enum class Kind { Null, Bool, Number, String, Array, Object } kind = Kind::Null;
-    bool boolean = false;
-    double number = 0;
-    std::string text;  // String: the decoded string; Number: the literal as written
-    std::vector<Value> items;
-    std::vector<std::pair<std::string, Value>> members;  // in document order
-
-    bool is_null() const { return kind == Kind::Null; }
-    bool is_bool() const { return kind == Kind::Bool; }
-    bool is_number() const { return kind == Kind::Number; }
-    bool is_string() const { return kind == Kind::String; }
-    bool is_array() const { return kind == Kind::Array; }
-    bool is_object() const { return kind == Kind::Object; }
-    // Member lookup; nullptr when absent or not an object.
-    const Value* find(std::string_view key) const;
-    // Member lookup that throws std::runtime_error naming the key when absent.
-    const Value& at(std::string_view key) const;
-    const Value& at(size_t i) const { return items.at(i); }
-};
-
-// Parses a whole document; throws std::runtime_error with the byte offset on malformed input.
-Value parse(std::string_view text);
 
 }  // namespace oiw::json

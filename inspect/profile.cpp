@@ -10,10 +10,6 @@
 
 #include "libformat/error.h"
 
-#ifndef OIW_PROFILE_DIR
-#define OIW_PROFILE_DIR "inspect/profiles"
-#endif
-
 namespace oiw::inspect {
 
 std::string_view dot_name(Dot d) {
@@ -111,7 +107,10 @@ Profile parse_profile(std::string_view text, const std::string& origin) {
 
 std::string profile_dir() {
     if (const char* d = std::getenv("OIW_PROFILE_DIR"); d && *d) return d;
-    return OIW_PROFILE_DIR;
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return "share/oiw/profiles";  // no /proc: relative to the working directory
+    return (exe.parent_path().parent_path() / "share/oiw/profiles").string();
 }
 
 Profile load_profile(const std::string& name_or_path) {

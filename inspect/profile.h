@@ -1,5 +1,6 @@
 // Runtime profiles: per ggml type, whether a runtime has a SIMD dot product for it and whether it
-// repacks it. Data files in inspect/profiles/<name>.profile (format in docs/gguf-inspect.md).
+// repacks it. Data files in inspect/profiles/<name>.profile (format in docs/gguf-inspect.md),
+// installed to <prefix>/share/oiw/profiles.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -45,10 +46,12 @@ struct Profile {
 
 // Parses profile text; `origin` names it in errors. Throws FormatError(Usage) naming the line.
 Profile parse_profile(std::string_view text, const std::string& origin);
-// Loads a profile by name (looked up as <dir>/<name>.profile, dir = $OIW_PROFILE_DIR or the
-// source tree's inspect/profiles) or by path (anything containing '/' or ending in ".profile").
+// Loads a profile by name (looked up as <profile_dir()>/<name>.profile) or by path (anything
+// containing '/' or ending in ".profile").
 Profile load_profile(const std::string& name_or_path);
-// Directory searched by load_profile.
+// Directory searched by load_profile: $OIW_PROFILE_DIR if set, else ../share/oiw/profiles from
+// the running binary's directory (<prefix>/bin -> <prefix>/share/oiw/profiles; the build tree
+// has the same layout).
 std::string profile_dir();
 // Names of the profiles in profile_dir(), sorted.
 std::vector<std::string> profile_names();

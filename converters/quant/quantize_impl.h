@@ -129,9 +129,6 @@ size_t for_each_block(const float* src, void* dst, int64_t nrows, int64_t n_per_
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, const float* qw);
 // Q3_K reference scale search over levels [-nmax, nmax-1]; L gets level + nmax.
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse);
-// Iterative asymmetric (scale, min) fit with ntry rounds; *the_min gets -min. Unused by
-// ggml_quantize_chunk, kept for completeness.
-float make_qkx1_quants(int n, int nmax, const float* x, uint8_t* L, float* the_min, int ntry, float alpha);
 // Weighted asymmetric (scale, min) fit over levels [0, nmax], trying nstep+1 scale offsets
 // rmin + rdelta*is; use_mad selects |err| over err^2. *the_min gets -min. Laux: n scratch bytes.
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,

@@ -518,47 +518,6 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse) {
     return 1 / iscale;
 }
 
-float make_qkx1_quants(int n, int nmax, const float* x, uint8_t* L, float* the_min, int ntry, float alpha) {
-    float min = x[0];
-    float max = x[0];
-    for (int i = 1; i < n; ++i) {
-        if (x[i] < min) min = x[i];
-        if (x[i] > max) max = x[i];
-    }
-    if (max == min) {
-        for (int i = 0; i < n; ++i) L[i] = 0;
-        *the_min = 0;
-        return 0.f;
-    }
-    if (min > 0) min = 0;
-    float iscale = static_cast<float>(nmax) / (max - min);
-    float scale = 1 / iscale;
-    for (int itry = 0; itry < ntry; ++itry) {
-        float sumlx = 0;
-        int suml2 = 0;
-        bool did_change = false;
-        for (int i = 0; i < n; ++i) {
-            int l = nearest_int(iscale * (x[i] - min));
-            l = clamp_i(l, 0, nmax);
-            if (l != L[i]) {
-                L[i] = static_cast<uint8_t>(l);
-                did_change = true;
-            }
-            sumlx += (x[i] - min) * static_cast<float>(l);
-            suml2 += l * l;
-        }
-        scale = sumlx / static_cast<float>(suml2);
-        float sum = 0;
-        for (int i = 0; i < n; ++i) sum += x[i] - scale * static_cast<float>(L[i]);
-        min = alpha * min + (1 - alpha) * sum / static_cast<float>(n);
-        if (min > 0) min = 0;
-        iscale = 1 / scale;
-        if (!did_change) break;
-    }
-    *the_min = -min;
-    return scale;
-}
-
 namespace {
 
 // make_qkx2_quants / make_qkx3_quants, which ggml spells out twice with the same operations:

@@ -20,12 +20,12 @@ TEST(GgufEdit, NoEditIsByteExactCopyOfEveryFixture) {
 }
 
 TEST(GgufEdit, SetRemoveRenameKeepTensorBytes) {
-    std::string src = test::shared_path("fixtures/tiny-moe-Q4_K_M.gguf");
+    std::string src = test::data_path("models/mini-moe-f16.gguf");
     GgufFile in = GgufFile::open(src);
     EditPlan plan;
     plan.set.push_back(parse_kv_assignment("general.name=str:renamed"));
     plan.set.push_back(parse_kv_assignment("oiw.test=u32:7"));
-    plan.remove.push_back("general.quantization_version");
+    plan.remove.push_back("general.file_type");
     plan.renames.push_back({"output.weight", "lm_head.weight"});
     std::string out = (test::temp_dir() / "edited.gguf").string();
     EditResult r = write_edited(in, plan, out);
@@ -36,7 +36,7 @@ TEST(GgufEdit, SetRemoveRenameKeepTensorBytes) {
     GgufFile o = GgufFile::open(out);
     EXPECT_EQ(*o.metadata().find("general.name")->as_string(), "renamed");
     EXPECT_EQ(o.metadata().find("oiw.test")->as_int(), 7);
-    EXPECT_EQ(o.metadata().find("general.quantization_version"), nullptr);
+    EXPECT_EQ(o.metadata().find("general.file_type"), nullptr);
     EXPECT_EQ(o.metadata().size(), in.metadata().size());
     // Position of an edited key is kept; the new key is appended.
     EXPECT_EQ(o.metadata()[1].key, in.metadata()[1].key);
@@ -60,13 +60,13 @@ TEST(GgufEdit, StringArrayFromFile) {
     ASSERT_EQ(kv.value.count(), 4u);
     EXPECT_EQ(kv.value.strings(), (std::vector<std::string>{"alpha", "beta gamma", "", "delta"}));
     std::string out = (dir / "o.gguf").string(), log;
-    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + test::shared_path("fixtures/llama-2-tiny-random.gguf") + " " + out +
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + test::data_path("models/mini-llama-f16.gguf") + " " + out +
                             " --set-array my.list=str:@" + list, &log, true), 0) << log;
     EXPECT_EQ(GgufFile::open(out).metadata().find("my.list")->strings().size(), 4u);
 }
 
 TEST(GgufEdit, BadArgumentsExitTwoWithOneLine) {
-    std::string src = test::shared_path("fixtures/llama-2-tiny-random.gguf");
+    std::string src = test::data_path("models/mini-llama-f16.gguf");
     auto dir = test::temp_dir();
     std::string out = (dir / "o.gguf").string();
     const std::pair<std::string, std::string> cases[] = {

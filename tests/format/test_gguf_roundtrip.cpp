@@ -20,7 +20,7 @@ void copy_file(const GgufFile& in, const std::string& out_path) {
 
 TEST(GgufRoundTrip, EveryFixtureIsByteIdentical) {
     auto files = test::fixture_files();
-    ASSERT_GE(files.size(), 10u);
+    ASSERT_GE(files.size(), 8u);  // the vendored pack, plus ../shared/fixtures when present
     for (const auto& f : files) {
         SCOPED_TRACE(f);
         GgufFile in = GgufFile::open(f);

@@ -40,6 +40,7 @@ const TensorFacts& tensor(const GgufFile& f, const Analysis& a, const std::strin
 // Fixtures, figures computed by hand from the shapes (see ../shared/fixtures/README.md)
 
 TEST(InspectFixtures, TinyMoeQ4KM) {
+    OIW_NEED_SHARED("fixtures");
     // qwen3moe: n_embd 256, 2 layers, 8 experts / 2 used, expert n_ff 256, vocab 32000, untied.
     const GgufFile f = fixture("tiny-moe-Q4_K_M.gguf");
     const Analysis a = analyze(f);
@@ -121,6 +122,7 @@ TEST(InspectFixtures, TinyMoeQ4KM) {
 }
 
 TEST(InspectFixtures, SmolLikeF16TiedEmbeddings) {
+    OIW_NEED_SHARED("fixtures");
     // llama: n_embd 576, 2 layers, 9 heads / 3 KV heads (K/V width 192), n_ff 1536, tied.
     const GgufFile f = fixture("smol-like-f16.gguf");
     const Analysis a = analyze(f);
@@ -153,6 +155,7 @@ TEST(InspectFixtures, SmolLikeF16TiedEmbeddings) {
 }
 
 TEST(InspectFixtures, TinyLlamaQ4KM) {
+    OIW_NEED_SHARED("fixtures");
     // llama: n_embd 256, 4 layers, 4 heads / 2 KV heads (K/V width 128), n_ff 768, untied;
     // llama-quantize Q4_K_M gives blk.2/3 attn_v and ffn_down Q6_K.
     const GgufFile f = fixture("tiny-llama-Q4_K_M.gguf");
@@ -350,6 +353,7 @@ TEST(InspectAudit, MoeRoutersRepackAndExperts) {
 }
 
 TEST(InspectAudit, FixturesUnderEveryProfile) {
+    OIW_NEED_SHARED("fixtures");
     // tiny-moe: lm_head is 89% of the traffic; no other slow path on ggml AVX2.
     const GgufFile f = fixture("tiny-moe-Q4_K_M.gguf");
     const Analysis a = analyze(f);
@@ -432,6 +436,7 @@ TEST(InspectProfile, ParseErrorsNameTheLine) {
 // Diff
 
 TEST(InspectDiff, QuantizationsOfOneModel) {
+    OIW_NEED_SHARED("fixtures");
     const GgufFile a = fixture("tiny-llama-Q4_K_M.gguf");
     const GgufFile b = fixture("tiny-llama-Q4_0.gguf");
     const Analysis aa = analyze(a), ab = analyze(b);
@@ -452,6 +457,7 @@ TEST(InspectDiff, QuantizationsOfOneModel) {
 }
 
 TEST(InspectDiff, SelfIsIdentical) {
+    OIW_NEED_SHARED("fixtures");
     const GgufFile a = fixture("tiny-moe-Q4_K_M.gguf");
     const Analysis aa = analyze(a);
     const Diff d = diff(a, aa, a, aa, true);

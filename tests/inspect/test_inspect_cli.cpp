@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "inspect/json.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/hash.h"
@@ -17,7 +19,7 @@
 namespace oiw {
 namespace {
 
-using json::Value;
+using Value = nlohmann::ordered_json;
 
 std::string tool() { return test::tool_path("gguf-inspect"); }
 std::string fixture(const std::string& name) { return test::shared_path("fixtures/" + name); }
@@ -36,13 +38,12 @@ int inspect(const std::string& args, std::string* out, std::string* err = nullpt
 Value report_json(const std::string& args) {
     std::string out;
     EXPECT_EQ(inspect(args + " --json", &out), 0) << args;
-    return json::parse(out);
+    return Value::parse(out);
 }
 
 uint64_t u64(const Value& v) {
-    EXPECT_TRUE(v.is_number()) << v.text;
-    EXPECT_EQ(v.text.find_first_not_of("0123456789"), std::string::npos) << "not an exact integer: " << v.text;
-    return std::stoull(v.text);
+    EXPECT_TRUE(v.is_number_unsigned()) << "not an exact unsigned integer: " << v.dump();
+    return v.is_number_unsigned() ? v.get<uint64_t>() : 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -94,6 +95,7 @@ IndepFile read_independently(const std::string& path) {
         {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}}, {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}},
         {20, {"IQ4_NL", 32, 18}},  {21, {"IQ3_S", 256, 110}}, {22, {"IQ2_S", 256, 82}},  {23, {"IQ4_XS", 256, 136}},
         {26, {"I32", 1, 4}},       {29, {"IQ1_M", 256, 56}}, {30, {"BF16", 1, 2}},      {39, {"MXFP4", 32, 17}},
+        {34, {"TQ1_0", 256, 54}},  {35, {"TQ2_0", 256, 66}},
     };
     if (std::string(take(4), 4) != "GGUF") throw std::runtime_error("magic");
     u32();
@@ -121,22 +123,22 @@ IndepFile read_independently(const std::string& path) {
 
 TEST(InspectCli, AgreesWithIndependentReaderOnEveryFixture) {
     const auto files = test::fixture_files();
-    ASSERT_GE(files.size(), 10u);
+    ASSERT_GE(files.size(), 8u);  // the vendored pack, plus ../shared/fixtures when present
     for (const auto& path : files) {
         SCOPED_TRACE(path);
         const IndepFile ref = read_independently(path);
         const Value r = report_json(path);
         EXPECT_EQ(u64(r.at("model").at("kv_count")), ref.n_kv);
         const Value& ts = r.at("tensors");
-        ASSERT_EQ(ts.items.size(), ref.tensors.size());
+        ASSERT_EQ(ts.size(), ref.tensors.size());
         uint64_t elements = 0, bytes = 0, bpt = 0;
         std::map<std::string, uint64_t> type_bytes;
-        for (size_t i = 0; i < ts.items.size(); ++i) {
+        for (size_t i = 0; i < ts.size(); ++i) {
             const Value& t = ts.at(i);
             const IndepTensor& e = ref.tensors[i];
-            EXPECT_EQ(t.at("name").text, e.name);
-            EXPECT_EQ(t.at("type").text, e.type);
-            ASSERT_EQ(t.at("shape").items.size(), e.shape.size());
+            EXPECT_EQ(t.at("name").get<std::string>(), e.name);
+            EXPECT_EQ(t.at("type").get<std::string>(), e.type);
+            ASSERT_EQ(t.at("shape").size(), e.shape.size());
             for (size_t d = 0; d < e.shape.size(); ++d) EXPECT_EQ(u64(t.at("shape").at(d)), e.shape[d]);
             EXPECT_EQ(u64(t.at("n_elements")), e.n_elements);
             EXPECT_EQ(u64(t.at("n_bytes")), e.n_bytes);
@@ -153,10 +155,10 @@ TEST(InspectCli, AgreesWithIndependentReaderOnEveryFixture) {
         // Totals are the sums of the per-tensor figures, by type and by group.
         EXPECT_EQ(u64(r.at("traffic").at("bytes_per_token")), bpt);
         uint64_t by_group = 0;
-        for (const auto& [g, v] : r.at("traffic").at("by_group").members) by_group += u64(v);
+        for (const auto& [g, v] : r.at("traffic").at("by_group").items()) by_group += u64(v);
         EXPECT_EQ(by_group, bpt);
         const Value& by_type = r.at("summary").at("by_type");
-        EXPECT_EQ(by_type.members.size(), type_bytes.size());
+        EXPECT_EQ(by_type.size(), type_bytes.size());
         for (const auto& [type, n] : type_bytes) EXPECT_EQ(u64(by_type.at(type).at("n_bytes")), n) << type;
     }
 }
@@ -164,55 +166,68 @@ TEST(InspectCli, AgreesWithIndependentReaderOnEveryFixture) {
 // ---------------------------------------------------------------------------------------------
 // JSON schema (docs/gguf-inspect.md): keys present with their types.
 
-void expect_keys(const Value& obj, const std::map<std::string, Value::Kind>& keys) {
+enum class Kind { String, Number, Bool, Array, Object };
+
+bool is_kind(const Value& v, Kind k) {
+    switch (k) {
+        case Kind::String: return v.is_string();
+        case Kind::Number: return v.is_number();
+        case Kind::Bool: return v.is_boolean();
+        case Kind::Array: return v.is_array();
+        case Kind::Object: return v.is_object();
+    }
+    return false;
+}
+
+void expect_keys(const Value& obj, const std::map<std::string, Kind>& keys) {
     ASSERT_TRUE(obj.is_object());
     for (const auto& [k, kind] : keys) {
-        const Value* v = obj.find(k);
-        ASSERT_TRUE(v) << "missing key " << k;
-        EXPECT_EQ(static_cast<int>(v->kind), static_cast<int>(kind)) << k;
+        ASSERT_TRUE(obj.contains(k)) << "missing key " << k;
+        EXPECT_TRUE(is_kind(obj.at(k), kind)) << k << ": " << obj.at(k).dump();
     }
 }
 
 TEST(InspectCli, JsonSchemaIsPinned) {
-    using K = Value::Kind;
+    OIW_NEED_SHARED("fixtures");
+    using K = Kind;
     const Value r = report_json(fixture("tiny-moe-Q4_K_M.gguf") + " --bandwidth 20GB/s");
     expect_keys(r, {{"schema", K::String}, {"file", K::Object}, {"model", K::Object}, {"kv", K::Object},
                     {"tensors", K::Array}, {"summary", K::Object}, {"traffic", K::Object}, {"audit", K::Object}});
-    EXPECT_EQ(r.at("schema").text, "oiw.gguf-inspect.report/1");
+    EXPECT_EQ(r.at("schema").get<std::string>(), "oiw.gguf-inspect.report/1");
     expect_keys(r.at("file"), {{"path", K::String}, {"size", K::Number}, {"version", K::Number}, {"alignment", K::Number},
                                {"header_size", K::Number}, {"data_offset", K::Number}});
     expect_keys(r.at("model"), {{"architecture", K::String}, {"name", K::String}, {"file_type", K::Object},
                                 {"kv_count", K::Number}, {"tensor_count", K::Number}, {"n_elements", K::Number},
                                 {"n_bytes", K::Number}, {"bpw", K::Number}, {"expert_count", K::Number},
                                 {"expert_used_count", K::Number}, {"tied_embeddings", K::Bool}});
-    EXPECT_EQ(r.at("model").at("file_type").at("name").text, "MOSTLY_Q4_K_M");
+    EXPECT_EQ(r.at("model").at("file_type").at("name").get<std::string>(), "MOSTLY_Q4_K_M");
     EXPECT_EQ(u64(r.at("model").at("file_type").at("id")), 15u);
 
     const Value& kv = r.at("kv");
-    EXPECT_EQ(kv.members.size(), 27u);
+    EXPECT_EQ(kv.size(), 27u);
     expect_keys(kv.at("qwen3moe.expert_count"), {{"type", K::String}, {"value", K::Number}});
-    EXPECT_EQ(kv.at("qwen3moe.expert_count").at("type").text, "u32");
-    EXPECT_EQ(kv.at("general.name").at("value").text, "tiny-moe");
-    EXPECT_TRUE(kv.at("tokenizer.ggml.add_bos_token").at("value").boolean);
+    EXPECT_EQ(kv.at("qwen3moe.expert_count").at("type").get<std::string>(), "u32");
+    EXPECT_EQ(kv.at("general.name").at("value").get<std::string>(), "tiny-moe");
+    EXPECT_TRUE(kv.at("tokenizer.ggml.add_bos_token").at("value").get<bool>());
     const Value& tokens = kv.at("tokenizer.ggml.tokens");
     expect_keys(tokens, {{"type", K::String}, {"elem_type", K::String}, {"count", K::Number}, {"value", K::Array},
                          {"truncated", K::Bool}});
-    EXPECT_EQ(tokens.at("elem_type").text, "str");
+    EXPECT_EQ(tokens.at("elem_type").get<std::string>(), "str");
     EXPECT_EQ(u64(tokens.at("count")), 32000u);
-    EXPECT_EQ(tokens.at("value").items.size(), 8u);
-    EXPECT_EQ(tokens.at("value").at(1).text, "<s>");
-    EXPECT_TRUE(tokens.at("truncated").boolean);
+    EXPECT_EQ(tokens.at("value").size(), 8u);
+    EXPECT_EQ(tokens.at("value").at(1).get<std::string>(), "<s>");
+    EXPECT_TRUE(tokens.at("truncated").get<bool>());
 
     const Value& t = r.at("tensors").at(10);
     expect_keys(t, {{"name", K::String}, {"type", K::String}, {"shape", K::Array}, {"n_elements", K::Number},
                     {"n_bytes", K::Number}, {"offset", K::Number}, {"bytes_per_token", K::Number}, {"group", K::String},
                     {"layer", K::Number}, {"matmul", K::Bool}});
-    EXPECT_EQ(t.at("name").text, "blk.0.ffn_down_exps.weight");
-    EXPECT_EQ(t.at("type").text, "Q4_K");
+    EXPECT_EQ(t.at("name").get<std::string>(), "blk.0.ffn_down_exps.weight");
+    EXPECT_EQ(t.at("type").get<std::string>(), "Q4_K");
     EXPECT_EQ(u64(t.at("shape").at(0)), 256u);  // ne0 first
     EXPECT_EQ(u64(t.at("shape").at(2)), 8u);
     EXPECT_EQ(u64(t.at("bytes_per_token")), 73'728u);
-    EXPECT_EQ(t.at("group").text, "experts");
+    EXPECT_EQ(t.at("group").get<std::string>(), "experts");
     EXPECT_TRUE(r.at("tensors").at(0).at("layer").is_null());  // output.weight
 
     const Value& by_type = r.at("summary").at("by_type");
@@ -232,42 +247,43 @@ TEST(InspectCli, JsonSchemaIsPinned) {
     EXPECT_EQ(u64(tr.at("bytes_per_token")), 7'521'936u);
     EXPECT_EQ(u64(tr.at("by_group").at("lm_head")), 6'720'000u);
     EXPECT_EQ(u64(tr.at("by_group").at("experts")), 476'160u);
-    EXPECT_EQ(tr.at("by_group").members.size(), 9u);
-    EXPECT_DOUBLE_EQ(tr.at("tokens_per_s_ceiling").number, 20e9 / 7'521'936.0);
+    EXPECT_EQ(tr.at("by_group").size(), 9u);
+    EXPECT_DOUBLE_EQ(tr.at("tokens_per_s_ceiling").get<double>(), 20e9 / 7'521'936.0);
 
     const Value& audit = r.at("audit");
     expect_keys(audit, {{"profile", K::Object}, {"flags", K::Array}});
     expect_keys(audit.at("profile"), {{"name", K::String}, {"runtime", K::String}, {"version", K::String}, {"source", K::String}});
-    EXPECT_EQ(audit.at("profile").at("name").text, "ggml-x86-avx2");
-    ASSERT_EQ(audit.at("flags").items.size(), 1u);
+    EXPECT_EQ(audit.at("profile").at("name").get<std::string>(), "ggml-x86-avx2");
+    ASSERT_EQ(audit.at("flags").size(), 1u);
     const Value& fl = audit.at("flags").at(0);
     expect_keys(fl, {{"kind", K::String}, {"subject", K::String}, {"message", K::String}, {"suggestion", K::String},
                      {"source", K::String}, {"bytes_per_token", K::Number}, {"share", K::Number}, {"tensors", K::Array}});
-    EXPECT_EQ(fl.at("kind").text, "lm-head-share");
+    EXPECT_EQ(fl.at("kind").get<std::string>(), "lm-head-share");
     EXPECT_EQ(u64(fl.at("bytes_per_token")), 6'720'000u);
 
     // Without the audit, "audit" is null; --full shows whole arrays.
     const Value full = report_json(fixture("tiny-moe-Q4_K_M.gguf") + " --no-audit --full");
     EXPECT_TRUE(full.at("audit").is_null());
     EXPECT_TRUE(full.at("traffic").at("tokens_per_s_ceiling").is_null());
-    EXPECT_EQ(full.at("kv").at("tokenizer.ggml.tokens").at("value").items.size(), 32000u);
-    EXPECT_FALSE(full.at("kv").at("tokenizer.ggml.tokens").at("truncated").boolean);
+    EXPECT_EQ(full.at("kv").at("tokenizer.ggml.tokens").at("value").size(), 32000u);
+    EXPECT_FALSE(full.at("kv").at("tokenizer.ggml.tokens").at("truncated").get<bool>());
 }
 
 TEST(InspectCli, HashesMatchDigestsOfTheTensorBytes) {
+    OIW_NEED_SHARED("fixtures");
     const std::string path = fixture("tiny-moe-Q4_K_M.gguf");
     const GgufFile f = GgufFile::open(path);
     const Value sha = report_json(path + " --hash sha256 --no-audit");
-    EXPECT_EQ(sha.at("hash_algorithm").text, "sha256");
+    EXPECT_EQ(sha.at("hash_algorithm").get<std::string>(), "sha256");
     const Value xxh = report_json("--hash " + path + " --no-audit");  // bare --hash: xxh3
-    EXPECT_EQ(xxh.at("hash_algorithm").text, "xxh3");
-    ASSERT_EQ(sha.at("tensors").items.size(), f.tensors().size());
+    EXPECT_EQ(xxh.at("hash_algorithm").get<std::string>(), "xxh3");
+    ASSERT_EQ(sha.at("tensors").size(), f.tensors().size());
     for (size_t i = 0; i < f.tensors().size(); ++i) {
-        EXPECT_EQ(sha.at("tensors").at(i).at("hash").text, sha256_hex(f.tensor_data(i))) << f.tensors()[i].name;
-        EXPECT_EQ(xxh.at("tensors").at(i).at("hash").text, xxh3_hex(f.tensor_data(i))) << f.tensors()[i].name;
+        EXPECT_EQ(sha.at("tensors").at(i).at("hash").get<std::string>(), sha256_hex(f.tensor_data(i))) << f.tensors()[i].name;
+        EXPECT_EQ(xxh.at("tensors").at(i).at("hash").get<std::string>(), xxh3_hex(f.tensor_data(i))) << f.tensors()[i].name;
     }
     // Without --hash no digest is computed or shown.
-    EXPECT_FALSE(report_json(path).at("tensors").at(0).find("hash"));
+    EXPECT_FALSE(report_json(path).at("tensors").at(0).contains("hash"));
 }
 
 TEST(InspectCli, HumanOutputFitsHundredColumnsWithoutColourWhenPiped) {
@@ -286,11 +302,12 @@ TEST(InspectCli, HumanOutputFitsHundredColumnsWithoutColourWhenPiped) {
         }
     }
     std::string out;
-    ASSERT_EQ(inspect(fixture("tiny-moe-Q4_K_M.gguf") + " --color always", &out), 0);
+    ASSERT_EQ(inspect(test::data_path("models/mini-moe-f16.gguf") + " --color always", &out), 0);
     EXPECT_NE(out.find("\x1b["), std::string::npos);
 }
 
 TEST(InspectCli, HumanAndMarkdownReports) {
+    OIW_NEED_SHARED("fixtures");
     std::string out;
     ASSERT_EQ(inspect(fixture("tiny-moe-Q4_K_M.gguf") + " --bandwidth 20GB/s", &out), 0);
     for (const char* want : {"== Header ==", "MOSTLY_Q4_K_M (15)", "qwen3moe", "== Metadata (27 key/value pairs) ==",
@@ -312,6 +329,7 @@ TEST(InspectCli, HumanAndMarkdownReports) {
 // Exit codes and errors
 
 TEST(InspectCli, DiffExitCodes) {
+    OIW_NEED_SHARED("fixtures");
     const std::string a = fixture("tiny-llama-Q4_K_M.gguf");
     const std::string copy = (test::temp_dir() / "copy.gguf").string();
     const auto bytes = test::read_file(a);
@@ -329,12 +347,12 @@ TEST(InspectCli, DiffExitCodes) {
     test::write_file(other, changed);
     EXPECT_EQ(inspect("diff " + a + " " + other, &out), 0);
     EXPECT_EQ(inspect("diff " + a + " " + other + " --data --json", &out), 1);
-    const Value d = json::parse(out);
-    EXPECT_EQ(d.at("schema").text, "oiw.gguf-inspect.diff/1");
-    EXPECT_FALSE(d.at("identical").boolean);
-    ASSERT_EQ(d.at("data").at("different").items.size(), 1u);
-    EXPECT_EQ(d.at("data").at("different").at(0).text, "blk.3.ffn_up.weight");  // the last tensor
-    EXPECT_EQ(d.at("data").at("identical").items.size(), 38u);
+    const Value d = Value::parse(out);
+    EXPECT_EQ(d.at("schema").get<std::string>(), "oiw.gguf-inspect.diff/1");
+    EXPECT_FALSE(d.at("identical").get<bool>());
+    ASSERT_EQ(d.at("data").at("different").size(), 1u);
+    EXPECT_EQ(d.at("data").at("different").at(0).get<std::string>(), "blk.3.ffn_up.weight");  // the last tensor
+    EXPECT_EQ(d.at("data").at("identical").size(), 38u);
 
     const std::string bad = (test::temp_dir() / "bad.gguf").string();
     test::write_file(bad, std::vector<uint8_t>(bytes.begin(), bytes.begin() + 100));
@@ -344,6 +362,7 @@ TEST(InspectCli, DiffExitCodes) {
 }
 
 TEST(InspectCli, MalformedFilesGiveOneLineAndExitTwo) {
+    OIW_NEED_SHARED("fixtures");
     const auto bytes = test::read_file(fixture("tiny-moe-Q4_K_M.gguf"));
     struct Case {
         std::string name;
@@ -377,7 +396,8 @@ TEST(InspectCli, MalformedFilesGiveOneLineAndExitTwo) {
     EXPECT_NE(err.find("/nonexistent.gguf"), std::string::npos);
 }
 
-TEST(InspectJson, WriterAndReaderRoundTrip) {
+// The writer's output is RFC 8259 JSON that an independent parser (nlohmann) reads back exactly.
+TEST(InspectJson, WriterOutputParsesBack) {
     json::Writer w;
     w.begin_object();
     w.key("s");
@@ -398,16 +418,14 @@ TEST(InspectJson, WriterAndReaderRoundTrip) {
     w.begin_object();
     w.end_object();
     w.end_object();
-    const Value v = json::parse(w.str());
-    EXPECT_EQ(v.at("s").text, "a\"b\\c\n\x01 \xe2\x96\x81 \xef\xbf\xbd");  // invalid byte -> U+FFFD
-    EXPECT_EQ(v.at("n").text, "18446744073709551615");
-    EXPECT_DOUBLE_EQ(v.at("f").number, 0.1);
+    const Value v = Value::parse(w.str());
+    EXPECT_EQ(v.at("s").get<std::string>(), "a\"b\\c\n\x01 \xe2\x96\x81 \xef\xbf\xbd");  // invalid byte -> U+FFFD
+    EXPECT_EQ(v.at("n").get<uint64_t>(), 18446744073709551615u);
+    EXPECT_DOUBLE_EQ(v.at("f").get<double>(), 0.1);
     EXPECT_TRUE(v.at("inf").is_null());
-    EXPECT_EQ(v.at("a").items.size(), 2u);
+    EXPECT_EQ(v.at("a").size(), 2u);
     EXPECT_NE(w.str().find("\"a\": [1, []]"), std::string::npos) << w.str();
     EXPECT_TRUE(v.at("e").is_object());
-    EXPECT_THROW(json::parse("{\"a\": 1,}"), std::runtime_error);
-    EXPECT_THROW(json::parse("[1 2]"), std::runtime_error);
 }
 
 }  // namespace

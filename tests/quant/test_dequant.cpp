@@ -377,6 +377,7 @@ TEST(DequantTables, SignsMasksAndLevels) {
 // ---------------------------------------------------------------- fixture sanity
 
 TEST(DequantFixture, TinyLlamaQ4KMAllFinite) {
+    OIW_NEED_SHARED("fixtures");
     const GgufFile f = GgufFile::open(test::shared_path("fixtures/tiny-llama-Q4_K_M.gguf"));
     ASSERT_FALSE(f.tensors().empty());
     std::set<GgmlType> seen;

@@ -1,16 +1,17 @@
 // gguf-requant command line: exit status 2 with one-line errors listing valid names, warnings,
 // --dry-run --json figures checked against a real conversion, option order, quiet when piped.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 
-#include "inspect/json.h"
 #include "inspect/model.h"
 #include "libformat/gguf/gguf.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {
 namespace {
+using Json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 const std::string kTinyF16 = test::shared_path("fixtures/tiny-llama-f16.gguf");
@@ -22,6 +23,7 @@ int requant(const std::string& args, std::string* out, bool merge_stderr = true)
 size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 TEST(RequantCli, BadInputExitsWithOneLineError) {
+    OIW_NEED_SHARED("fixtures");
     const std::string out = (test::temp_dir() / "o.gguf").string();
     struct Case { std::string args, expect; };
     const std::vector<Case> cases = {
@@ -47,65 +49,67 @@ TEST(RequantCli, BadInputExitsWithOneLineError) {
     EXPECT_FALSE(fs::exists(out));
 }
 
-json::Value run_json(const std::string& args) {
+Json run_json(const std::string& args) {
     std::string text;
     EXPECT_EQ(requant(args + " --json", &text, false), 0) << text;
-    return json::parse(text);
+    return Json::parse(text);
 }
 
 // The dry-run figures are those of the file a real run writes (traffic: inspect's model).
 TEST(RequantCli, DryRunJsonMatchesTheRealOutput) {
+    OIW_NEED_SHARED("fixtures");
     const std::string out = (test::temp_dir() / "q.gguf").string();
     const std::string args = "'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --leave-output-tensor --threads 2";
-    json::Value plan = run_json(args + " --dry-run");
+    Json plan = run_json(args + " --dry-run");
     EXPECT_FALSE(fs::exists(out));
-    EXPECT_TRUE(plan.at("dry_run").boolean);
-    EXPECT_EQ(plan.at("file_type").number, 15);
-    json::Value done = run_json(args);
+    EXPECT_TRUE(plan.at("dry_run").get<bool>());
+    EXPECT_EQ(plan.at("file_type").get<double>(), 15);
+    Json done = run_json(args);
     EXPECT_TRUE(done.at("seconds").is_number());
 
     GgufFile f = GgufFile::open(out);
-    const json::Value& totals = plan.at("totals");
-    EXPECT_EQ(totals.at("file_size").number, static_cast<double>(f.file_size()));
-    EXPECT_EQ(totals.at("file_size").number, done.at("totals").at("file_size").number);
+    const Json& totals = plan.at("totals");
+    EXPECT_EQ(totals.at("file_size").get<double>(), static_cast<double>(f.file_size()));
+    EXPECT_EQ(totals.at("file_size").get<double>(), done.at("totals").at("file_size").get<double>());
     inspect::Analysis a = inspect::analyze(f);
-    EXPECT_EQ(totals.at("new_bytes").number, static_cast<double>(a.model.n_bytes));
-    EXPECT_EQ(totals.at("n_elements").number, static_cast<double>(a.model.n_elements));
-    EXPECT_DOUBLE_EQ(totals.at("new_bpw").number, a.model.bpw());
-    EXPECT_DOUBLE_EQ(totals.at("bytes_per_token").number, a.traffic.bytes_per_token);
-    EXPECT_EQ(totals.at("old_bytes").number, 39068672.0);
-    EXPECT_EQ(totals.at("tensors").number, 39);
+    EXPECT_EQ(totals.at("new_bytes").get<double>(), static_cast<double>(a.model.n_bytes));
+    EXPECT_EQ(totals.at("n_elements").get<double>(), static_cast<double>(a.model.n_elements));
+    EXPECT_DOUBLE_EQ(totals.at("new_bpw").get<double>(), a.model.bpw());
+    EXPECT_DOUBLE_EQ(totals.at("bytes_per_token").get<double>(), a.traffic.bytes_per_token);
+    EXPECT_EQ(totals.at("old_bytes").get<double>(), 39068672.0);
+    EXPECT_EQ(totals.at("tensors").get<double>(), 39);
 
-    const auto& tensors = plan.at("tensors").items;
+    const auto& tensors = plan.at("tensors");
     ASSERT_EQ(tensors.size(), f.tensors().size());
     for (size_t i = 0; i < tensors.size(); ++i) {
         const GgufTensorInfo& t = f.tensors()[i];
         SCOPED_TRACE(t.name);
-        EXPECT_EQ(tensors[i].at("name").text, t.name);
-        EXPECT_EQ(tensors[i].at("new_type").text, type_name(t.type));
-        EXPECT_EQ(tensors[i].at("new_bytes").number, static_cast<double>(t.n_bytes));
-        EXPECT_EQ(tensors[i].at("action").text, t.name.find("norm") != std::string::npos || t.name == "output.weight" ? "copy" : "convert");
+        EXPECT_EQ(tensors[i].at("name").get<std::string>(), t.name);
+        EXPECT_EQ(tensors[i].at("new_type").get<std::string>(), type_name(t.type));
+        EXPECT_EQ(tensors[i].at("new_bytes").get<double>(), static_cast<double>(t.n_bytes));
+        EXPECT_EQ(tensors[i].at("action").get<std::string>(), t.name.find("norm") != std::string::npos || t.name == "output.weight" ? "copy" : "convert");
     }
 }
 
 TEST(RequantCli, RuleOrderWarningsAndOverrides) {
+    OIW_NEED_SHARED("fixtures");
     const fs::path dir = test::temp_dir();
     const std::string rules = (dir / "rules.txt").string();
     const std::string text = "attn_v=q8_0\n  blk\\.0\\.attn_k=q5_1 ";
     test::write_file(rules, std::vector<uint8_t>(text.begin(), text.end()));
-    auto type_of = [](const json::Value& plan, const std::string& name) {
-        for (const auto& t : plan.at("tensors").items)
-            if (t.at("name").text == name) return t.at("new_type").text;
+    auto type_of = [](const Json& plan, const std::string& name) {
+        for (const auto& t : plan.at("tensors"))
+            if (t.at("name").get<std::string>() == name) return t.at("new_type").get<std::string>();
         return std::string("(missing)");
     };
     const std::string base = "'" + kTinyF16 + "' --preset Q4_K_M --dry-run ";
-    json::Value a = run_json(base + "--tensor-type attn_v=q5_0 --tensor-type-file '" + rules + "'");
+    Json a = run_json(base + "--tensor-type attn_v=q5_0 --tensor-type-file '" + rules + "'");
     EXPECT_EQ(type_of(a, "blk.2.attn_v.weight"), "Q5_0");
     EXPECT_EQ(type_of(a, "blk.0.attn_k.weight"), "Q5_1");
-    json::Value b = run_json(base + "--tensor-type-file '" + rules + "' --tensor-type attn_v=q5_0");
+    Json b = run_json(base + "--tensor-type-file '" + rules + "' --tensor-type attn_v=q5_0");
     EXPECT_EQ(type_of(b, "blk.2.attn_v.weight"), "Q8_0");
-    EXPECT_EQ(b.at("warnings").items.size(), 1u);  // the later attn_v rule never applies
-    EXPECT_NE(b.at("warnings").at(0).text.find("'attn_v=Q5_0' applies to no tensor"), std::string::npos);
+    EXPECT_EQ(b.at("warnings").size(), 1u);  // the later attn_v rule never applies
+    EXPECT_NE(b.at("warnings").at(0).get<std::string>().find("'attn_v=Q5_0' applies to no tensor"), std::string::npos);
 
     std::string log;
     EXPECT_EQ(requant(base + "--tensor-type nothing=q8_0", &log), 0);
@@ -125,6 +129,7 @@ TEST(RequantCli, RuleOrderWarningsAndOverrides) {
 }
 
 TEST(RequantCli, AllowRequantizeWarns) {
+    OIW_NEED_SHARED("fixtures");
     const std::string out = (test::temp_dir() / "r.gguf").string();
     std::string log;
     EXPECT_EQ(requant("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' '" + out +
@@ -132,10 +137,10 @@ TEST(RequantCli, AllowRequantizeWarns) {
     EXPECT_NE(log.find("gguf-requant: warning: requantizing 29 already-quantized tensor(s)"), std::string::npos) << log;
     EXPECT_EQ(GgufFile::open(out).metadata().find("general.file_type")->as_int(), 15);
     // A dry run shows the plan and reports the refusal instead of failing.
-    json::Value plan = run_json("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' --preset Q8_0 --dry-run");
-    ASSERT_EQ(plan.at("warnings").items.size(), 1u);
-    EXPECT_NE(plan.at("warnings").at(0).text.find("a conversion would fail:"), std::string::npos);
-    EXPECT_EQ(plan.at("tensors").items.size(), 39u);
+    Json plan = run_json("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' --preset Q8_0 --dry-run");
+    ASSERT_EQ(plan.at("warnings").size(), 1u);
+    EXPECT_NE(plan.at("warnings").at(0).get<std::string>().find("a conversion would fail:"), std::string::npos);
+    EXPECT_EQ(plan.at("tensors").size(), 39u);
 }
 
 }  // namespace

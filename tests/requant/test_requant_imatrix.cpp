@@ -1,6 +1,7 @@
 // Importance matrices as llama-quantize loads and uses them: the GGUF format of the fixtures, the
 // legacy .dat format, filters, malformed files, entries of the wrong length, per-expert slices.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -9,13 +10,13 @@
 #include "converters/requant/imatrix.h"
 #include "converters/quant/quants.h"
 #include "converters/requant/requant.h"
-#include "inspect/json.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/hash.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {
 namespace {
+using Json = nlohmann::ordered_json;
 
 std::string error_of(const std::function<void()>& fn) {
     try {
@@ -32,6 +33,7 @@ std::span<const float> floats(const GgufFile& f, const std::string& name) {
 }
 
 TEST(RequantImatrix, GgufFixture) {
+    OIW_NEED_SHARED("fixtures");
     const std::string path = test::shared_path("fixtures/tiny-llama.imatrix.gguf");
     Imatrix m = load_imatrix(path);
     EXPECT_EQ(m.entries.size(), 28u);
@@ -148,6 +150,7 @@ TEST(RequantImatrix, LegacyFormat) {
 }
 
 TEST(RequantImatrix, IncludeExcludeFilters) {
+    OIW_NEED_SHARED("fixtures");
     Imatrix m = load_imatrix(test::shared_path("fixtures/tiny-llama.imatrix.gguf"));
     Imatrix inc = m;
     filter_imatrix(inc, {"attn_v", "blk.0.ffn_down"}, {});
@@ -177,7 +180,7 @@ TEST(RequantImatrix, NonFiniteValuesAreRefused) {
     RequantOptions o;
     o.plan.preset = &find_preset("Q8_0");
     o.imatrix_path = path;
-    GgufFile in = GgufFile::open(test::shared_path("fixtures/tiny-llama-f16.gguf"));
+    GgufFile in = GgufFile::open(test::data_path("models/mini-llama-f16.gguf"));
     std::string e = error_of([&] { prepare_requant(in, o); });
     EXPECT_NE(e.find("blk.0.attn_q.weight"), std::string::npos) << e;
     EXPECT_NE(e.find("non-finite"), std::string::npos) << e;
@@ -190,6 +193,8 @@ std::string tensor_sha(const GgufFile& f, const std::string& name) {
 
 // The legacy .dat format carries the same statistics: same quantized bytes as the GGUF imatrix.
 TEST(RequantImatrix, LegacyImatrixGivesTheSameTensors) {
+    OIW_NEED_SHARED("fixtures");
+    OIW_NEED_SHARED("golden/llama-quantize.json");
     Imatrix m = load_imatrix(test::shared_path("fixtures/tiny-llama.imatrix.gguf"));
     const std::string dat = (test::temp_dir() / "legacy.dat").string();
     write_legacy(dat, m.entries, 4);
@@ -200,8 +205,8 @@ TEST(RequantImatrix, LegacyImatrixGivesTheSameTensors) {
     requantize(test::shared_path("fixtures/tiny-llama-f16.gguf"), out, o, 2);
     GgufFile f = GgufFile::open(out);
     auto text = test::read_file(test::shared_path("golden/llama-quantize.json"));
-    const json::Value want = json::parse(std::string(text.begin(), text.end())).at("tiny-llama-Q4_K_M-imat.gguf");
-    for (const auto& [tname, t] : want.at("tensors").members) EXPECT_EQ(tensor_sha(f, tname), t.at("sha256").text) << tname;
+    const Json want = Json::parse(std::string(text.begin(), text.end())).at("tiny-llama-Q4_K_M-imat.gguf");
+    for (const auto& [tname, t] : want.at("tensors").items()) EXPECT_EQ(tensor_sha(f, tname), t.at("sha256").get<std::string>()) << tname;
     EXPECT_EQ(*f.metadata().find("quantize.imatrix.file")->as_string(), dat);
     EXPECT_EQ(*f.metadata().find("quantize.imatrix.dataset")->as_string(), "calib.txt");
     EXPECT_EQ(f.metadata().find("quantize.imatrix.entries_count")->as_int(), 28);
@@ -209,6 +214,7 @@ TEST(RequantImatrix, LegacyImatrixGivesTheSameTensors) {
 }
 
 TEST(RequantImatrix, ImatrixWithWrongLengthNamesTheTensor) {
+    OIW_NEED_SHARED("fixtures");
     Imatrix m = load_imatrix(test::shared_path("fixtures/tiny-llama.imatrix.gguf"));
     m.entries["blk.2.ffn_up.weight"].resize(128);
     const std::string dat = (test::temp_dir() / "short.dat").string();
@@ -231,6 +237,7 @@ TEST(RequantImatrix, ImatrixWithWrongLengthNamesTheTensor) {
 
 // Q4_K_M's expert tensors get each expert's own slice of the importance weights.
 TEST(RequantImatrix, ExpertImatrixSlicesPerExpert) {
+    OIW_NEED_SHARED("fixtures");
     const std::string src = test::shared_path("fixtures/tiny-moe-f16.gguf");
     GgufFile in = GgufFile::open(src);
     const std::string name = "blk.1.ffn_up_exps.weight";

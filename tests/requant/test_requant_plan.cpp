@@ -344,6 +344,7 @@ std::string expected_type(const PresetRow& r, const std::string& name) {
 }
 
 void expect_fixture_plan(const std::string& fixture, const std::vector<PresetRow>& rows, bool has_imatrix = false) {
+    OIW_NEED_SHARED("fixtures/" + fixture);
     GgufFile in = GgufFile::open(test::shared_path("fixtures/" + fixture));
     for (const auto& r : rows) {
         SCOPED_TRACE(fmt::format("{} {}{}", fixture, r.preset, has_imatrix ? " +imatrix" : ""));
@@ -363,6 +364,7 @@ void expect_fixture_plan(const std::string& fixture, const std::vector<PresetRow
 //  - use_more_bits(i, 2) = i >= 7*2/8 = 1: true for blk.1 only; n/8 = n/16 = 0: no "first layers" rule.
 //  - fallbacks on 576: Q2_K, Q3_K -> Q4_0; Q4_K -> Q5_0; Q5_K -> Q5_1; Q6_K -> Q8_0; IQ4_XS -> IQ4_NL.
 TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
+    OIW_NEED_SHARED("fixtures");
     const std::vector<PresetRow> rows = {
         //  preset    output tok_embd attn_q  attn_k  attn_v (blk 0, 1)  attn_out ffn_gate ffn_up  ffn_down (blk 0, 1)
         {"F32",    "", "F32",  "F32",  "F32",  {"F32", "F32"},   "F32",  "F32",  "F32",  {"F32", "F32"}},
@@ -476,6 +478,7 @@ TEST(RequantPlanFixtures, TinyLlamaEveryPreset) {
 // tensor_type_fallback has no fallback for Q8_0 ("no tensor type fallback is defined"); so do we,
 // before writing anything. Float presets work.
 TEST(RequantPlanFixtures, EightWideRows) {
+    OIW_NEED_SHARED("fixtures");
     GgufFile in = GgufFile::open(test::shared_path("fixtures/llama-2-tiny-random.gguf"));
     auto run = [&](const PlanOptions& o) { return plan_requant(in.metadata(), in.tensors(), o); };
     for (const auto& p : requant_presets()) {

@@ -76,8 +76,11 @@ int run(const std::string& cmd, std::string* out, bool merge_stderr) {
 
 std::vector<std::string> fixture_files() {
     std::vector<std::string> v;
-    for (const auto& e : fs::recursive_directory_iterator(shared_path("fixtures")))
-        if (e.is_regular_file() && e.path().extension() == ".gguf") v.push_back(e.path().string());
+    for (const std::string& dir : {data_path(""), shared_path("fixtures")}) {
+        if (!fs::exists(dir)) continue;
+        for (const auto& e : fs::recursive_directory_iterator(dir))
+            if (e.is_regular_file() && e.path().extension() == ".gguf") v.push_back(e.path().string());
+    }
     std::sort(v.begin(), v.end());
     return v;
 }
@@ -95,8 +98,8 @@ std::vector<float> read_f32(const GgufFile& f, const std::string& name) {
 
 namespace {
 Golden load_golden() {
-    Golden g{GgufFile::open(shared_path("golden/quant-input.gguf")),
-             GgufFile::open(shared_path("golden/quant-expected.gguf")), {}, {}, 0, 0};
+    Golden g{GgufFile::open(data_path("golden/quant-input.gguf")),
+             GgufFile::open(data_path("golden/quant-expected.gguf")), {}, {}, 0, 0};
     g.x = read_f32(g.input, "input");
     g.importance = read_f32(g.input, "importance");
     g.n_per_row = g.input.tensors()[static_cast<size_t>(g.input.find_tensor("input"))].ne[0];

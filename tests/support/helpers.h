@@ -1,4 +1,4 @@
-// Shared test helpers: locating ../shared, temp dirs, hashing, running tools, golden tensors.
+// Shared test helpers: locating tests/data and ../shared, temp dirs, hashing, running tools, golden tensors.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -37,14 +37,15 @@ void write_file(const std::string& path, std::span<const uint8_t> bytes);
 std::string sha256_hex(std::span<const uint8_t> bytes);
 // Runs a shell command; returns exit status, captures stdout (and stderr if merge_stderr).
 int run(const std::string& cmd, std::string* out = nullptr, bool merge_stderr = false);
-// Every *.gguf under ../shared/fixtures (recursively), sorted.
+// Every *.gguf of the vendored pack (tests/data) and, when present, under ../shared/fixtures
+// (recursively), sorted.
 std::vector<std::string> fixture_files();
 
 // F32 tensor `name` of `f` copied out as floats (the mapping need not be float-aligned); throws
 // if it is missing or not F32.
 std::vector<float> read_f32(const GgufFile& f, const std::string& name);
 
-// The quantizer golden files under ../shared/golden: ggml's input (16 rows x 1024) with its
+// The quantizer golden files (tests/data/golden, same as ../shared/golden): ggml's input (16 rows x 1024) with its
 // importance weights, and ggml's expected outputs (tensors "<type>.plain" / "<type>.imatrix").
 struct Golden {
     GgufFile input;

@@ -1,19 +1,32 @@
 // Header-only CLI11 glue for the tools: usage errors print one line and exit with status 2.
 #pragma once
+#include <string>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "oiw_version.h"
+
 namespace oiw {
 
-// Parses argv into `app`. Returns -1 to continue, otherwise the exit status to return from main
-// (0 after --help, 2 after a usage error, reported as "<tool>: error: <message>").
+// The --version line: "<tool> <project version> (compatible with llama.cpp <commit>, ggml <version>)".
+inline std::string version_line(const std::string& app_name) {
+    return fmt::format("{} {} (compatible with llama.cpp {}, ggml {})", app_name.substr(0, app_name.find(' ')),
+                       OIW_VERSION, OIW_COMPAT_LLAMA_CPP, OIW_COMPAT_GGML);
+}
+
+// Adds --version (prints version_line and exits 0, through CLI::CallForVersion) to `app`.
+inline void add_version_flag(CLI::App& app) { app.set_version_flag("--version", version_line(app.get_name())); }
+
+// Adds --version, then parses argv into `app`. Returns -1 to continue, otherwise the exit status
+// to return from main (0 after --help or --version, 2 after a usage error, reported as
+// "<tool>: error: <message>").
 inline int parse_cli(CLI::App& app, int argc, char** argv) {
+    add_version_flag(app);
     try {
         app.parse(argc, argv);
         return -1;
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
+    } catch (const CLI::Success& e) {  // --help, --help-all, --version
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());

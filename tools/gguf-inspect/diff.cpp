@@ -7,6 +7,7 @@
 #include "inspect/diff.h"
 #include "inspect/model.h"
 #include "inspect/render.h"
+#include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
 
@@ -28,6 +29,7 @@ int run_diff(int argc, char** argv) {
     app.add_flag("--full", full, "show every array element and every tensor name");
     app.add_option("--color", color, "colour: auto (only on a terminal), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
+    add_version_flag(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {

@@ -11,6 +11,7 @@
 #include "inspect/model.h"
 #include "inspect/profile.h"
 #include "inspect/render.h"
+#include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
 
@@ -57,6 +58,7 @@ int run_report(int argc, char** argv) {
 
     auto args = normalize_args(argc, argv);
     std::reverse(args.begin(), args.end());
+    add_version_flag(app);
     try {
         app.parse(args);
     } catch (const CLI::Success& e) {
