@@ -20,35 +20,31 @@ bool is_special_id_key(std::string_view key) { return starts_with(key, kTokenize
 // Per-token arrays: every tokenizer.ggml.* array as long as the vocabulary except the merges
 // and the (byte-blob) precompiled charsmap, whose lengths can coincide.
 bool is_per_token(const GgufKV& kv, size_t n_vocab) {
-    return starts_with(kv.key, kTokenizerPrefix) && kv.value.is_array() && kv.value.count == n_vocab && kv.key != kMerges &&
+    return starts_with(kv.key, kTokenizerPrefix) && kv.value.is_array() && kv.value.count() == n_vocab && kv.key != kMerges &&
            kv.key != "tokenizer.ggml.precompiled_charsmap";
 }
 
 // Elements `ids` of an array value, in that order; same element type.
 GgufValue gather(const GgufValue& v, const std::vector<int32_t>& ids) {
-    GgufValue out;
-    out.type = v.type;
-    out.elem_type = v.elem_type;
-    out.count = ids.size();
-    if (v.elem_type == GgufType::STRING) {
-        for (int32_t i : ids) out.strings.push_back(v.strings[static_cast<size_t>(i)]);
-    } else if (v.elem_type == GgufType::ARRAY) {
-        for (int32_t i : ids) out.arrays.push_back(v.arrays[static_cast<size_t>(i)]);
-    } else {
-        const size_t sz = gguf_type_size(v.elem_type);
-        for (int32_t i : ids) {
-            const auto* p = v.raw.data() + static_cast<size_t>(i) * sz;
-            out.raw.insert(out.raw.end(), p, p + sz);
-        }
+    if (v.elem_type() == GgufType::STRING) {
+        std::vector<std::string> out;
+        for (int32_t i : ids) out.push_back(v.strings()[static_cast<size_t>(i)]);
+        return GgufValue::make_string_array(std::move(out));
     }
-    return out;
+    const size_t sz = gguf_type_size(v.elem_type());
+    std::vector<uint8_t> packed;
+    for (int32_t i : ids) {
+        const auto elem = v.raw().subspan(static_cast<size_t>(i) * sz, sz);
+        packed.insert(packed.end(), elem.begin(), elem.end());
+    }
+    return GgufValue::make_array(v.elem_type(), std::move(packed), ids.size());
 }
 
 // An integer scalar of the same type as `like` holding `x` (little-endian low bytes).
 GgufValue same_type_int(const GgufValue& like, uint64_t x) {
-    GgufValue out = like;
-    for (size_t i = 0; i < out.raw.size(); ++i) out.raw[i] = static_cast<uint8_t>(x >> (8 * i));
-    return out;
+    std::vector<uint8_t> b(gguf_type_size(like.type()));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(x >> (8 * i));
+    return GgufValue::from_bytes(like.type(), b);
 }
 
 // llama.cpp's default special ids for a model whose file does not name them.
@@ -78,7 +74,7 @@ void check_ids(const std::vector<int64_t>& ids, size_t n_vocab, const std::strin
                               "out of range (the vocabulary has " + std::to_string(n_vocab) + " tokens)");
 }
 
-PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<int64_t>& requested, const PruneOptions& opt) {
+PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested, const PruneOptions& opt) {
     const std::string& file = in.path();
     const size_t n = vocab.size();
     PrunePlan plan;
@@ -104,17 +100,14 @@ PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<i
     if (vocab.model() == Model::Bpe)
         for (int b = 0; b < 256; ++b)
             if (auto id = vocab.find(byte_to_unicode(static_cast<uint8_t>(b)))) mark(*id, plan.always_kept);
-    for (const GgufKV& kv : in.kvs()) {
-        if (!is_special_id_key(kv.key)) continue;
-        const std::optional<int64_t> id = kv.value.as_int();
-        if (!id || *id < 0 || static_cast<uint64_t>(*id) >= n)
-            throw FormatError(ErrorKind::BadKey, file, kv.key,
-                              kv.value.to_string() + " is not a token id of this vocabulary (" + std::to_string(n) + " tokens)");
-        mark(static_cast<int32_t>(*id), plan.always_kept);
-    }
+    const Metadata& md = in.metadata();
+    // A special id key's value as a token id of this vocabulary (anything else throws, naming the key).
+    const auto special_id = [&](const std::string& key) { return static_cast<int32_t>(*md.get_int(key, 0, static_cast<int64_t>(n) - 1)); };
+    for (const GgufKV& kv : md)
+        if (is_special_id_key(kv.key)) mark(special_id(kv.key), plan.always_kept);
     const auto defaults = default_special_ids(vocab.model());
     for (const auto& [key, id] : defaults)
-        if (!find_kv(in.kvs(), key) && static_cast<size_t>(id) < n) mark(id, plan.always_kept);
+        if (!md.contains(key) && static_cast<size_t>(id) < n) mark(id, plan.always_kept);
 
     // Closure: the symbols the merger builds each kept token from.
     if (!opt.closure) {
@@ -148,20 +141,21 @@ PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<i
     if (plan.n_vocab_after == 0) throw FormatError(ErrorKind::Usage, file, "", "nothing to keep: no ids requested and no special tokens");
 
     // Metadata.
-    const GgufValue* arch = find_kv(in.kvs(), "general.architecture");
+    const GgufValue* arch = md.find("general.architecture");
     const std::string vocab_size_key = arch && arch->as_string() ? *arch->as_string() + ".vocab_size" : "";
     bool have_map = false;
-    for (const GgufKV& kv : in.kvs()) {
+    std::vector<GgufKV> kvs;
+    for (const GgufKV& kv : md) {
         GgufKV o = kv;
-        if (kv.key == kOriginalIdsKey && kv.value.is_array() && kv.value.elem_type == GgufType::I32 && kv.value.count == n) {
+        if (kv.key == kOriginalIdsKey && kv.value.is_array() && kv.value.elem_type() == GgufType::I32 && kv.value.count() == n) {
             o.value = gather(kv.value, plan.original_ids);  // composes with an earlier pruning
             have_map = true;
         } else if (is_per_token(kv, n)) {
             o.value = gather(kv.value, plan.original_ids);
-        } else if (kv.key == kMerges && kv.value.is_array() && kv.value.elem_type == GgufType::STRING) {
-            plan.merges_before = kv.value.count;
+        } else if (kv.key == kMerges && kv.value.is_array() && kv.value.elem_type() == GgufType::STRING) {
+            plan.merges_before = kv.value.count();
             std::vector<std::string> kept;
-            for (const std::string& m : kv.value.strings) {
+            for (const std::string& m : kv.value.strings()) {
                 const auto [l, r] = split_merge(m);
                 bool drop = false;
                 for (const std::string& s : {l, r, l + r})
@@ -171,20 +165,21 @@ PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<i
             plan.merges_after = kept.size();
             o.value = GgufValue::make_string_array(std::move(kept));
         } else if (is_special_id_key(kv.key)) {
-            o.value = same_type_int(kv.value, static_cast<uint64_t>(old_to_new[static_cast<size_t>(*kv.value.as_int())]));
+            o.value = same_type_int(kv.value, static_cast<uint64_t>(old_to_new[static_cast<size_t>(special_id(kv.key))]));
         } else if (kv.key == vocab_size_key && kv.value.is_integer()) {
             o.value = same_type_int(kv.value, plan.n_vocab_after);
         }
-        plan.kvs.push_back(std::move(o));
+        kvs.push_back(std::move(o));
     }
     for (const auto& [key, id] : defaults)
-        if (!find_kv(in.kvs(), key) && static_cast<size_t>(id) < n && old_to_new[static_cast<size_t>(id)] != id)
-            plan.kvs.push_back({key, GgufValue::make_scalar(GgufType::U32, static_cast<uint32_t>(old_to_new[static_cast<size_t>(id)]))});
+        if (!md.contains(key) && static_cast<size_t>(id) < n && old_to_new[static_cast<size_t>(id)] != id)
+            kvs.push_back({key, GgufValue::make_scalar(GgufType::U32, static_cast<uint32_t>(old_to_new[static_cast<size_t>(id)]))});
     if (!have_map) {
         std::vector<uint8_t> packed(plan.original_ids.size() * sizeof(int32_t));
         std::memcpy(packed.data(), plan.original_ids.data(), packed.size());
-        plan.kvs.push_back({kOriginalIdsKey, GgufValue::make_array(GgufType::I32, std::move(packed), plan.original_ids.size())});
+        kvs.push_back({kOriginalIdsKey, GgufValue::make_array(GgufType::I32, std::move(packed), plan.original_ids.size())});
     }
+    plan.kvs = Metadata(std::move(kvs), "(planned output)");
 
     // Tensors.
     for (const GgufTensorInfo& t : in.tensors()) {
@@ -202,8 +197,8 @@ PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<i
     return plan;
 }
 
-void write_pruned(const GgufFile& in, const PrunePlan& plan, const std::string& out_path) {
-    GgufWriter w(out_path, {in.path()}, in.version());
+void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path) {
+    GgufWriter w(out_path, in.files(), in.version());
     w.set_kvs(plan.kvs);
     for (const GgufTensorInfo& t : plan.tensors) w.add_tensor(t.name, t.type, t.shape());
     w.write_header();

@@ -8,6 +8,7 @@
 
 #include "converters/vocab/vocab.h"
 #include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
 
 namespace oiw::vocab {
 
@@ -28,7 +29,7 @@ struct PrunePlan {
     size_t merges_before = 0, merges_after = 0;
     std::string closure_skipped;             // why no closure was computed ("" when it was)
     std::vector<int32_t> original_ids;       // new id -> old id, ascending
-    std::vector<GgufKV> kvs;                 // output metadata
+    Metadata kvs;                            // output metadata
     std::vector<GgufTensorInfo> tensors;     // output tensor infos (offsets not assigned)
     std::vector<int> vocab_dim;              // per tensor: the dimension gathered, -1 if none
 };
@@ -43,10 +44,10 @@ struct PrunePlan {
 // with an existing one). Throws FormatError for a requested id out of range (check_ids naming
 // the model; callers check ids against their own source first), a special id out of range, or a
 // vocabulary dimension that cannot be gathered (ne0 of a block type).
-PrunePlan plan_prune(const GgufFile& in, const Vocab& vocab, const std::vector<int64_t>& requested,
+PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested,
                      const PruneOptions& opt = {});
 
 // Writes the planned file atomically (GgufWriter), copying kept rows byte for byte.
-void write_pruned(const GgufFile& in, const PrunePlan& plan, const std::string& out_path);
+void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path);
 
 }  // namespace oiw::vocab

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "converters/vocab/unicode.h"
+#include "libformat/error.h"
 
 namespace oiw::vocab {
 
@@ -33,17 +34,18 @@ std::string merge_key(std::string_view left, std::string_view right) {
 }
 
 const GgufValue& array_of(const GgufValue* v, GgufType elem, bool or_i32, const std::string& key, const std::string& file) {
-    if (!v->is_array() || !(v->elem_type == elem || (or_i32 && v->elem_type == GgufType::I32)))
+    if (!v->is_array() || !(v->elem_type() == elem || (or_i32 && v->elem_type() == GgufType::I32)))
         throw FormatError(ErrorKind::BadValueType, file, key,
                           "expected an array of " + std::string(gguf_type_name(elem)) + ", found " +
-                              (v->is_array() ? "an array of " + std::string(gguf_type_name(v->elem_type)) : std::string(gguf_type_name(v->type))));
+                              (v->is_array() ? "an array of " + std::string(gguf_type_name(v->elem_type())) : std::string(gguf_type_name(v->type()))));
     return *v;
 }
 
-std::optional<bool> get_bool(const std::vector<GgufKV>& kvs, std::string_view key) {
-    const GgufValue* v = find_kv(kvs, key);
-    if (!v || v->type != GgufType::BOOL) return std::nullopt;
-    return v->raw.at(0) != 0;
+// A BOOL value of `key`; nullopt when absent or of another type (llama.cpp's defaults apply).
+std::optional<bool> get_bool(const Metadata& md, std::string_view key) {
+    const GgufValue* v = md.find(key);
+    if (!v || v->type() != GgufType::BOOL) return std::nullopt;
+    return v->raw()[0] != 0;
 }
 
 struct Symbol {
@@ -73,26 +75,21 @@ std::pair<std::string, std::string> split_merge(const std::string& entry) {
     return {entry.substr(0, pos), entry.substr(pos + 1)};
 }
 
-const GgufValue* find_kv(const std::vector<GgufKV>& kvs, std::string_view key) {
-    for (const auto& kv : kvs)
-        if (kv.key == key) return &kv.value;
-    return nullptr;
-}
-
-Vocab Vocab::load(const std::vector<GgufKV>& kvs, const std::string& file) {
+Vocab Vocab::load(const Metadata& md) {
+    const std::string& file = md.source();
     Vocab v;
     v.file_ = file;
-    const GgufValue* toks = find_kv(kvs, kTokens);
+    const GgufValue* toks = md.find(kTokens);
     if (!toks) throw FormatError(ErrorKind::BadKey, file, kTokens, "no tokenizer: the key is missing");
-    v.texts_ = array_of(toks, GgufType::STRING, false, kTokens, file).strings;
+    v.texts_ = array_of(toks, GgufType::STRING, false, kTokens, file).strings();
     const size_t n = v.texts_.size();
     const auto per_token = [&](const std::string& key, GgufType elem, bool or_i32) -> const GgufValue* {
-        const GgufValue* a = find_kv(kvs, key);
+        const GgufValue* a = md.find(key);
         if (!a) return nullptr;
         array_of(a, elem, or_i32, key, file);
-        if (a->count != n)
+        if (a->count() != n)
             throw FormatError(ErrorKind::BadKey, file, key,
-                              "has " + std::to_string(a->count) + " entries but " + kTokens + " has " + std::to_string(n));
+                              "has " + std::to_string(a->count()) + " entries but " + kTokens + " has " + std::to_string(n));
         return a;
     };
     const GgufValue* scores = per_token("tokenizer.ggml.scores", GgufType::F32, true);
@@ -113,9 +110,9 @@ Vocab Vocab::load(const std::vector<GgufKV>& kvs, const std::string& file) {
         v.special_[i] = t == TokenType::Control || t == TokenType::Unknown || forced ? 2 : t == TokenType::UserDefined ? 1 : 0;
     }
 
-    const GgufValue* model = find_kv(kvs, "tokenizer.ggml.model");
+    const GgufValue* model = md.find("tokenizer.ggml.model");
     v.model_name_ = model && model->as_string() ? *model->as_string() : "";
-    const GgufValue* pre = find_kv(kvs, "tokenizer.ggml.pre");
+    const GgufValue* pre = md.find("tokenizer.ggml.pre");
     v.pre_ = pre && pre->as_string() ? *pre->as_string() : "";
     if (v.model_name_ == "llama") {
         v.model_ = Model::Spm;
@@ -126,25 +123,25 @@ Vocab Vocab::load(const std::vector<GgufKV>& kvs, const std::string& file) {
         v.bos_ = 11, v.eos_ = 11;
         v.pre_supported_ = std::find(std::begin(kGpt2Pre), std::end(kGpt2Pre), v.pre_) != std::end(kGpt2Pre);
         const std::string mkey = "tokenizer.ggml.merges";
-        if (const GgufValue* m = find_kv(kvs, mkey)) {
-            for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings) {
+        if (const GgufValue* m = md.find(mkey)) {
+            for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings()) {
                 auto parts = split_merge(word);
                 v.ranks_.emplace(merge_key(parts.first, parts.second), static_cast<int32_t>(v.merges_.size()));
                 v.merges_.push_back(std::move(parts));
             }
         }
     }
-    if (auto b = get_bool(kvs, "tokenizer.ggml.add_space_prefix")) v.add_space_prefix_ = *b;
+    if (auto b = get_bool(md, "tokenizer.ggml.add_space_prefix")) v.add_space_prefix_ = *b;
     const auto special_id = [&](std::string_view key, int32_t& id) {
         if (id >= 0 && static_cast<size_t>(id) >= n) id = -1;
-        const GgufValue* s = find_kv(kvs, key);
+        const GgufValue* s = md.find(key);
         const std::optional<int64_t> x = s ? s->as_int() : std::nullopt;
         if (x && *x >= 0 && static_cast<uint64_t>(*x) < n) id = static_cast<int32_t>(*x);
     };
     special_id("tokenizer.ggml.bos_token_id", v.bos_);
     special_id("tokenizer.ggml.eos_token_id", v.eos_);
-    if (auto b = get_bool(kvs, "tokenizer.ggml.add_bos_token")) v.add_bos_ = *b;
-    if (auto b = get_bool(kvs, "tokenizer.ggml.add_eos_token")) v.add_eos_ = *b;
+    if (auto b = get_bool(md, "tokenizer.ggml.add_bos_token")) v.add_bos_ = *b;
+    if (auto b = get_bool(md, "tokenizer.ggml.add_eos_token")) v.add_eos_ = *b;
 
     for (size_t i = 0; i < n; ++i)
         if (v.special_[i]) v.special_order_.push_back(static_cast<int32_t>(i));

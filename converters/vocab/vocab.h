@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "libformat/gguf/gguf.h"
+#include "libformat/gguf/metadata.h"
 
 namespace oiw::vocab {
 
@@ -23,10 +23,10 @@ enum class Model { Spm, Bpe, Other };
 
 class Vocab {
 public:
-    // Reads the tokenizer.ggml.* keys of `kvs`. Throws FormatError naming `file` and the key when
-    // there is no token list, or a per-token array (scores, token_type) is not as long as it, or
-    // a value has the wrong type. Other tokenizer models load too (for pruning by id).
-    static Vocab load(const std::vector<GgufKV>& kvs, const std::string& file);
+    // Reads the tokenizer.ggml.* keys of `md`. Throws FormatError naming md.source() and the key
+    // when there is no token list, or a per-token array (scores, token_type) is not as long as it,
+    // or a value has the wrong type. Other tokenizer models load too (for pruning by id).
+    static Vocab load(const Metadata& md);
 
     size_t size() const { return texts_.size(); }
     const std::string& text(int32_t id) const { return texts_[static_cast<size_t>(id)]; }
@@ -84,8 +84,5 @@ private:
 // A tokenizer.ggml.merges entry split as llama.cpp does (at the first space after the first
 // byte); both empty when there is no such space.
 std::pair<std::string, std::string> split_merge(const std::string& entry);
-
-// Value of `key` in `kvs` or nullptr (the one metadata lookup of this module).
-const GgufValue* find_kv(const std::vector<GgufKV>& kvs, std::string_view key);
 
 }  // namespace oiw::vocab

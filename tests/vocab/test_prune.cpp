@@ -11,12 +11,12 @@
 #include "converters/vocab/prune.h"
 #include "converters/vocab/unicode.h"
 #include "converters/vocab/vocab.h"
+#include "libformat/model.h"
 #include "tests/support/helpers.h"
 #include "tests/vocab/fixture_cases.h"
 
 namespace {
 
-using oiw::GgufFile;
 using oiw::GgufKV;
 using oiw::vocab::Model;
 using oiw::vocab::PruneOptions;
@@ -24,21 +24,21 @@ using oiw::vocab::PrunePlan;
 using oiw::vocab::Vocab;
 
 struct Pruned {
-    GgufFile in;
+    oiw::Model in;
     Vocab vin;
     PrunePlan plan;
-    GgufFile out;
+    oiw::Model out;
     Vocab vout;
 };
 
 Pruned prune(const std::string& model, const std::vector<int64_t>& ids, const PruneOptions& opt = {}) {
-    GgufFile in = GgufFile::open(model);
-    Vocab vin = Vocab::load(in.kvs(), model);
+    oiw::Model in = oiw::open_model(model);
+    Vocab vin = Vocab::load(in.metadata());
     PrunePlan plan = oiw::vocab::plan_prune(in, vin, ids, opt);
     const std::string out_path = (oiw::test::temp_dir() / "pruned.gguf").string();
     oiw::vocab::write_pruned(in, plan, out_path);
-    GgufFile out = GgufFile::open(out_path);
-    Vocab vout = Vocab::load(out.kvs(), out_path);
+    oiw::Model out = oiw::open_model(out_path);
+    Vocab vout = Vocab::load(out.metadata());
     return {std::move(in), std::move(vin), std::move(plan), std::move(out), std::move(vout)};
 }
 
@@ -128,11 +128,7 @@ ClosureCount closure_property(const Pruned& p, const std::vector<std::string>& t
     return c;
 }
 
-const GgufKV* kv(const GgufFile& f, const std::string& key) {
-    for (const auto& k : f.kvs())
-        if (k.key == key) return &k;
-    return nullptr;
-}
+const oiw::GgufValue* kv(const oiw::Model& f, const std::string& key) { return f.metadata().find(key); }
 
 // Kept token strings, scores, types and rows equal the originals; special ids resolve to the
 // same strings; the map key and <arch>.vocab_size are right; other tensors are untouched.
@@ -143,28 +139,28 @@ void check_kept_equal(const Pruned& p) {
         ASSERT_EQ(p.vout.text(static_cast<int32_t>(i)), p.vin.text(ids[i])) << i;
         ASSERT_EQ(p.vout.type(static_cast<int32_t>(i)), p.vin.type(ids[i])) << i;
     }
-    if (const GgufKV* s = kv(p.in, "tokenizer.ggml.scores")) {
-        const GgufKV* so = kv(p.out, "tokenizer.ggml.scores");
+    if (const oiw::GgufValue* s = kv(p.in, "tokenizer.ggml.scores")) {
+        const oiw::GgufValue* so = kv(p.out, "tokenizer.ggml.scores");
         ASSERT_NE(so, nullptr);
-        for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(so->value.array_number(i), s->value.array_number(static_cast<uint64_t>(ids[i])));
+        for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(so->array_number(i), s->array_number(static_cast<uint64_t>(ids[i])));
     }
     size_t n_special = 0;
-    for (const auto& k : p.in.kvs()) {
+    for (const auto& k : p.in.metadata()) {
         if (k.key.rfind("tokenizer.ggml.", 0) != 0 || k.key.find("_token_id") == std::string::npos) continue;
-        const GgufKV* o = kv(p.out, k.key);
+        const oiw::GgufValue* o = kv(p.out, k.key);
         ASSERT_NE(o, nullptr) << k.key;
-        EXPECT_EQ(o->value.type, k.value.type) << k.key;
-        EXPECT_EQ(p.vout.text(static_cast<int32_t>(*o->value.as_int())), p.vin.text(static_cast<int32_t>(*k.value.as_int()))) << k.key;
+        EXPECT_EQ(o->type(), k.value.type()) << k.key;
+        EXPECT_EQ(p.vout.text(static_cast<int32_t>(*o->as_int())), p.vin.text(static_cast<int32_t>(*k.value.as_int()))) << k.key;
         ++n_special;
     }
     EXPECT_GE(n_special, 2u);
-    const GgufKV* map = kv(p.out, oiw::vocab::kOriginalIdsKey);
+    const oiw::GgufValue* map = kv(p.out, oiw::vocab::kOriginalIdsKey);
     ASSERT_NE(map, nullptr);
-    ASSERT_EQ(map->value.count, ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(map->value.array_number(i), ids[i]);
-    const std::string arch = *kv(p.in, "general.architecture")->value.as_string();
+    ASSERT_EQ(map->count(), ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(map->array_number(i), ids[i]);
+    const std::string arch = *kv(p.in, "general.architecture")->as_string();
     if (kv(p.in, arch + ".vocab_size")) {
-        EXPECT_EQ(*kv(p.out, arch + ".vocab_size")->value.as_int(), static_cast<int64_t>(ids.size()));
+        EXPECT_EQ(*kv(p.out, arch + ".vocab_size")->as_int(), static_cast<int64_t>(ids.size()));
     }
 
     size_t gathered = 0;
@@ -190,15 +186,14 @@ void check_kept_equal(const Pruned& p) {
 
 // Keeping every id: the same file except the added map key.
 void check_full_set_is_identity(const std::string& model) {
-    GgufFile in = GgufFile::open(model);
-    std::vector<int64_t> all(Vocab::load(in.kvs(), model).size());
+    std::vector<int64_t> all(Vocab::load(oiw::open_model(model).metadata()).size());
     std::iota(all.begin(), all.end(), 0);
     const Pruned p = prune(model, all);
     EXPECT_EQ(p.plan.n_vocab_after, p.plan.n_vocab_before);
-    std::vector<GgufKV> kvs = p.out.kvs();
+    std::vector<GgufKV> kvs = p.out.metadata().entries();
     ASSERT_EQ(kvs.back().key, oiw::vocab::kOriginalIdsKey);
     kvs.pop_back();
-    EXPECT_TRUE(kvs == p.in.kvs());
+    EXPECT_TRUE(kvs == p.in.metadata().entries());
     ASSERT_EQ(p.out.tensors().size(), p.in.tensors().size());
     for (size_t t = 0; t < p.in.tensors().size(); ++t) {
         EXPECT_EQ(p.out.tensors()[t].shape(), p.in.tensors()[t].shape());
@@ -209,8 +204,7 @@ void check_full_set_is_identity(const std::string& model) {
 
 // All acceptance checks on one model: prune to the tokens of half the fixture texts.
 void check_model(const std::string& model, size_t min_gathered) {
-    GgufFile in = GgufFile::open(model);
-    const Vocab v = Vocab::load(in.kvs(), model);
+    const Vocab v = Vocab::load(oiw::open_model(model).metadata());
     const Pruned p = prune(model, ids_of_texts(v, 23));
     EXPECT_LT(p.plan.n_vocab_after, p.plan.n_vocab_before);
     EXPECT_GE(static_cast<size_t>(std::count_if(p.plan.vocab_dim.begin(), p.plan.vocab_dim.end(), [](int d) { return d >= 0; })), min_gathered);
@@ -243,8 +237,7 @@ TEST(VocabPrune, Llama2TinyRandomF16) {
 
 // Without the closure the property fails: the closure is what makes it hold.
 void check_closure_needed(const std::string& model) {
-    GgufFile in = GgufFile::open(model);
-    const Vocab v = Vocab::load(in.kvs(), model);
+    const Vocab v = Vocab::load(oiw::open_model(model).metadata());
     const auto ids = ids_of_texts(v, 23);
     const Pruned with = prune(model, ids);
     const Pruned without = prune(model, ids, PruneOptions{.closure = false});
@@ -283,9 +276,9 @@ TEST(VocabPrune, SpecialIdOutOfRangeIsAnError) {
         w.set_kvs(kvs);
         w.finish();
     }
-    const GgufFile f = GgufFile::open(path);
+    const oiw::Model f = oiw::open_model(path);
     try {
-        oiw::vocab::plan_prune(f, Vocab::load(f.kvs(), path), {3});
+        oiw::vocab::plan_prune(f, Vocab::load(f.metadata()), {3});
         FAIL() << "expected an error";
     } catch (const oiw::FormatError& e) {
         EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.bos_token_id"), std::string::npos) << e.what();
@@ -299,10 +292,10 @@ TEST(VocabPrune, PruningTwiceComposesTheMap) {
     for (size_t i = 0; i < once.plan.original_ids.size(); ++i)
         if (once.plan.original_ids[i] != 600) keep.push_back(static_cast<int64_t>(i));
     const Pruned twice = prune(once.out.path(), keep);
-    const GgufKV* map = kv(twice.out, oiw::vocab::kOriginalIdsKey);
+    const oiw::GgufValue* map = kv(twice.out, oiw::vocab::kOriginalIdsKey);
     ASSERT_NE(map, nullptr);
     std::vector<int64_t> got;
-    for (uint64_t i = 0; i < map->value.count; ++i) got.push_back(static_cast<int64_t>(map->value.array_number(i)));
+    for (uint64_t i = 0; i < map->count(); ++i) got.push_back(static_cast<int64_t>(map->array_number(i)));
     EXPECT_TRUE(std::find(got.begin(), got.end(), 700) != got.end());
     EXPECT_TRUE(std::find(got.begin(), got.end(), 600) == got.end());
     EXPECT_EQ(got.size(), twice.plan.n_vocab_after);
@@ -320,12 +313,12 @@ TEST(VocabPrune, ClosureCoversSpecialTokensTheMergerBuilds) {
     const std::string path = (oiw::test::temp_dir() / "spm-special.gguf").string();
     {
         oiw::GgufWriter w(path);
-        w.set_kvs({{"general.architecture", oiw::GgufValue::make_string("llama")},
-                   {"tokenizer.ggml.model", oiw::GgufValue::make_string("llama")},
-                   {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array(texts)},
-                   {"tokenizer.ggml.scores", oiw::GgufValue::make_array(oiw::GgufType::F32, sc, scores.size())},
-                   {"tokenizer.ggml.token_type", oiw::GgufValue::make_array(oiw::GgufType::I32, t, types.size())},
-                   {"tokenizer.ggml.add_space_prefix", oiw::GgufValue::make_bool(false)}});
+        w.set_kvs(oiw::Metadata({{"general.architecture", oiw::GgufValue::make_string("llama")},
+                                 {"tokenizer.ggml.model", oiw::GgufValue::make_string("llama")},
+                                 {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array(texts)},
+                                 {"tokenizer.ggml.scores", oiw::GgufValue::make_array(oiw::GgufType::F32, sc, scores.size())},
+                                 {"tokenizer.ggml.token_type", oiw::GgufValue::make_array(oiw::GgufType::I32, t, types.size())},
+                                 {"tokenizer.ggml.add_space_prefix", oiw::GgufValue::make_bool(false)}}));
         w.finish();
     }
     const Pruned with = prune(path, {10});

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "converters/vocab/prune.h"
+#include "libformat/model.h"
 #include "tests/support/helpers.h"
 
 namespace {
@@ -68,13 +69,11 @@ TEST(VocabPruneCli, JsonReportAndMap) {
     EXPECT_EQ(j.at("gathered_tensors"), nlohmann::json::array({"token_embd.weight", "output.weight"}));
     std::ifstream mf(map);
     const auto m = nlohmann::json::parse(mf);
-    const oiw::GgufFile o = oiw::GgufFile::open(out);
-    const oiw::GgufValue* key = nullptr;
-    for (const auto& kv : o.kvs())
-        if (kv.key == oiw::vocab::kOriginalIdsKey) key = &kv.value;
+    const oiw::Model o = oiw::open_model(out);
+    const oiw::GgufValue* key = o.metadata().find(oiw::vocab::kOriginalIdsKey);
     ASSERT_NE(key, nullptr);
-    ASSERT_EQ(m.at("original_ids").size(), key->count);
-    for (size_t i = 0; i < key->count; ++i) EXPECT_EQ(m.at("original_ids")[i].get<double>(), key->array_number(i));
+    ASSERT_EQ(m.at("original_ids").size(), key->count());
+    for (size_t i = 0; i < key->count(); ++i) EXPECT_EQ(m.at("original_ids")[i].get<double>(), key->array_number(i));
 }
 
 TEST(VocabPruneCli, DryRunWritesNothingAndCountsTopN) {

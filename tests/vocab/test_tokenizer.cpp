@@ -5,6 +5,7 @@
 
 #include "converters/vocab/unicode.h"
 #include "converters/vocab/vocab.h"
+#include "libformat/model.h"
 #include "tests/support/helpers.h"
 #include "tests/vocab/fixture_cases.h"
 
@@ -13,8 +14,7 @@ namespace {
 using oiw::vocab::Vocab;
 
 Vocab load(const std::string& path) {
-    const oiw::GgufFile f = oiw::GgufFile::open(path);
-    return Vocab::load(f.kvs(), path);
+    return Vocab::load(oiw::open_model(path).metadata());
 }
 
 // Tokenizes every case; returns how many match llama.cpp's ids.
@@ -55,7 +55,7 @@ TEST(VocabTokenizer, UnsupportedModelIsNamed) {
         {"tokenizer.ggml.model", oiw::GgufValue::make_string("bert")},
         {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})},
     };
-    const Vocab v = Vocab::load(kvs, "x.gguf");
+    const Vocab v = Vocab::load(oiw::Metadata(kvs, "x.gguf"));
     try {
         v.tokenize("ab", false, false);
         FAIL() << "expected an error";
@@ -67,7 +67,7 @@ TEST(VocabTokenizer, UnsupportedModelIsNamed) {
 // Returns the message of the error tokenize() throws for a vocabulary made of `kvs`.
 std::string tokenize_error(const std::vector<oiw::GgufKV>& kvs) {
     try {
-        Vocab::load(kvs, "x.gguf").tokenize("ab", false, false);
+        Vocab::load(oiw::Metadata(kvs, "x.gguf")).tokenize("ab", false, false);
     } catch (const oiw::FormatError& e) {
         return e.what();
     }

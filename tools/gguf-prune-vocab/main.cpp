@@ -20,6 +20,7 @@
 #include "converters/vocab/vocab.h"
 #include "inspect/json.h"
 #include "inspect/model.h"
+#include "libformat/model.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 
@@ -155,8 +156,6 @@ void write_text_atomic(const std::string& path, const std::string& text) {
     }
 }
 
-oiw::vocab::Vocab open_vocab(const oiw::GgufFile& f) { return oiw::vocab::Vocab::load(f.kvs(), f.path()); }
-
 int run_tokenize(int argc, char** argv) {
     std::string model, file;
     bool no_bos = false, no_escape = false, no_parse_special = false;
@@ -167,8 +166,7 @@ int run_tokenize(int argc, char** argv) {
     app.add_flag("--no-escape", no_escape, "do not process escapes (\\n, \\t, \\xNN, ...) in the text");
     app.add_flag("--no-parse-special", no_parse_special, "do not match control tokens in the text");
     OIW_CLI_PARSE(app, argc, argv);
-    const oiw::GgufFile f = oiw::GgufFile::open(model);
-    const oiw::vocab::Vocab v = open_vocab(f);
+    const oiw::vocab::Vocab v = oiw::vocab::Vocab::load(oiw::open_model(model).metadata());
     std::string text = read_text(file);
     if (!no_escape) text = process_escapes(text);
     const auto ids = v.tokenize(text, v.add_bos() && !no_bos, !no_parse_special);
@@ -236,8 +234,8 @@ std::string report(const Options& o, const oiw::vocab::PrunePlan& p, const oiw::
 int run_prune(const Options& o) {
     if (!o.dry_run && o.out.empty()) throw FormatError(ErrorKind::Usage, "", "OUT", "required unless --dry-run");
     if (o.counts.empty() != (o.top == 0)) throw FormatError(ErrorKind::Usage, "", "--counts/--top", "use them together (--top N >= 1)");
-    const oiw::GgufFile in = oiw::GgufFile::open(o.in);
-    const oiw::vocab::Vocab v = open_vocab(in);
+    const oiw::Model in = oiw::open_model(o.in);
+    const oiw::vocab::Vocab v = oiw::vocab::Vocab::load(in.metadata());
     std::vector<int64_t> ids;
     const auto add = [&](std::vector<int64_t> more, const std::string& source) {
         oiw::vocab::check_ids(more, v.size(), source);
