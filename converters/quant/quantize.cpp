@@ -1,5 +1,6 @@
-// quantize_chunk: the dispatcher, plus the F16/BF16 conversions, the legacy 32-element quants
-// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and the non-linear 4-bit quants (IQ4_NL, IQ4_XS).
+// quantize_chunk: the driver over the kernel table (optimized row kernels with the reference as
+// fallback), plus the F16/BF16 conversions, the legacy 32-element quants (Q4_0, Q4_1, Q5_0,
+// Q5_1, Q8_0) and the non-linear 4-bit quants (IQ4_NL, IQ4_XS).
 // A transcription of ggml-quants.c / ggml.c (ggml 0.11.1), bit-exact with ggml_quantize_chunk:
 // every float expression keeps ggml's operand order and every narrowing conversion is explicit.
 // The k-quants and the shared scale searches live in quantize_k.cpp.
@@ -10,10 +11,9 @@
 
 #include "libformat/blocks.h"
 #include "libformat/fp16.h"
+#include "converters/quant/dispatch.h"
 #include "converters/quant/iq_tables.h"
-#include "converters/quant/x86/quantize_fast.h"
 #include "converters/quant/quantize_impl.h"
-#include "converters/quant/quantize_iq.h"
 #include "converters/quant/quants.h"
 #include "libformat/error.h"
 
@@ -341,6 +341,100 @@ size_t quantize_legacy(const float* src, void* dst, int64_t nrows, int64_t n_per
     return static_cast<size_t>(nrows * nb) * sizeof(Block);
 }
 
+// Name of a type for error messages, safe for out-of-range ids.
+std::string type_label(GgmlType t) {
+    const auto tt = type_traits(static_cast<uint32_t>(t));
+    return tt ? std::string(tt->name) : "type " + std::to_string(static_cast<uint32_t>(t));
+}
+
+}  // namespace
+
+bool can_quantize(GgmlType t) {
+    return static_cast<uint32_t>(t) < kGgmlTypeCount && reference_kernels()[static_cast<size_t>(t)].quantize;
+}
+
+bool quantize_requires_imatrix(GgmlType t) {
+    return can_quantize(t) && reference_kernels()[static_cast<size_t>(t)].imatrix == Imatrix::Required;
+}
+
+size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
+                      const float* imatrix) {
+    if (!can_quantize(t) || nrows < 0 || n_per_row <= 0 || n_per_row % traits(t).block_size != 0)
+        return quantize_chunk_ref(t, src, dst, nrows, n_per_row, imatrix);  // reports the error
+    const TypeKernels& k = type_kernels(t);
+    if (k.imatrix == Imatrix::Ignored) imatrix = nullptr;
+    const FastRowFn fast = imatrix ? k.fast.weighted : k.fast.plain;
+    if (!fast) return quantize_chunk_ref(t, src, dst, nrows, n_per_row, imatrix);
+    const size_t row_bytes = row_size(t, n_per_row);
+    uint8_t* out = static_cast<uint8_t*>(dst);
+    for (int64_t r = 0; r < nrows; ++r) {
+        const float* x = src + r * n_per_row;
+        uint8_t* y = out + static_cast<size_t>(r) * row_bytes;
+        if (!fast(x, y, n_per_row, imatrix)) k.quantize(x, y, 1, n_per_row, imatrix);
+    }
+    return static_cast<size_t>(nrows) * row_bytes;
+}
+
+size_t quantize_chunk_ref(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
+                          const float* imatrix) {
+    if (!can_quantize(t)) {
+        throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no quantization kernel for this type");
+    }
+    if (nrows < 0 || n_per_row < 0) {
+        throw FormatError(ErrorKind::Usage, "", type_label(t),
+                          "negative shape: nrows " + std::to_string(nrows) + ", n_per_row " + std::to_string(n_per_row));
+    }
+    const int64_t bs = traits(t).block_size;
+    if (n_per_row % bs != 0) {
+        throw FormatError(ErrorKind::BadBlock, "", type_label(t),
+                          "n_per_row " + std::to_string(n_per_row) + " is not a multiple of the block size " +
+                              std::to_string(bs));
+    }
+    const TypeKernels& k = reference_kernels()[static_cast<size_t>(t)];
+    if (k.imatrix == Imatrix::Required && !imatrix) {
+        throw FormatError(ErrorKind::Usage, "", type_label(t),
+                          "quantizing to this type requires importance weights (an imatrix)");
+    }
+    return k.quantize(src, dst, nrows, n_per_row, imatrix);
+}
+
+// ---------------------------------------------------------------- kernels of the table
+
+namespace quant {
+
+size_t quantize_f16(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
+    uint16_t* y = static_cast<uint16_t*>(dst);
+    const int64_t n = nrows * n_per_row;
+    for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(src[i]);
+    return static_cast<size_t>(n) * 2;
+}
+
+size_t quantize_bf16(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
+    uint16_t* y = static_cast<uint16_t*>(dst);
+    const int64_t n = nrows * n_per_row;
+    for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_bf16(src[i]);
+    return static_cast<size_t>(n) * 2;
+}
+
+size_t quantize_q4_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return quantize_legacy<block_q4_0>(src, dst, nrows, n_per_row, imatrix, q4_0_block_ref, q4_0_row_impl);
+}
+size_t quantize_q4_1(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return quantize_legacy<block_q4_1>(src, dst, nrows, n_per_row, imatrix, q4_1_block_ref, q4_1_row_impl);
+}
+size_t quantize_q5_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return quantize_legacy<block_q5_0>(src, dst, nrows, n_per_row, imatrix, q5_0_block_ref, q5_0_row_impl);
+}
+size_t quantize_q5_1(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return quantize_legacy<block_q5_1>(src, dst, nrows, n_per_row, imatrix, q5_1_block_ref, q5_1_row_impl);
+}
+
+size_t quantize_q8_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
+    // ggml ignores importance weights for Q8_0
+    return for_each_block<block_q8_0>(src, dst, nrows, n_per_row, 32, nullptr,
+                                      [](const float* x, block_q8_0& y, const float*) { q8_0_block_ref(x, y); });
+}
+
 size_t quantize_iq4_nl(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
     return for_each_block<block_iq4_nl>(src, dst, nrows, n_per_row, QK4_NL, imatrix,
                                         [](const float* x, block_iq4_nl& y, const float* qw) {
@@ -363,98 +457,37 @@ size_t quantize_iq4_xs(const float* src, void* dst, int64_t nrows, int64_t n_per
                                         });
 }
 
-// Name of a type for error messages, safe for out-of-range ids.
-std::string type_label(GgmlType t) {
-    const auto tt = type_traits(static_cast<uint32_t>(t));
-    return tt ? std::string(tt->name) : "type " + std::to_string(static_cast<uint32_t>(t));
-}
-
-}  // namespace
-
-bool can_quantize(GgmlType t) {
-    switch (t) {
-        case GgmlType::F16:
-        case GgmlType::BF16:
-        case GgmlType::Q4_0:
-        case GgmlType::Q4_1:
-        case GgmlType::Q5_0:
-        case GgmlType::Q5_1:
-        case GgmlType::Q8_0:
-        case GgmlType::Q2_K:
-        case GgmlType::Q3_K:
-        case GgmlType::Q4_K:
-        case GgmlType::Q5_K:
-        case GgmlType::Q6_K:
-        case GgmlType::IQ4_NL:
-        case GgmlType::IQ4_XS:
-            return true;
-        default:
-            return quant::iq_can_quantize(t);
-    }
-}
-
-bool quantize_requires_imatrix(GgmlType t) {
-    return t == GgmlType::IQ2_XXS || t == GgmlType::IQ2_XS || t == GgmlType::IQ1_S;
-}
-
-size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
-                      const float* imatrix) {
-    size_t written = 0;
-    if (fast::try_quantize_chunk(t, src, dst, nrows, n_per_row, imatrix, &written)) return written;
-    return quantize_chunk_ref(t, src, dst, nrows, n_per_row, imatrix);
-}
-
-size_t quantize_chunk_ref(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
-                          const float* imatrix) {
-    if (!can_quantize(t)) {
-        throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no quantization kernel for this type");
-    }
-    if (nrows < 0 || n_per_row < 0) {
-        throw FormatError(ErrorKind::Usage, "", type_label(t),
-                          "negative shape: nrows " + std::to_string(nrows) + ", n_per_row " + std::to_string(n_per_row));
-    }
-    const int64_t bs = traits(t).block_size;
-    if (n_per_row % bs != 0) {
-        throw FormatError(ErrorKind::BadBlock, "", type_label(t),
-                          "n_per_row " + std::to_string(n_per_row) + " is not a multiple of the block size " +
-                              std::to_string(bs));
-    }
-    switch (t) {
-        case GgmlType::F16: {
-            uint16_t* y = static_cast<uint16_t*>(dst);
-            const int64_t n = nrows * n_per_row;
-            for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(src[i]);
-            return static_cast<size_t>(n) * 2;
+// Thresholds t[k], k = 0..14: best_index(x) == #{k : !(x < t[k])}. Between levels a = val[k]
+// and b = val[k+1] the reference picks k+1 exactly when !(fl(x - a) < fl(b - x)); that
+// predicate is monotone in x (both roundings are monotone), so it flips at one float t[k],
+// found by walking from the midpoint with nextafter.
+const float* iq4nl_thresholds() {
+    struct Thresholds {
+        float t[15];
+        Thresholds() {
+            for (int k = 0; k < 15; ++k) {
+                const float a = kvalues_iq4nl[k], b = kvalues_iq4nl[k + 1];
+                auto picks_low = [&](float x) { return x - a < b - x; };
+                float x = (a + b) / 2;
+                if (picks_low(x)) {
+                    while (picks_low(x)) x = std::nextafter(x, INFINITY);
+                } else {
+                    for (float p = std::nextafter(x, -INFINITY); !picks_low(p); p = std::nextafter(p, -INFINITY)) x = p;
+                }
+                t[k] = x;
+            }
         }
-        case GgmlType::BF16: {
-            uint16_t* y = static_cast<uint16_t*>(dst);
-            const int64_t n = nrows * n_per_row;
-            for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_bf16(src[i]);
-            return static_cast<size_t>(n) * 2;
-        }
-        case GgmlType::Q4_0:
-            return quantize_legacy<block_q4_0>(src, dst, nrows, n_per_row, imatrix, q4_0_block_ref, q4_0_row_impl);
-        case GgmlType::Q4_1:
-            return quantize_legacy<block_q4_1>(src, dst, nrows, n_per_row, imatrix, q4_1_block_ref, q4_1_row_impl);
-        case GgmlType::Q5_0:
-            return quantize_legacy<block_q5_0>(src, dst, nrows, n_per_row, imatrix, q5_0_block_ref, q5_0_row_impl);
-        case GgmlType::Q5_1:
-            return quantize_legacy<block_q5_1>(src, dst, nrows, n_per_row, imatrix, q5_1_block_ref, q5_1_row_impl);
-        case GgmlType::Q8_0:  // ggml ignores importance weights for Q8_0
-            return for_each_block<block_q8_0>(src, dst, nrows, n_per_row, 32, nullptr,
-                                              [](const float* x, block_q8_0& y, const float*) { q8_0_block_ref(x, y); });
-        case GgmlType::Q2_K: return quant::quantize_q2_K(src, dst, nrows, n_per_row, imatrix);
-        case GgmlType::Q3_K: return quant::quantize_q3_K(src, dst, nrows, n_per_row, imatrix);
-        case GgmlType::Q4_K: return quant::quantize_q4_K(src, dst, nrows, n_per_row, imatrix);
-        case GgmlType::Q5_K: return quant::quantize_q5_K(src, dst, nrows, n_per_row, imatrix);
-        case GgmlType::Q6_K: return quant::quantize_q6_K(src, dst, nrows, n_per_row, imatrix);
-        case GgmlType::IQ4_NL: return quantize_iq4_nl(src, dst, nrows, n_per_row, imatrix);
-        case GgmlType::IQ4_XS: return quantize_iq4_xs(src, dst, nrows, n_per_row, imatrix);
-        default:
-            if (quant::iq_can_quantize(t)) return quant::quantize_iq(t, src, dst, nrows, n_per_row, imatrix);
-            break;
-    }
-    throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no quantization kernel for this type");
+    };
+    static const Thresholds th;
+    return th.t;
 }
 
+int iq4nl_best_index(float x) {
+    const float* t = iq4nl_thresholds();
+    int l = 0;
+    for (int k = 0; k < 15; ++k) l += !(x < t[k]);
+    return l;
+}
+
+}  // namespace quant
 }  // namespace oiw

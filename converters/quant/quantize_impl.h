@@ -1,6 +1,6 @@
-// Internal declarations shared by quantize.cpp (dispatcher, legacy and IQ4 quants),
+// Internal declarations shared by quantize.cpp (chunk driver, legacy and IQ4 quants),
 // quantize_k.cpp (k-quants and the shared scale-search helpers), quantize_iq.cpp (ternary and
-// lattice i-quants) and quantize_fast.cpp (the AVX2 kernels).
+// lattice i-quants), kernels.cpp (the kernel table) and x86/quantize_avx2.cpp (the AVX2 kernels).
 //
 // Everything here transcribes ggml-quants.c (ggml 0.11.1) operation for operation: the same
 // float expressions in the same order, the same integer narrowing, the same tie-breaking.
@@ -139,12 +139,41 @@ float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, ui
 // Weighted positive-only scale for n non-negative values into levels [0, nmax]. Returns the scale.
 float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights);
 
-// Chunk quantizers: `nrows` rows of `n_per_row` floats (a multiple of the block size) into dst,
-// mirroring ggml's quantize_<type>(src, dst, nrows, n_per_row, imatrix). Return bytes written.
+// Chunk quantizers, the kernel table's reference `quantize` entries (QuantizeFn): `nrows` rows of
+// `n_per_row` floats (a multiple of the block size, checked by the caller) into dst, mirroring
+// ggml's quantize_<type>(src, dst, nrows, n_per_row, imatrix). Return bytes written.
+// quantize.cpp:
+size_t quantize_f16(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_bf16(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_q4_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_q4_1(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_q5_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_q5_1(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_q8_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq4_nl(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq4_xs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+// quantize_k.cpp:
 size_t quantize_q2_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_q3_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_q4_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_q5_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_q6_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+// quantize_iq.cpp (IQ2_XXS, IQ2_XS and IQ1_S expect a non-null imatrix):
+size_t quantize_tq1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_tq2_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_mxfp4(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq3_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq3_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq2_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq2_xs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq2_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq1_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_iq1_m(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+
+// Decision thresholds of the IQ4_NL levels: the reference's best_index_int8(16, kvalues_iq4nl, x)
+// equals the number of k in 0..14 with !(x < t[k]).
+const float* iq4nl_thresholds();
+// Index of the IQ4_NL level nearest to x (best_index_int8 on kvalues_iq4nl) from the thresholds.
+int iq4nl_best_index(float x);
 
 }  // namespace oiw::quant

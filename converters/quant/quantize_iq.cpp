@@ -6,8 +6,6 @@
 // a map from every level combination to its grid index and, for combinations off the grid, a
 // list of nearest grid points to try (iq2xs_init_impl / iq3xs_init_impl). Here those are built
 // lazily, once per grid, in function-local statics (thread-safe initialization, immutable after).
-#include "converters/quant/quantize_iq.h"
-
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -1116,44 +1114,35 @@ size_t plain_blocks(const float* src, void* dst, int64_t nrows, int64_t n_per_ro
 
 }  // namespace
 
-bool iq_can_quantize(GgmlType t) {
-    switch (t) {
-        case GgmlType::TQ1_0:
-        case GgmlType::TQ2_0:
-        case GgmlType::MXFP4:
-        case GgmlType::IQ3_XXS:
-        case GgmlType::IQ3_S:
-        case GgmlType::IQ2_XXS:
-        case GgmlType::IQ2_XS:
-        case GgmlType::IQ2_S:
-        case GgmlType::IQ1_S:
-        case GgmlType::IQ1_M:
-            return true;
-        default:
-            return false;
-    }
+size_t quantize_tq1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
+    return plain_blocks<block_tq1_0>(src, dst, nrows, n_per_row, QK_K, tq1_0_block);
 }
-
-size_t quantize_iq(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    const bool needs_imatrix = t == GgmlType::IQ2_XXS || t == GgmlType::IQ2_XS || t == GgmlType::IQ1_S;
-    if (needs_imatrix && !imatrix) {
-        throw FormatError(ErrorKind::Usage, "", std::string(type_name(t)),
-                          "quantizing to this type requires importance weights (an imatrix)");
-    }
-    switch (t) {
-        case GgmlType::TQ1_0: return plain_blocks<block_tq1_0>(src, dst, nrows, n_per_row, QK_K, tq1_0_block);
-        case GgmlType::TQ2_0: return plain_blocks<block_tq2_0>(src, dst, nrows, n_per_row, QK_K, tq2_0_block);
-        case GgmlType::MXFP4: return plain_blocks<block_mxfp4>(src, dst, nrows, n_per_row, QK_MXFP4, mxfp4_block);
-        case GgmlType::IQ3_XXS: return superblocks<block_iq3_xxs>(src, dst, nrows, n_per_row, imatrix, iq3_xxs_superblock);
-        case GgmlType::IQ3_S: return superblocks<block_iq3_s>(src, dst, nrows, n_per_row, imatrix, iq3_s_superblock);
-        case GgmlType::IQ2_XXS: return superblocks<block_iq2_xxs>(src, dst, nrows, n_per_row, imatrix, iq2_xxs_superblock);
-        case GgmlType::IQ2_XS: return superblocks<block_iq2_xs>(src, dst, nrows, n_per_row, imatrix, iq2_xs_superblock);
-        case GgmlType::IQ2_S: return superblocks<block_iq2_s>(src, dst, nrows, n_per_row, imatrix, iq2_s_superblock);
-        case GgmlType::IQ1_S: return superblocks<block_iq1_s>(src, dst, nrows, n_per_row, imatrix, iq1_s_superblock);
-        case GgmlType::IQ1_M: return superblocks<block_iq1_m>(src, dst, nrows, n_per_row, imatrix, iq1_m_superblock);
-        default: break;
-    }
-    throw FormatError(ErrorKind::Unsupported, "", std::string(type_name(t)), "no quantization kernel for this type");
+size_t quantize_tq2_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
+    return plain_blocks<block_tq2_0>(src, dst, nrows, n_per_row, QK_K, tq2_0_block);
+}
+size_t quantize_mxfp4(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
+    return plain_blocks<block_mxfp4>(src, dst, nrows, n_per_row, QK_MXFP4, mxfp4_block);
+}
+size_t quantize_iq3_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return superblocks<block_iq3_xxs>(src, dst, nrows, n_per_row, imatrix, iq3_xxs_superblock);
+}
+size_t quantize_iq3_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return superblocks<block_iq3_s>(src, dst, nrows, n_per_row, imatrix, iq3_s_superblock);
+}
+size_t quantize_iq2_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return superblocks<block_iq2_xxs>(src, dst, nrows, n_per_row, imatrix, iq2_xxs_superblock);
+}
+size_t quantize_iq2_xs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return superblocks<block_iq2_xs>(src, dst, nrows, n_per_row, imatrix, iq2_xs_superblock);
+}
+size_t quantize_iq2_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return superblocks<block_iq2_s>(src, dst, nrows, n_per_row, imatrix, iq2_s_superblock);
+}
+size_t quantize_iq1_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return superblocks<block_iq1_s>(src, dst, nrows, n_per_row, imatrix, iq1_s_superblock);
+}
+size_t quantize_iq1_m(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    return superblocks<block_iq1_m>(src, dst, nrows, n_per_row, imatrix, iq1_m_superblock);
 }
 
 }  // namespace oiw::quant

@@ -11,38 +11,33 @@
 #include <fmt/format.h>
 
 #include "converters/quant/quants.h"
+#include "libformat/ftype.h"
+#include "libformat/names.h"
 
 namespace oiw {
 namespace {
 
-// llama_ftype ids (llama.cpp include/llama.h) of the presets the mixture rules distinguish.
-enum Ftype : uint32_t {
-    kAllF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 7, kQ5_0 = 8, kQ5_1 = 9, kQ2_K = 10,
-    kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17,
-    kQ6_K = 18, kQ2_K_S = 21, kIQ4_NL = 25, kIQ4_XS = 30, kBF16 = 32,
-};
-
 using T = GgmlType;
+using F = LlamaFtype;
+
+// A preset named as llama-quantize lists it: the ftype's name without "MOSTLY_" / "ALL_".
+constexpr RequantPreset preset(F ftype, GgmlType default_type) {
+    return {ftype_short_name(ftype), static_cast<uint32_t>(ftype), default_type};
+}
 
 // llama-quantize's QUANT_OPTIONS, restricted to the presets we support.
 constexpr RequantPreset kPresets[] = {
-    {"Q4_0", kQ4_0, T::Q4_0},       {"Q4_1", kQ4_1, T::Q4_1},       {"Q5_0", kQ5_0, T::Q5_0},
-    {"Q5_1", kQ5_1, T::Q5_1},       {"Q2_K", kQ2_K, T::Q2_K},       {"Q2_K_S", kQ2_K_S, T::Q2_K},
-    {"Q3_K_S", kQ3_K_S, T::Q3_K},   {"Q3_K_M", kQ3_K_M, T::Q3_K},   {"Q3_K_L", kQ3_K_L, T::Q3_K},
-    {"IQ4_NL", kIQ4_NL, T::IQ4_NL}, {"IQ4_XS", kIQ4_XS, T::IQ4_XS}, {"Q4_K_S", kQ4_K_S, T::Q4_K},
-    {"Q4_K_M", kQ4_K_M, T::Q4_K},   {"Q5_K_S", kQ5_K_S, T::Q5_K},   {"Q5_K_M", kQ5_K_M, T::Q5_K},
-    {"Q6_K", kQ6_K, T::Q6_K},       {"Q8_0", kQ8_0, T::Q8_0},       {"F16", kF16, T::F16},
-    {"BF16", kBF16, T::BF16},       {"F32", kAllF32, T::F32},
+    preset(F::MOSTLY_Q4_0, T::Q4_0),     preset(F::MOSTLY_Q4_1, T::Q4_1),     preset(F::MOSTLY_Q5_0, T::Q5_0),
+    preset(F::MOSTLY_Q5_1, T::Q5_1),     preset(F::MOSTLY_Q2_K, T::Q2_K),     preset(F::MOSTLY_Q2_K_S, T::Q2_K),
+    preset(F::MOSTLY_Q3_K_S, T::Q3_K),   preset(F::MOSTLY_Q3_K_M, T::Q3_K),   preset(F::MOSTLY_Q3_K_L, T::Q3_K),
+    preset(F::MOSTLY_IQ4_NL, T::IQ4_NL), preset(F::MOSTLY_IQ4_XS, T::IQ4_XS), preset(F::MOSTLY_Q4_K_S, T::Q4_K),
+    preset(F::MOSTLY_Q4_K_M, T::Q4_K),   preset(F::MOSTLY_Q5_K_S, T::Q5_K),   preset(F::MOSTLY_Q5_K_M, T::Q5_K),
+    preset(F::MOSTLY_Q6_K, T::Q6_K),     preset(F::MOSTLY_Q8_0, T::Q8_0),     preset(F::MOSTLY_F16, T::F16),
+    preset(F::MOSTLY_BF16, T::BF16),     preset(F::ALL_F32, T::F32),
 };
 constexpr std::pair<std::string_view, std::string_view> kPresetAliases[] = {
     {"Q3_K", "Q3_K_M"}, {"Q4_K", "Q4_K_M"}, {"Q5_K", "Q5_K_M"},
 };
-
-bool iequal(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
-           });
-}
 
 [[noreturn]] void usage_error(std::string_view subject, const std::string& what) {
     throw FormatError(ErrorKind::Usage, "", std::string(subject), what);
@@ -123,7 +118,7 @@ int block_number(const std::string& name) {
 
 struct MixState {
     const QuantModelInfo& model;
-    uint32_t ftype;
+    LlamaFtype ftype;
     bool has_imatrix;
     bool tied_embeddings;                  // no output.weight: token_embd doubles as lm_head
     std::optional<GgmlType> output_tensor_type;
@@ -149,7 +144,7 @@ std::pair<int, int> layer_info(const MixState& s, int counter, const std::string
 
 GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType type) {
     const QuantModelInfo& m = s.model;
-    const uint32_t ft = s.ftype;
+    const LlamaFtype ft = s.ftype;
     const bool falcon = m.arch == "falcon";
 
     if (cat == Cat::Output || (s.tied_embeddings && cat == Cat::TokenEmbd)) {
@@ -162,15 +157,15 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
     if (attn_v_like(cat)) {
         const int i = s.i_attention_wv++;
         switch (ft) {
-            case kQ2_K: type = m.n_gqa() >= 4 ? T::Q4_K : T::Q3_K; break;
-            case kQ2_K_S: if (m.n_gqa() >= 4) type = T::Q4_K; break;
-            case kQ3_K_M: type = i < 2 ? T::Q5_K : T::Q4_K; break;
-            case kQ3_K_L: type = T::Q5_K; break;
-            case kIQ4_NL:
-            case kIQ4_XS: if (m.n_gqa() >= 4) type = T::Q5_K; break;
-            case kQ4_K_M:
-            case kQ5_K_M: if (use_more_bits(i, s.n_attention_wv)) type = T::Q6_K; break;
-            case kQ4_K_S: if (i < 4) type = T::Q5_K; break;
+            case F::MOSTLY_Q2_K: type = m.n_gqa() >= 4 ? T::Q4_K : T::Q3_K; break;
+            case F::MOSTLY_Q2_K_S: if (m.n_gqa() >= 4) type = T::Q4_K; break;
+            case F::MOSTLY_Q3_K_M: type = i < 2 ? T::Q5_K : T::Q4_K; break;
+            case F::MOSTLY_Q3_K_L: type = T::Q5_K; break;
+            case F::MOSTLY_IQ4_NL:
+            case F::MOSTLY_IQ4_XS: if (m.n_gqa() >= 4) type = T::Q5_K; break;
+            case F::MOSTLY_Q4_K_M:
+            case F::MOSTLY_Q5_K_M: if (use_more_bits(i, s.n_attention_wv)) type = T::Q6_K; break;
+            case F::MOSTLY_Q4_K_S: if (i < 4) type = T::Q5_K; break;
             default: break;
         }
         // 70B: attn_v is 8x smaller than attn_q, more bits cost little.
@@ -186,36 +181,36 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
             ++s.i_ffn_down;
             const bool more = use_more_bits(i, n);
             switch (ft) {
-                case kQ2_K: return T::Q3_K;
-                case kQ2_K_S: return i < n / 8 ? T::Q4_K : type;
-                case kQ3_K_M: return i < n / 16 ? T::Q5_K : (!falcon || more) ? T::Q4_K : T::Q3_K;
-                case kQ3_K_L: return falcon ? T::Q4_K : T::Q5_K;
-                case kQ4_K_M:
+                case F::MOSTLY_Q2_K: return T::Q3_K;
+                case F::MOSTLY_Q2_K_S: return i < n / 8 ? T::Q4_K : type;
+                case F::MOSTLY_Q3_K_M: return i < n / 16 ? T::Q5_K : (!falcon || more) ? T::Q4_K : T::Q3_K;
+                case F::MOSTLY_Q3_K_L: return falcon ? T::Q4_K : T::Q5_K;
+                case F::MOSTLY_Q4_K_M:
                     if (falcon) return i < n / 16 ? T::Q6_K : more ? T::Q5_K : T::Q4_K;
                     return more ? T::Q6_K : type;
-                case kIQ4_NL:
-                case kIQ4_XS: return i < n / 8 && !s.has_imatrix ? T::Q5_K : type;
-                case kQ5_K_M: return more ? T::Q6_K : type;
-                case kQ4_K_S: return !falcon && i < n / 8 ? T::Q5_K : type;
+                case F::MOSTLY_IQ4_NL:
+                case F::MOSTLY_IQ4_XS: return i < n / 8 && !s.has_imatrix ? T::Q5_K : type;
+                case F::MOSTLY_Q5_K_M: return more ? T::Q6_K : type;
+                case F::MOSTLY_Q4_K_S: return !falcon && i < n / 8 ? T::Q5_K : type;
                 // Guard the first ffn_down layers, only with an imatrix (keeps old outputs reproducible).
-                case kQ4_0: return s.has_imatrix && i < n / 8 ? T::Q4_1 : type;
-                case kQ5_0: return s.has_imatrix && i < n / 8 ? T::Q5_1 : type;
+                case F::MOSTLY_Q4_0: return s.has_imatrix && i < n / 8 ? T::Q4_1 : type;
+                case F::MOSTLY_Q5_0: return s.has_imatrix && i < n / 8 ? T::Q5_1 : type;
                 default: return type;
             }
         }
         case Cat::AttnOutput:
-            if (falcon) return ft == kQ3_K_L ? T::Q4_K : type;
+            if (falcon) return ft == F::MOSTLY_Q3_K_L ? T::Q4_K : type;
             if (m.n_expert == 8) {
                 switch (ft) {
-                    case kQ2_K: case kQ3_K_S: case kQ3_K_M: case kIQ4_NL: case kQ4_K_S: case kQ4_K_M: case kIQ4_XS:
+                    case F::MOSTLY_Q2_K: case F::MOSTLY_Q3_K_S: case F::MOSTLY_Q3_K_M: case F::MOSTLY_IQ4_NL: case F::MOSTLY_Q4_K_S: case F::MOSTLY_Q4_K_M: case F::MOSTLY_IQ4_XS:
                         return T::Q5_K;
                     default: return type;
                 }
             }
             switch (ft) {
-                case kQ2_K: return T::Q3_K;
-                case kQ3_K_M: return T::Q4_K;
-                case kQ3_K_L: return T::Q5_K;
+                case F::MOSTLY_Q2_K: return T::Q3_K;
+                case F::MOSTLY_Q3_K_M: return T::Q4_K;
+                case F::MOSTLY_Q3_K_L: return T::Q5_K;
                 default: return type;
             }
         case Cat::FfnGate:
@@ -255,11 +250,11 @@ GgmlType fallback_type(const GgufTensorInfo& t, GgmlType type, std::vector<std::
 }
 
 // llama-quant.cpp tensor_requires_imatrix.
-bool requires_imatrix(std::string_view name, GgmlType type, uint32_t ftype) {
+bool requires_imatrix(std::string_view name, GgmlType type, LlamaFtype ftype) {
     if (name == "token_embd.weight" || name == "per_layer_token_embd.weight" || name == "output.weight") return false;
     switch (type) {
         case T::IQ3_XXS: case T::IQ2_XXS: case T::IQ2_XS: case T::IQ2_S: case T::IQ1_M: case T::IQ1_S: return true;
-        case T::Q2_K: return ftype == kQ2_K_S;
+        case T::Q2_K: return ftype == F::MOSTLY_Q2_K_S;
         default: return quantize_requires_imatrix(type);
     }
 }
@@ -277,11 +272,10 @@ std::regex compile(const std::string& pattern, std::string_view option) {
 std::span<const RequantPreset> requant_presets() { return kPresets; }
 
 const RequantPreset& find_preset(std::string_view name) {
-    std::string_view wanted = name;
-    for (const auto& [alias, target] : kPresetAliases)
-        if (iequal(name, alias)) wanted = target;
-    for (const auto& p : kPresets)
-        if (iequal(wanted, p.name)) return p;
+    const auto* alias = find_by_name(kPresetAliases, name, [](const auto& a) { return a.first; });
+    const std::string_view wanted = alias ? alias->second : name;
+    if (const RequantPreset* p = find_by_name(kPresets, wanted, [](const RequantPreset& r) { return r.name; }))
+        return *p;
     uint32_t id = 0;
     auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
     if (ec == std::errc() && end == name.data() + name.size())
@@ -364,7 +358,7 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
     const QuantModelInfo model = quant_model_info(kvs);
     RequantPlan plan;
 
-    MixState s{model, preset.ftype, opt.has_imatrix, true, opt.output_tensor_type};
+    MixState s{model, static_cast<LlamaFtype>(preset.ftype), opt.has_imatrix, true, opt.output_tensor_type};
     for (const auto& t : tensors) {
         const Cat c = category(t.name);
         if (attn_v_like(c)) ++s.n_attention_wv;
@@ -420,7 +414,7 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
         tp.n_elements = t.n_elements();
         tp.src_bytes = t.n_bytes;
         tp.dst_bytes = row_size(dst, t.ne[0]) * static_cast<uint64_t>(t.n_rows());
-        tp.requires_imatrix = allowed && tp.convert() && requires_imatrix(t.name, dst, preset.ftype);
+        tp.requires_imatrix = allowed && tp.convert() && requires_imatrix(t.name, dst, static_cast<LlamaFtype>(preset.ftype));
         plan.tensors.push_back(std::move(tp));
     }
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "libformat/fp16.h"
-#include "converters/quant/x86/quantize_fast.h"
+#include "converters/quant/dispatch.h"
 #include "converters/quant/quants.h"
 #include "libformat/types.h"
 
@@ -51,7 +51,7 @@ void bench_quant(benchmark::State& st, GgmlType t, bool imat, bool fast) {
         benchmark::ClobberMemory();
     }
     st.SetItemsProcessed(st.iterations() * kPerRow * kRows);
-    st.counters["fast_path"] = fast && fast::has_fast_path(t, imat) ? 1 : 0;
+    st.counters["fast_path"] = fast && has_fast_path(t, imat) ? 1 : 0;
 }
 
 void bench_f16_to_f32(benchmark::State& st, bool fast) {

@@ -355,7 +355,7 @@ TEST(GgufProperty, EveryLiveTypeEveryAlignment) {
     ScratchDir scratch;
     const fs::path& dir = scratch.path();
     const auto types = live_types();
-    ASSERT_EQ(types.size(), 34u);  // 42 ids, 8 removed
+    ASSERT_GE(types.size(), 34u);  // ggml 0.11.1's 34 live types, plus any added since
     uint64_t seed = 100000;
     for (uint32_t version : {2u, 3u}) {
         for (uint64_t alignment : {0ull, 1ull, 64ull, 4096ull}) {

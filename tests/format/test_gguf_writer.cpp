@@ -346,7 +346,8 @@ TEST(GgufWriterSafety, RejectsInvalidInput) {
     expect_error([&] { w.add_kv({"general.name", GgufValue::make_string("x")}); }, ErrorKind::DuplicateKey, {out, "general.name"});
     const std::vector<int64_t> s32 = {32}, s5 = {32, 1, 1, 1, 1}, s0 = {};
     expect_error([&] { w.add_tensor("r", static_cast<GgmlType>(4), s32); }, ErrorKind::RemovedType, {out, "tensor 'r'", "removed from ggml"});
-    expect_error([&] { w.add_tensor("u", static_cast<GgmlType>(42), s32); }, ErrorKind::BadType, {out, "tensor 'u'", "42"});
+    expect_error([&] { w.add_tensor("u", static_cast<GgmlType>(kGgmlTypeCount), s32); }, ErrorKind::BadType,
+                 {out, "tensor 'u'", std::to_string(kGgmlTypeCount)});
     expect_error([&] { w.add_tensor("d5", GgmlType::F32, s5); }, ErrorKind::BadDims, {out, "tensor 'd5'", "5"});
     w.add_tensor("d0", GgmlType::F32, s0);  // n_dims 0 is a scalar, as ggml reads it
     EXPECT_EQ(w.tensors().back().n_bytes, 4u);

@@ -1,6 +1,8 @@
 // The ggml type table: ids, names, block sizes and tombstones as in ggml 0.11.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "libformat/types.h"
 
 namespace oiw {
@@ -28,7 +30,8 @@ TEST(TypeTable, SizesMatchGgml) {
         EXPECT_TRUE(type_id_valid(r.id));
         EXPECT_EQ(type_from_name(r.name), static_cast<GgmlType>(r.id));
     }
-    EXPECT_EQ(std::size(rows), 42u - 8u);
+    EXPECT_EQ(std::size(rows), static_cast<size_t>(std::count_if(kTypeTraits.begin(), kTypeTraits.end(),
+                                                                 [](const TypeTraits& t) { return !t.removed; })));
 }
 
 TEST(TypeTable, RemovedIdsAreTombstones) {
@@ -39,8 +42,8 @@ TEST(TypeTable, RemovedIdsAreTombstones) {
         EXPECT_FALSE(type_id_valid(id));
         EXPECT_FALSE(type_from_name(t->name).has_value()) << t->name;
     }
-    EXPECT_FALSE(type_traits(42).has_value());
-    EXPECT_FALSE(type_id_valid(42));
+    EXPECT_FALSE(type_traits(kGgmlTypeCount).has_value());
+    EXPECT_FALSE(type_id_valid(kGgmlTypeCount));
 }
 
 TEST(TypeTable, RowSizeAndNames) {
@@ -49,6 +52,27 @@ TEST(TypeTable, RowSizeAndNames) {
     EXPECT_EQ(type_from_name("q4_k"), GgmlType::Q4_K);
     EXPECT_DOUBLE_EQ(type_bpw(GgmlType::Q4_0), 4.5);
     EXPECT_FALSE(type_from_name("Q4_2").has_value());
+}
+
+TEST(TypeTable, RowsAreIdOrderedAndSizedByTheBlockStructs) {
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) EXPECT_EQ(static_cast<uint32_t>(kTypeTraits[id].id), id);
+    static_assert(kTypeTraits[static_cast<size_t>(GgmlType::Q4_K)].type_size == sizeof(block_q4_K));
+    EXPECT_EQ(traits(GgmlType::IQ4_XS).type_size, sizeof(block_iq4_xs));
+    EXPECT_EQ(traits(GgmlType::Q1_0).type_size, sizeof(block_q1_0));
+}
+
+// ggml-cpu.c type_traits_cpu[].vec_dot_type (ggml 0.11.1): the activation type of each dot product.
+TEST(TypeTable, VecDotTypeIsGgmlCpus) {
+    using T = GgmlType;
+    const std::pair<T, std::optional<T>> rows[] = {
+        {T::F32, T::F32},       {T::F16, T::F16},       {T::BF16, T::BF16},     {T::Q4_0, T::Q8_0},
+        {T::Q4_1, T::Q8_1},     {T::Q5_0, T::Q8_0},     {T::Q5_1, T::Q8_1},     {T::Q8_0, T::Q8_0},
+        {T::Q8_1, T::Q8_1},     {T::Q2_K, T::Q8_K},     {T::Q6_K, T::Q8_K},     {T::Q8_K, std::nullopt},
+        {T::IQ2_XXS, T::Q8_K},  {T::IQ1_M, T::Q8_K},    {T::IQ4_NL, T::Q8_0},   {T::IQ4_XS, T::Q8_K},
+        {T::TQ1_0, T::Q8_K},    {T::TQ2_0, T::Q8_K},    {T::MXFP4, T::Q8_0},    {T::NVFP4, T::Q8_0},
+        {T::Q1_0, T::Q8_0},     {T::I32, std::nullopt}, {T::F64, std::nullopt},
+    };
+    for (const auto& [t, dot] : rows) EXPECT_EQ(traits(t).vec_dot_type, dot) << type_name(t);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The optimized quantizers (quantize_fast.cpp) against the scalar reference: byte-identical on
+// The optimized quantizers (x86/quantize_avx2.cpp, via dispatch.cpp) against the scalar reference: byte-identical on
 // the golden input and on many synthetic rows (scales 1e-6..1e3, zeros, constants, outliers,
 // denormals, exact rounding ties, signed zeros, non-finite and huge rows), with and without
 // importance weights -- per K-quant type 864 super-blocks plain and 2592 with weights; plus the
@@ -15,7 +15,8 @@
 
 #include "libformat/fp16.h"
 #include "converters/quant/iq_tables.h"
-#include "converters/quant/x86/quantize_fast.h"
+#include "converters/quant/quantize_impl.h"
+#include "converters/quant/dispatch.h"
 #include "converters/quant/quants.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/types.h"
@@ -115,7 +116,7 @@ TEST(QuantizeFast, Iq4nlBranchlessIndexMatchesBinarySearch) {
     for (int i = 0; i < 200000; ++i) xs.push_back(u(rng));
     for (float x : xs) {
         // The binary search itself maps NaN to 15.
-        ASSERT_EQ(fast::iq4nl_best_index(x), iq4nl_index_binary_search(x)) << "x = " << x;
+        ASSERT_EQ(quant::iq4nl_best_index(x), iq4nl_index_binary_search(x)) << "x = " << x;
     }
 }
 
@@ -130,14 +131,14 @@ TEST(QuantizeFast, GoldenInputMatchesReference) {
 }
 
 TEST(QuantizeFast, FastPathsAreTaken) {
-    if (!fast::available()) GTEST_SKIP() << "CPU without AVX2/F16C: reference only";
+    if (active_isa() == Isa::Scalar) GTEST_SKIP() << "no optimized kernels on this CPU: reference only";
     for (GgmlType t : {GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
-        EXPECT_TRUE(fast::has_fast_path(t, false)) << tname(t);
+        EXPECT_TRUE(has_fast_path(t, false)) << tname(t);
     }
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
-        EXPECT_TRUE(fast::has_fast_path(t, true)) << tname(t);
+        EXPECT_TRUE(has_fast_path(t, true)) << tname(t);
     }
 }
 

@@ -22,7 +22,11 @@ bool shared_available(const std::string& rel) { return fs::exists(shared_path(re
 
 std::string data_path(const std::string& rel) { return (fs::path(OIW_SOURCE_DIR) / "tests/data" / rel).lexically_normal().string(); }
 
-std::string tool_path(const std::string& name) { return (fs::path(OIW_BIN_DIR) / name).string(); }
+std::string tool_path(const std::string& name) {
+    const std::string path = (fs::path(OIW_BIN_DIR) / name).string();
+    const char* wrapper = std::getenv("OIW_TOOL_WRAPPER");
+    return wrapper && *wrapper ? std::string(wrapper) + " " + path : path;
+}
 
 namespace {
 struct TempRoot {

@@ -26,7 +26,8 @@ std::string shared_path(const std::string& rel);
 bool shared_available(const std::string& rel = "fixtures");
 // Absolute path of a vendored file under tests/data (the small fixture pack, always present).
 std::string data_path(const std::string& rel);
-// Absolute path of a built tool (e.g. "gguf-inspect").
+// Command running a built tool (e.g. "gguf-inspect"): its absolute path, prefixed with
+// $OIW_TOOL_WRAPPER when set (scripts/test runs a cross build's tools through qemu-aarch64).
 std::string tool_path(const std::string& name);
 // A fresh empty directory, unique per call, removed at process exit.
 std::filesystem::path temp_dir();

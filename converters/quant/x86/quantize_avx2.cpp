@@ -1,10 +1,12 @@
-// AVX2 + F16C quantizers, byte-identical to the scalar reference (see quantize_fast.h).
+// AVX2 + F16C quantizers, byte-identical to the scalar reference. Compiled with -mavx2 -mf16c
+// (CMakeLists.txt) and reached only through dispatch.cpp after the CPU was checked, so nothing
+// here may run before that check.
 //
 // Rules every kernel here follows (each one is needed for byte identity):
 //  - A SIMD lane executes exactly the reference's sequence of IEEE float operations for one
 //    independent unit (a K-quant sub-block, a 32-element block): add/sub/mul/div/sqrt are
-//    correctly rounded, so a lane rounds exactly as the scalar code. No FMA anywhere (the file is
-//    built with -ffp-contract=off and never enables the "fma" target).
+//    correctly rounded, so a lane rounds exactly as the scalar code. No FMA anywhere (built with
+//    -ffp-contract=off and never with -mfma).
 //  - Sums the reference accumulates sequentially stay sequential (per lane, same order). Only
 //    max-of-|x| reductions, which are order-free for finite values, are reassociated.
 //  - Comparisons use the predicate matching the C operator on NaN (a > b -> _CMP_GT_OQ,
@@ -12,11 +14,10 @@
 //  - nearest_int is the reference's magic-number trick, bit for bit (also for huge inputs),
 //    except in make_qx_quants' search loop where |value| <= nmax + 1 is proven and the
 //    hardware round-to-nearest-even conversion gives the same integer.
-//  - Rows containing a non-finite value or one beyond 2^48 in magnitude (and chunks whose
-//    imatrix does) go to the reference.
-#include "converters/quant/x86/quantize_fast.h"
+//  - Rows containing a non-finite value or one beyond 2^48 in magnitude (or whose importance
+//    weights do) are refused (the row function returns false) and go to the reference.
+#include "converters/quant/x86/quantize_avx2.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cfloat>
@@ -27,10 +28,8 @@
 #include "libformat/fp16.h"
 #include "converters/quant/iq_tables.h"
 #include "converters/quant/quantize_impl.h"
-#include "converters/quant/quants.h"
 
-namespace oiw {
-namespace fast {
+namespace oiw::avx2 {
 namespace {
 
 using quant::get_q3_scale;
@@ -41,43 +40,8 @@ using quant::set_q3_scale;
 using quant::set_scale_min_k4;
 using quant::sum_squares;
 
-// ---------------------------------------------------------------- scalar helpers (any CPU)
-
-// Thresholds t[k], k = 0..14: best_index(x) == #{k : !(x < t[k])}. Between levels a = val[k]
-// and b = val[k+1] the reference picks k+1 exactly when !(fl(x - a) < fl(b - x)); that
-// predicate is monotone in x (both roundings are monotone), so it flips at one float t[k],
-// found by walking from the midpoint with nextafter.
-struct Iq4Thresholds {
-    float t[15];
-    Iq4Thresholds() {
-        for (int k = 0; k < 15; ++k) {
-            const float a = kvalues_iq4nl[k], b = kvalues_iq4nl[k + 1];
-            auto picks_low = [&](float x) { return x - a < b - x; };
-            float x = (a + b) / 2;
-            if (picks_low(x)) {
-                while (picks_low(x)) x = std::nextafter(x, INFINITY);
-            } else {
-                for (float p = std::nextafter(x, -INFINITY); !picks_low(p); p = std::nextafter(p, -INFINITY)) x = p;
-            }
-            t[k] = x;
-        }
-    }
-};
-
-const Iq4Thresholds& iq4_thresholds() {
-    static const Iq4Thresholds th;
-    return th;
-}
-
 alignas(32) const float kZeros[256] = {};
 
-// ---------------------------------------------------------------- AVX2 kernels
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,f16c"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,f16c")
-#endif
 
 using V = __m256;
 using VI = __m256i;
@@ -190,14 +154,6 @@ bool in_fast_range(const float* x, int64_t n) {
 }
 
 // ---------------------------------------------------------------- conversions
-
-void f16_to_f32_avx(const uint16_t* src, float* dst, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-    }
-    for (; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
-}
 
 // F16 rows (finite input: hardware round-to-nearest-even equals ggml's fp32_to_fp16).
 void row_f16(const float* x, void* dst, int64_t n, const float*) {
@@ -1055,7 +1011,7 @@ struct Iq4Tab {
 };
 
 Iq4Tab iq4_tab() {
-    const float* t = iq4_thresholds().t;
+    const float* t = quant::iq4nl_thresholds();
     const int8_t* v = kvalues_iq4nl;
     Iq4Tab T;
     T.t3 = vset(t[3]);
@@ -1238,94 +1194,45 @@ void row_k4(const float* x, void* dst, int64_t n, const float* imatrix) {
     for (; i < nb; ++i) k4_blocks<kNmax, 1>(x + QK_K * i, imatrix ? imatrix + QK_K * i : nullptr, y + i);
 }
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-// ---------------------------------------------------------------- dispatch
-
-using RowFn = void (*)(const float* x, void* dst, int64_t n_per_row, const float* imatrix);
-
-// The fast row kernel for (t, with imatrix), or null.
-RowFn row_kernel(GgmlType t, bool with_imatrix) {
-    switch (t) {
-        case GgmlType::F16: return row_f16;
-        case GgmlType::BF16: return row_bf16;
-        case GgmlType::Q8_0: return row_q8_0;
-        case GgmlType::Q4_0: return with_imatrix ? row_q_0_imat<8> : row_q4_0;
-        case GgmlType::Q5_0: return with_imatrix ? row_q_0_imat<16> : nullptr;
-        case GgmlType::Q4_1: return with_imatrix ? row_q_1_imat<15> : nullptr;
-        case GgmlType::Q5_1: return with_imatrix ? row_q_1_imat<31> : nullptr;
-        case GgmlType::Q2_K: return row_k<block_q2_K, q2_K_block>;
-        case GgmlType::Q3_K: return row_k<block_q3_K, q3_K_block>;
-        case GgmlType::Q4_K: return row_k4<15, block_q4_K>;
-        case GgmlType::Q5_K: return row_k4<31, block_q5_K>;
-        case GgmlType::Q6_K: return row_k<block_q6_K, q6_K_block>;
-        case GgmlType::IQ4_NL: return row_iq4_nl;
-        case GgmlType::IQ4_XS: return row_iq4_xs;
-        default: return nullptr;
-    }
-}
-
-bool cpu_ok() {
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2")) return false;  // also checks the OS saves YMM state
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
-    return (ecx & bit_F16C) != 0;
-}
-
-}  // namespace
-
-bool available() {
-    static const bool ok = cpu_ok();
-    return ok;
-}
-
-bool has_fast_path(GgmlType t, bool with_imatrix) {
-    // Q8_0, F16 and BF16 ignore importance weights.
-    const bool imat = with_imatrix && t != GgmlType::Q8_0 && t != GgmlType::F16 && t != GgmlType::BF16;
-    return available() && row_kernel(t, imat) != nullptr;
-}
-
-int iq4nl_best_index(float x) {
-    const float* t = iq4_thresholds().t;
-    int l = 0;
-    for (int k = 0; k < 15; ++k) l += !(x < t[k]);
-    return l;
-}
-
-bool try_quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
-                        const float* imatrix, size_t* written) {
-    if (t == GgmlType::Q8_0 || t == GgmlType::F16 || t == GgmlType::BF16) imatrix = nullptr;
-    if (!available() || nrows < 0 || n_per_row <= 0) return false;
-    const RowFn fn = row_kernel(t, imatrix != nullptr);
-    if (!fn) return false;
-    const auto& tt = traits(t);
-    if (tt.block_size == 0 || n_per_row % tt.block_size != 0) return false;
-    if (imatrix && !in_fast_range(imatrix, n_per_row)) return false;
-    const size_t row_bytes = row_size(t, n_per_row);
-    uint8_t* out = static_cast<uint8_t*>(dst);
-    for (int64_t r = 0; r < nrows; ++r) {
-        const float* x = src + r * n_per_row;
-        uint8_t* y = out + static_cast<size_t>(r) * row_bytes;
-        if (in_fast_range(x, n_per_row)) fn(x, y, n_per_row, imatrix);
-        else quantize_chunk_ref(t, x, y, 1, n_per_row, imatrix);
-    }
-    *written = static_cast<size_t>(nrows) * row_bytes;
+// A row kernel of this file, checked: refuses (returns false) rows or weights outside the range
+// the kernels are exact on.
+using RowFn = void (*)(const float* x, void* dst, int64_t n, const float* imatrix);
+template <RowFn kRow>
+bool checked(const float* x, void* dst, int64_t n, const float* imatrix) {
+    if (!in_fast_range(x, n) || (imatrix && !in_fast_range(imatrix, n))) return false;
+    kRow(x, dst, n, imatrix);
     return true;
 }
 
-}  // namespace fast
+using T = GgmlType;
+// F16, BF16 and Q8_0 ignore importance weights (their rows never get any).
+constexpr IsaKernel kQuantizers[] = {
+    {T::F16, {checked<row_f16>, nullptr}},
+    {T::BF16, {checked<row_bf16>, nullptr}},
+    {T::Q8_0, {checked<row_q8_0>, nullptr}},
+    {T::Q4_0, {checked<row_q4_0>, checked<row_q_0_imat<8>>}},
+    {T::Q5_0, {nullptr, checked<row_q_0_imat<16>>}},
+    {T::Q4_1, {nullptr, checked<row_q_1_imat<15>>}},
+    {T::Q5_1, {nullptr, checked<row_q_1_imat<31>>}},
+    {T::Q2_K, {checked<row_k<block_q2_K, q2_K_block>>, checked<row_k<block_q2_K, q2_K_block>>}},
+    {T::Q3_K, {checked<row_k<block_q3_K, q3_K_block>>, checked<row_k<block_q3_K, q3_K_block>>}},
+    {T::Q4_K, {checked<row_k4<15, block_q4_K>>, checked<row_k4<15, block_q4_K>>}},
+    {T::Q5_K, {checked<row_k4<31, block_q5_K>>, checked<row_k4<31, block_q5_K>>}},
+    {T::Q6_K, {checked<row_k<block_q6_K, q6_K_block>>, checked<row_k<block_q6_K, q6_K_block>>}},
+    {T::IQ4_NL, {checked<row_iq4_nl>, checked<row_iq4_nl>}},
+    {T::IQ4_XS, {checked<row_iq4_xs>, checked<row_iq4_xs>}},
+};
 
-void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
-    if (fast::available()) {
-        fast::f16_to_f32_avx(src, dst, n);
-        return;
+}  // namespace
+
+std::span<const IsaKernel> quantizers() { return kQuantizers; }
+
+void f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
     }
-    for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
+    for (; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
 }
 
-}  // namespace oiw
+}  // namespace oiw::avx2

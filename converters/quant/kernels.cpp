@@ -1,6 +1,7 @@
-// Dequantization kernels: one scalar reference per ggml type, each a transcription of the
-// matching dequantize_row_* of ggml-quants.c (ggml 0.11.1) with the same float operations in
-// the same order, so results are bit-identical (the build forbids fast-math and FMA contraction).
+// The kernel table (kernels.h) and the to-float kernels it points to: one scalar reference per
+// ggml type, each a transcription of the matching dequantize_row_* of ggml-quants.c (ggml 0.11.1)
+// with the same float operations in the same order, so results are bit-identical (the build
+// forbids fast-math and FMA contraction). The quantizers live in quantize*.cpp.
 //
 // Every block is copied out of the source buffer before decoding, so the source may have any
 // alignment and the packed block structs are never accessed through misaligned pointers.
@@ -10,8 +11,10 @@
 
 #include "libformat/blocks.h"
 #include "libformat/fp16.h"
-#include "converters/quant/x86/quantize_fast.h"
+#include "converters/quant/dispatch.h"
 #include "converters/quant/iq_tables.h"
+#include "converters/quant/kernels.h"
+#include "converters/quant/quantize_impl.h"
 #include "converters/quant/quants.h"
 #include "libformat/error.h"
 
@@ -508,8 +511,6 @@ void dq_iq4_xs(const block_iq4_xs& x, float* y) {
 
 // ---------------------------------------------------------------- drivers
 
-using RowFn = void (*)(const uint8_t* src, float* dst, int64_t n);
-
 template <typename Block, int QK, void (*Kernel)(const Block&, float*)>
 void blocks_row(const uint8_t* src, float* dst, int64_t n) {
     for (int64_t i = 0; i < n / QK; ++i) Kernel(load_block<Block>(src + i * sizeof(Block)), dst + i * QK);
@@ -538,45 +539,61 @@ void bf16_row(const uint8_t* src, float* dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(static_cast<uint16_t>(le16(src + 2 * i)));
 }
 
-RowFn row_fn(GgmlType t) {
-    switch (t) {
-        case GgmlType::F32: return f32_row;
-        case GgmlType::F16: return f16_row;
-        case GgmlType::BF16: return bf16_row;
-        case GgmlType::F64: return scalar_row<double>;
-        case GgmlType::I8: return scalar_row<int8_t>;
-        case GgmlType::I16: return scalar_row<int16_t>;
-        case GgmlType::I32: return scalar_row<int32_t>;
-        case GgmlType::I64: return scalar_row<int64_t>;
-        case GgmlType::Q4_0: return blocks_row<block_q4_0, QK4_0, dq_q4_0>;
-        case GgmlType::Q4_1: return blocks_row<block_q4_1, QK4_1, dq_q4_1>;
-        case GgmlType::Q5_0: return blocks_row<block_q5_0, QK5_0, dq_q5_0>;
-        case GgmlType::Q5_1: return blocks_row<block_q5_1, QK5_1, dq_q5_1>;
-        case GgmlType::Q8_0: return blocks_row<block_q8_0, QK8_0, dq_q8_0>;
-        case GgmlType::Q8_1: return blocks_row<block_q8_1, QK8_1, dq_q8_1>;
-        case GgmlType::Q2_K: return blocks_row<block_q2_K, QK_K, dq_q2_K>;
-        case GgmlType::Q3_K: return blocks_row<block_q3_K, QK_K, dq_q3_K>;
-        case GgmlType::Q4_K: return blocks_row<block_q4_K, QK_K, dq_q4_K>;
-        case GgmlType::Q5_K: return blocks_row<block_q5_K, QK_K, dq_q5_K>;
-        case GgmlType::Q6_K: return blocks_row<block_q6_K, QK_K, dq_q6_K>;
-        case GgmlType::Q8_K: return blocks_row<block_q8_K, QK_K, dq_q8_K>;
-        case GgmlType::IQ2_XXS: return blocks_row<block_iq2_xxs, QK_K, dq_iq2_xxs>;
-        case GgmlType::IQ2_XS: return blocks_row<block_iq2_xs, QK_K, dq_iq2_xs>;
-        case GgmlType::IQ2_S: return blocks_row<block_iq2_s, QK_K, dq_iq2_s>;
-        case GgmlType::IQ3_XXS: return blocks_row<block_iq3_xxs, QK_K, dq_iq3_xxs>;
-        case GgmlType::IQ3_S: return blocks_row<block_iq3_s, QK_K, dq_iq3_s>;
-        case GgmlType::IQ1_S: return blocks_row<block_iq1_s, QK_K, dq_iq1_s>;
-        case GgmlType::IQ1_M: return blocks_row<block_iq1_m, QK_K, dq_iq1_m>;
-        case GgmlType::IQ4_NL: return blocks_row<block_iq4_nl, QK4_NL, dq_iq4_nl>;
-        case GgmlType::IQ4_XS: return blocks_row<block_iq4_xs, QK_K, dq_iq4_xs>;
-        case GgmlType::TQ1_0: return blocks_row<block_tq1_0, QK_K, dq_tq1_0>;
-        case GgmlType::TQ2_0: return blocks_row<block_tq2_0, QK_K, dq_tq2_0>;
-        case GgmlType::MXFP4: return blocks_row<block_mxfp4, QK_MXFP4, dq_mxfp4>;
-        case GgmlType::NVFP4: return blocks_row<block_nvfp4, QK_NVFP4, dq_nvfp4>;
-        case GgmlType::Q1_0: return blocks_row<block_q1_0, QK1_0, dq_q1_0>;
-    }
-    return nullptr;
-}
+// ---------------------------------------------------------------- the table
+
+using T = GgmlType;
+using namespace quant;
+constexpr Imatrix kIgnored = Imatrix::Ignored, kOptional = Imatrix::Optional, kRequired = Imatrix::Required;
+
+constexpr KernelTable kReference = [] {
+    KernelTable k{};
+    auto set = [&](T t, ToFloatFn to_float, QuantizeFn quantize = nullptr, Imatrix imatrix = kIgnored) {
+        k[static_cast<size_t>(t)] = {to_float, quantize, imatrix, {}};
+    };
+    set(T::F32, f32_row);
+    set(T::F16, f16_row, quantize_f16);
+    set(T::BF16, bf16_row, quantize_bf16);
+    set(T::F64, scalar_row<double>);
+    set(T::I8, scalar_row<int8_t>);
+    set(T::I16, scalar_row<int16_t>);
+    set(T::I32, scalar_row<int32_t>);
+    set(T::I64, scalar_row<int64_t>);
+    set(T::Q4_0, blocks_row<block_q4_0, QK4_0, dq_q4_0>, quantize_q4_0, kOptional);
+    set(T::Q4_1, blocks_row<block_q4_1, QK4_1, dq_q4_1>, quantize_q4_1, kOptional);
+    set(T::Q5_0, blocks_row<block_q5_0, QK5_0, dq_q5_0>, quantize_q5_0, kOptional);
+    set(T::Q5_1, blocks_row<block_q5_1, QK5_1, dq_q5_1>, quantize_q5_1, kOptional);
+    set(T::Q8_0, blocks_row<block_q8_0, QK8_0, dq_q8_0>, quantize_q8_0);
+    set(T::Q8_1, blocks_row<block_q8_1, QK8_1, dq_q8_1>);
+    set(T::Q2_K, blocks_row<block_q2_K, QK_K, dq_q2_K>, quantize_q2_K, kOptional);
+    set(T::Q3_K, blocks_row<block_q3_K, QK_K, dq_q3_K>, quantize_q3_K, kOptional);
+    set(T::Q4_K, blocks_row<block_q4_K, QK_K, dq_q4_K>, quantize_q4_K, kOptional);
+    set(T::Q5_K, blocks_row<block_q5_K, QK_K, dq_q5_K>, quantize_q5_K, kOptional);
+    set(T::Q6_K, blocks_row<block_q6_K, QK_K, dq_q6_K>, quantize_q6_K, kOptional);
+    set(T::Q8_K, blocks_row<block_q8_K, QK_K, dq_q8_K>);
+    set(T::IQ2_XXS, blocks_row<block_iq2_xxs, QK_K, dq_iq2_xxs>, quantize_iq2_xxs, kRequired);
+    set(T::IQ2_XS, blocks_row<block_iq2_xs, QK_K, dq_iq2_xs>, quantize_iq2_xs, kRequired);
+    set(T::IQ2_S, blocks_row<block_iq2_s, QK_K, dq_iq2_s>, quantize_iq2_s, kOptional);
+    set(T::IQ3_XXS, blocks_row<block_iq3_xxs, QK_K, dq_iq3_xxs>, quantize_iq3_xxs, kOptional);
+    set(T::IQ3_S, blocks_row<block_iq3_s, QK_K, dq_iq3_s>, quantize_iq3_s, kOptional);
+    set(T::IQ1_S, blocks_row<block_iq1_s, QK_K, dq_iq1_s>, quantize_iq1_s, kRequired);
+    set(T::IQ1_M, blocks_row<block_iq1_m, QK_K, dq_iq1_m>, quantize_iq1_m, kOptional);
+    set(T::IQ4_NL, blocks_row<block_iq4_nl, QK4_NL, dq_iq4_nl>, quantize_iq4_nl, kOptional);
+    set(T::IQ4_XS, blocks_row<block_iq4_xs, QK_K, dq_iq4_xs>, quantize_iq4_xs, kOptional);
+    set(T::TQ1_0, blocks_row<block_tq1_0, QK_K, dq_tq1_0>, quantize_tq1_0);
+    set(T::TQ2_0, blocks_row<block_tq2_0, QK_K, dq_tq2_0>, quantize_tq2_0);
+    set(T::MXFP4, blocks_row<block_mxfp4, QK_MXFP4, dq_mxfp4>, quantize_mxfp4);
+    set(T::NVFP4, blocks_row<block_nvfp4, QK_NVFP4, dq_nvfp4>);
+    set(T::Q1_0, blocks_row<block_q1_0, QK1_0, dq_q1_0>);
+    return k;
+}();
+
+// Every live type converts to f32; removed ids have no kernels at all.
+static_assert([] {
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id)
+        if ((kReference[id].to_float != nullptr) == kTypeTraits[id].removed || (kTypeTraits[id].removed && kReference[id].quantize))
+            return false;
+    return true;
+}(), "kReference must give every live type id a to-float kernel");
 
 std::string type_label(GgmlType t) {
     const auto tt = type_traits(static_cast<uint32_t>(t));
@@ -585,7 +602,9 @@ std::string type_label(GgmlType t) {
 
 }  // namespace
 
-bool can_dequantize(GgmlType t) { return type_id_valid(static_cast<uint32_t>(t)) && row_fn(t) != nullptr; }
+const KernelTable& reference_kernels() { return kReference; }
+
+bool can_dequantize(GgmlType t) { return type_id_valid(static_cast<uint32_t>(t)); }
 
 void dequantize_row(GgmlType t, const void* src, float* dst, int64_t n) {
     if (!can_dequantize(t)) throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no dequantization kernel");
@@ -594,7 +613,7 @@ void dequantize_row(GgmlType t, const void* src, float* dst, int64_t n) {
         throw FormatError(ErrorKind::Unsupported, "", type_label(t),
                           "element count " + std::to_string(n) + " is not a multiple of the block size " +
                               std::to_string(bs));
-    row_fn(t)(static_cast<const uint8_t*>(src), dst, n);
+    kReference[static_cast<size_t>(t)].to_float(static_cast<const uint8_t*>(src), dst, n);
 }
 
 }  // namespace oiw

@@ -1,0 +1,16 @@
+// The AVX2 + F16C kernels (quantize_avx2.cpp, built only for x86-64 with -mavx2 -mf16c). Call
+// them only when dispatch.cpp found both features on the CPU.
+#pragma once
+#include <cstdint>
+#include <span>
+
+#include "converters/quant/kernels.h"
+
+namespace oiw::avx2 {
+
+// The optimized quantizers of this ISA, by type (each byte-identical to the reference).
+std::span<const IsaKernel> quantizers();
+// Converts n IEEE halves to floats with F16C, bit-exact with fp16_to_fp32.
+void f16_to_f32(const uint16_t* src, float* dst, int64_t n);
+
+}  // namespace oiw::avx2

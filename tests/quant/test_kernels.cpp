@@ -1,0 +1,103 @@
+// The kernel table and the ISA dispatch: every type id has its row, the quantizable set and the
+// imatrix rules are ggml's, and the reference runs whenever no optimized kernel is selected.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "converters/quant/dispatch.h"
+#include "converters/quant/kernels.h"
+#include "converters/quant/quants.h"
+#include "libformat/types.h"
+
+namespace oiw {
+namespace {
+
+using T = GgmlType;
+
+bool forced_scalar() {
+    const char* e = std::getenv("OIW_ISA");
+    return e && std::strcmp(e, "scalar") == 0;
+}
+
+TEST(KernelTable, EveryLiveIdConvertsToFloat) {
+    const KernelTable& k = reference_kernels();
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        SCOPED_TRACE(kTypeTraits[id].name);
+        EXPECT_EQ(k[id].to_float != nullptr, type_id_valid(id));
+        if (!type_id_valid(id)) {
+            EXPECT_EQ(k[id].quantize, nullptr);
+        }
+        EXPECT_EQ(k[id].fast.plain, nullptr);
+        EXPECT_EQ(k[id].fast.weighted, nullptr);
+    }
+}
+
+TEST(KernelTable, QuantizableTypesAndImatrixRulesAreGgmls) {
+    // ggml_quantize_chunk's switch (ggml 0.11.1), minus NVFP4 and Q1_0 (no reference quantizer here).
+    const std::set<T> quantizable = {T::F16,    T::BF16,  T::Q4_0,    T::Q4_1,   T::Q5_0,   T::Q5_1,   T::Q8_0,
+                                     T::Q2_K,   T::Q3_K,  T::Q4_K,    T::Q5_K,   T::Q6_K,   T::IQ2_XXS, T::IQ2_XS,
+                                     T::IQ2_S,  T::IQ3_XXS, T::IQ3_S, T::IQ1_S,  T::IQ1_M,  T::IQ4_NL, T::IQ4_XS,
+                                     T::TQ1_0,  T::TQ2_0, T::MXFP4};
+    // ggml_quantize_requires_imatrix.
+    const std::set<T> required = {T::IQ2_XXS, T::IQ2_XS, T::IQ1_S};
+    // Quantizers that never read importance weights.
+    const std::set<T> ignored = {T::F16, T::BF16, T::Q8_0, T::TQ1_0, T::TQ2_0, T::MXFP4};
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        const T t = static_cast<T>(id);
+        const TypeKernels& k = reference_kernels()[id];
+        SCOPED_TRACE(kTypeTraits[id].name);
+        EXPECT_EQ(can_quantize(t), quantizable.count(t) == 1);
+        EXPECT_EQ(quantize_requires_imatrix(t), required.count(t) == 1);
+        if (!k.quantize) continue;
+        const Imatrix want = required.count(t) ? Imatrix::Required : ignored.count(t) ? Imatrix::Ignored : Imatrix::Optional;
+        EXPECT_EQ(k.imatrix, want);
+    }
+}
+
+TEST(Dispatch, ScalarTableIsTheReference) {
+    const KernelTable& s = kernel_table(Isa::Scalar);
+    const KernelTable& r = reference_kernels();
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        EXPECT_EQ(s[id].to_float, r[id].to_float);
+        EXPECT_EQ(s[id].quantize, r[id].quantize);
+        EXPECT_EQ(s[id].fast.plain, nullptr);
+        EXPECT_EQ(s[id].fast.weighted, nullptr);
+    }
+    EXPECT_EQ(isa_name(Isa::Scalar), "scalar");
+}
+
+TEST(Dispatch, Avx2KernelsOnlyOnX86) {
+    const KernelTable& a = kernel_table(Isa::Avx2);
+    std::set<T> plain, weighted;
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        EXPECT_EQ(a[id].quantize, reference_kernels()[id].quantize);  // the fallback stays the reference
+        if (a[id].fast.plain) plain.insert(static_cast<T>(id));
+        if (a[id].fast.weighted) weighted.insert(static_cast<T>(id));
+    }
+#if defined(__x86_64__)
+    EXPECT_EQ(plain, (std::set<T>{T::F16, T::BF16, T::Q8_0, T::Q4_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K,
+                                  T::IQ4_NL, T::IQ4_XS}));
+    EXPECT_EQ(weighted, (std::set<T>{T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K,
+                                     T::IQ4_NL, T::IQ4_XS}));
+#else
+    EXPECT_TRUE(plain.empty());
+    EXPECT_TRUE(weighted.empty());
+    EXPECT_EQ(detected_isa(), Isa::Scalar);
+#endif
+}
+
+// ctest runs this file once more with OIW_ISA=scalar (CMakeLists.txt): then nothing optimized runs.
+TEST(Dispatch, ActiveIsaHonoursOiwIsa) {
+    EXPECT_EQ(active_isa(), forced_scalar() ? Isa::Scalar : detected_isa());
+    if (active_isa() != Isa::Scalar) return;
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        if (!type_id_valid(id)) continue;
+        EXPECT_FALSE(has_fast_path(static_cast<T>(id), false)) << kTypeTraits[id].name;
+        EXPECT_FALSE(has_fast_path(static_cast<T>(id), true)) << kTypeTraits[id].name;
+    }
+}
+
+}  // namespace
+}  // namespace oiw
