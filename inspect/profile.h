@@ -46,7 +46,8 @@ struct Profile {
 // Parses profile text; `origin` names it in errors. Throws FormatError(Usage) naming the line.
 Profile parse_profile(std::string_view text, const std::string& origin);
 // Loads a profile by name (looked up as <dir>/<name>.profile, dir = $OIW_PROFILE_DIR or the
-// source tree's inspect/profiles) or by path (anything containing '/' or ending in ".profile").
+// source tree's inspect/profiles) or by path (anything containing '/' or ending in ".profile"),
+// read with read_text_file (a regular file of at most kMaxTextFileBytes).
 Profile load_profile(const std::string& name_or_path);
 // Directory searched by load_profile.
 std::string profile_dir();
