@@ -31,7 +31,8 @@ public:
     // Appends bytes (buffered). Throws FormatError(Io) naming the path when the write fails.
     void write(const void* p, size_t n);
     // Flushes, fsyncs, re-checks the target and renames the temp file onto it, then fsyncs the
-    // directory. Throws FormatError(Io/Usage); the target is then unchanged and the temp removed.
+    // directory. Throws FormatError(Io/Usage); the target is then unchanged, and the temp file goes
+    // when the AtomicFile is destroyed.
     void commit();
     // Bytes written so far.
     uint64_t size() const { return written_; }
