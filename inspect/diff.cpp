@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "inspect/digest.h"
+#include "libformat/parallel.h"
 
 namespace oiw::inspect {
 

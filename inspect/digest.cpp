@@ -1,13 +1,7 @@
 #include "inspect/digest.h"
 
-#include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <numeric>
-#include <thread>
-
 #include "libformat/io/hash.h"
+#include "libformat/parallel.h"
 
 namespace oiw::inspect {
 
@@ -17,40 +11,6 @@ std::optional<HashAlgo> hash_from_name(std::string_view name) {
     if (name == "xxh3") return HashAlgo::Xxh3;
     if (name == "sha256") return HashAlgo::Sha256;
     return std::nullopt;
-}
-
-unsigned worker_count(size_t jobs) {
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(hw, jobs)));
-}
-
-void parallel_for(size_t n, const std::vector<uint64_t>& weight, const std::function<void(size_t)>& fn) {
-    std::vector<size_t> order(n);
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
-    std::atomic<size_t> next{0};
-    std::exception_ptr error;
-    std::mutex error_mu;
-    auto work = [&] {
-        for (;;) {
-            const size_t k = next.fetch_add(1);
-            if (k >= n) return;
-            try {
-                fn(order[k]);
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(error_mu);
-                if (!error) error = std::current_exception();
-                next.store(n);
-                return;
-            }
-        }
-    };
-    const unsigned threads = worker_count(n);
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    if (error) std::rethrow_exception(error);
 }
 
 std::vector<std::string> tensor_digests(const Model& f, HashAlgo algo) {

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "libformat/error.h"
+#include "libformat/io/text_file.h"
 
 namespace oiw::inspect {
 
@@ -118,16 +117,12 @@ Profile load_profile(const std::string& name_or_path) {
     const bool is_path = name_or_path.find('/') != std::string::npos ||
                          (name_or_path.size() > 8 && name_or_path.ends_with(".profile"));
     const std::string path = is_path ? name_or_path : (fs::path(profile_dir()) / (name_or_path + ".profile")).string();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    if (!is_path && !fs::exists(path)) {
         std::string known;
         for (const auto& n : profile_names()) known += (known.empty() ? "" : ", ") + n;
-        throw FormatError(ErrorKind::Usage, "", "profile '" + name_or_path + "'",
-                          is_path ? "cannot read " + path : "no such profile (known: " + known + ")");
+        throw FormatError(ErrorKind::Usage, "", "profile '" + name_or_path + "'", "no such profile (known: " + known + ")");
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    Profile p = parse_profile(ss.str(), path);
+    Profile p = parse_profile(read_text_file(path), path);
     p.path = path;
     return p;
 }

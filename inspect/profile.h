@@ -47,7 +47,8 @@ struct Profile {
 // Parses profile text; `origin` names it in errors. Throws FormatError(Usage) naming the line.
 Profile parse_profile(std::string_view text, const std::string& origin);
 // Loads a profile by name (looked up as <profile_dir()>/<name>.profile) or by path (anything
-// containing '/' or ending in ".profile").
+// containing '/' or ending in ".profile"), read with read_text_file (a regular file of at most
+// kMaxTextFileBytes).
 Profile load_profile(const std::string& name_or_path);
 // Directory searched by load_profile: $OIW_PROFILE_DIR if set, else ../share/oiw/profiles from
 // the running binary's directory (<prefix>/bin -> <prefix>/share/oiw/profiles; the build tree

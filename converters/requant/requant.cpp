@@ -2,16 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "converters/requant/imatrix.h"
 #include "converters/quant/quants.h"
+#include "libformat/parallel.h"
 
 namespace oiw {
 namespace {
@@ -74,129 +71,24 @@ void check_convertible(const Model& in, const TensorPlan& t) {
                           fmt::format("cannot convert {} to {}", type_name(t.src_type), type_name(t.dst_type)));
 }
 
-// ---------------------------------------------------------------------------------------------
-// A fixed set of worker threads running the tasks of one tensor at a time. Each task writes its
-// output into one slot of a small ring; the thread that called run() consumes the slots in task
-// order, so output streams out in order while at most `ring` tasks are in flight.
-class OrderedPool {
-public:
-    using Compute = std::function<size_t(int64_t task, unsigned worker, uint8_t* out)>;
-    using Sink = std::function<void(int64_t task, std::span<const uint8_t> out)>;
-
-    explicit OrderedPool(unsigned n_workers) : ring_(std::max(4u, 3 * n_workers)) {
-        for (unsigned w = 0; w < n_workers; ++w) workers_.emplace_back([this, w] { work(w); });
-    }
-    ~OrderedPool() {
-        {
-            std::lock_guard lk(mu_);
-            stop_ = true;
-        }
-        cv_work_.notify_all();
-        for (auto& t : workers_) t.join();
-    }
-    unsigned size() const { return static_cast<unsigned>(workers_.size()); }
-
-    // Runs compute(t, worker, slot) for t in [0, n_tasks) on the workers (slots of `slot_bytes`)
-    // and sink(t, result) here in order of t. Rethrows the first exception of either.
-    void run(int64_t n_tasks, size_t slot_bytes, const Compute& compute, const Sink& sink) {
-        {
-            std::lock_guard lk(mu_);
-            if (buf_.size() < ring_ * slot_bytes) buf_.resize(ring_ * slot_bytes);
-            slot_bytes_ = slot_bytes;
-            done_.assign(ring_, {-1, 0});
-            compute_ = &compute;
-            n_tasks_ = n_tasks;
-            next_ = consumed_ = 0;
-            error_ = nullptr;
-            busy_ = size();
-            ++generation_;
-        }
-        cv_work_.notify_all();
-        for (int64_t t = 0; t < n_tasks; ++t) {
-            std::unique_lock lk(mu_);
-            auto& slot = done_[static_cast<size_t>(t) % ring_];
-            cv_done_.wait(lk, [&] { return slot.first == t || error_; });
-            if (error_) break;
-            const size_t n = slot.second;
-            lk.unlock();
-            try {
-                sink(t, {buf_.data() + (static_cast<size_t>(t) % ring_) * slot_bytes_, n});
-            } catch (...) {
-                fail(std::current_exception());
-                break;
-            }
-            lk.lock();
-            consumed_ = t + 1;
-            lk.unlock();
-            cv_space_.notify_all();
-        }
-        std::unique_lock lk(mu_);
-        cv_done_.wait(lk, [&] { return busy_ == 0; });
-        compute_ = nullptr;
-        if (error_) std::rethrow_exception(error_);
-    }
-
-private:
-    const size_t ring_;
-    std::vector<std::thread> workers_;
-    std::mutex mu_;
-    std::condition_variable cv_work_, cv_space_, cv_done_;
-    std::vector<uint8_t> buf_;
-    std::vector<std::pair<int64_t, size_t>> done_;  // per slot: task held, bytes
-    const Compute* compute_ = nullptr;
-    size_t slot_bytes_ = 0;
-    int64_t n_tasks_ = 0, next_ = 0, consumed_ = 0;
-    uint64_t generation_ = 0;
-    unsigned busy_ = 0;
-    bool stop_ = false;
-    std::exception_ptr error_;
-
-    void fail(std::exception_ptr e) {
-        {
-            std::lock_guard lk(mu_);
-            if (!error_) error_ = e;
-        }
-        cv_space_.notify_all();
-        cv_done_.notify_all();
-    }
-
-    void work(unsigned w) {
-        uint64_t seen = 0;
-        for (;;) {
-            std::unique_lock lk(mu_);
-            cv_work_.wait(lk, [&] { return stop_ || generation_ != seen; });
-            if (stop_) return;
-            seen = generation_;
-            for (;;) {
-                cv_space_.wait(lk, [&] { return error_ || next_ >= n_tasks_ || next_ < consumed_ + static_cast<int64_t>(ring_); });
-                if (error_ || next_ >= n_tasks_) break;
-                const int64_t t = next_++;
-                const size_t s = static_cast<size_t>(t) % ring_;
-                lk.unlock();
-                size_t n = 0;
-                try {
-                    n = (*compute_)(t, w, buf_.data() + s * slot_bytes_);
-                } catch (...) {
-                    fail(std::current_exception());
-                }
-                lk.lock();
-                done_[s] = {t, n};
-                cv_done_.notify_all();
-            }
-            if (--busy_ == 0) cv_done_.notify_all();
-        }
-    }
+// How a tensor's conversion splits into tasks: runs of up to `rows_per_task` rows inside one
+// matrix (experts have their own importance weights).
+struct TaskGrid {
+    int64_t rows_per_task, tasks_per_mat, n_tasks;
+    explicit TaskGrid(const GgufTensorInfo& info)
+        : rows_per_task(std::clamp<int64_t>(kTaskElements / info.ne[0], 1, info.ne[1])),
+          tasks_per_mat((info.ne[1] + rows_per_task - 1) / rows_per_task),
+          n_tasks(info.ne[2] * info.ne[3] * tasks_per_mat) {}
 };
 
-// Converts one tensor: tasks are runs of up to `rows_per_task` rows inside one matrix (experts
-// have their own importance weights). `reference`: use the scalar reference quantizers.
-void convert_tensor(OrderedPool& pool, std::vector<std::vector<float>>& scratch, const Model& in,
+// Converts one tensor, task by task (TaskGrid). `reference`: use the scalar reference quantizers.
+void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, const Model& in,
                     const TensorPlan& t, const float* imatrix, bool reference, GgufWriter& w,
                     const std::function<void(uint64_t)>& consumed) {
     const GgufTensorInfo& info = in.tensors()[t.input_index];
-    const int64_t ne0 = info.ne[0], ne1 = info.ne[1], n_mat = info.ne[2] * info.ne[3];
-    const int64_t rows_per_task = std::clamp<int64_t>(kTaskElements / ne0, 1, ne1);
-    const int64_t tasks_per_mat = (ne1 + rows_per_task - 1) / rows_per_task;
+    const int64_t ne0 = info.ne[0], ne1 = info.ne[1];
+    const TaskGrid grid(info);
+    const int64_t rows_per_task = grid.rows_per_task, tasks_per_mat = grid.tasks_per_mat;
     const uint64_t src_row = row_size(t.src_type, ne0), dst_row = row_size(t.dst_type, ne0);
     const uint8_t* src = in.tensor_data(t.input_index).data();
     const bool direct_f32 = t.src_type == GgmlType::F32 && reinterpret_cast<uintptr_t>(src) % alignof(float) == 0;
@@ -234,7 +126,7 @@ void convert_tensor(OrderedPool& pool, std::vector<std::vector<float>>& scratch,
         w.write_tensor_data(out);
         consumed(static_cast<uint64_t>(s.first_row + s.n_rows) * src_row);
     };
-    pool.run(n_mat * tasks_per_mat, static_cast<size_t>(rows_per_task) * dst_row, compute, sink);
+    pool.run_ordered(grid.n_tasks, static_cast<size_t>(rows_per_task) * dst_row, compute, sink);
 }
 
 }  // namespace
@@ -326,11 +218,12 @@ void write_requant(const Model& in, const RequantJob& job, const std::string& ou
     describe_output(w, job);
     w.write_header();
 
-    const bool any_convert = std::any_of(job.plan.tensors.begin(), job.plan.tensors.end(), [](const auto& t) { return t.convert(); });
-    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    std::unique_ptr<OrderedPool> pool;
-    std::vector<std::vector<float>> scratch(threads);
-    if (any_convert) pool = std::make_unique<OrderedPool>(threads);
+    int64_t max_tasks = 0;  // no more threads than the largest conversion has tasks
+    for (const auto& t : job.plan.tensors)
+        if (t.convert()) max_tasks = std::max(max_tasks, TaskGrid(in.tensors()[t.input_index]).n_tasks);
+    std::unique_ptr<ThreadPool> pool;
+    if (max_tasks > 0) pool = std::make_unique<ThreadPool>(thread_count(threads, static_cast<uint64_t>(max_tasks)));
+    std::vector<std::vector<float>> scratch(pool ? pool->size() : 0);
 
     uint64_t done = 0;
     for (size_t i = 0; i < job.plan.tensors.size(); ++i) {

@@ -54,8 +54,9 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt);
 // consumed so far, its name.
 using RequantProgress = std::function<void(size_t index, uint64_t src_bytes_done, std::string_view name)>;
 
-// Writes the planned conversion of `in` to `out_path` atomically (temp file + rename; the input is
-// never overwritten). `threads` = 0 uses every hardware thread.
+// Writes the planned conversion of `in` to `out_path` through an AtomicFile (no input of the run
+// is ever overwritten). Worker threads: thread_count(threads, tasks of the largest conversion),
+// so `threads` = 0 uses every hardware thread; FormatError when a thread cannot be created.
 void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads = 0,
                    const RequantProgress& progress = {});
 

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <regex>
 
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 #include "converters/quant/quants.h"
 #include "libformat/ftype.h"
 #include "libformat/names.h"
+#include "libformat/io/text_file.h"
 
 namespace oiw {
 namespace {
@@ -310,8 +311,7 @@ TensorTypeRule parse_tensor_type_rule(std::string_view spec) {
 }
 
 std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) throw FormatError(ErrorKind::Io, path, "", "cannot read tensor type file");
+    std::istringstream f(read_text_file(path));
     std::vector<TensorTypeRule> rules;
     std::string entry;
     while (f >> entry) rules.push_back(parse_tensor_type_rule(entry));

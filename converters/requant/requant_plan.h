@@ -39,7 +39,8 @@ struct TensorTypeRule {
 };
 // Parses "REGEX=TYPE". Throws FormatError(Usage).
 TensorTypeRule parse_tensor_type_rule(std::string_view spec);
-// Reads a --tensor-type-file: REGEX=TYPE entries separated by whitespace. Throws FormatError.
+// Reads a --tensor-type-file (read_text_file: a regular file of at most kMaxTextFileBytes):
+// REGEX=TYPE entries separated by whitespace. Throws FormatError.
 std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path);
 
 struct PlanOptions {

@@ -1,18 +1,13 @@
 #include "libformat/gguf/gguf.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "libformat/io/atomic_file.h"
 #include "libformat/io/mapped_file.h"
 
 namespace oiw {
@@ -338,10 +333,7 @@ GgufWriter::GgufWriter(std::string path, std::vector<std::string> inputs, uint32
         throw FormatError(ErrorKind::Usage, path_, "", fmt::format("cannot write GGUF version {}", version_));
 }
 
-GgufWriter::~GgufWriter() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!finished_ && !tmp_path_.empty()) ::unlink(tmp_path_.c_str());
-}
+GgufWriter::~GgufWriter() = default;
 
 void GgufWriter::add_kv(GgufKV kv) {
     if (header_done_) throw FormatError(ErrorKind::Usage, path_, "key '" + kv.key + "'", "metadata added after the header was written");
@@ -402,29 +394,7 @@ uint64_t GgufWriter::planned_size() const {
     return align_up(h, alignment_) + data_size_;
 }
 
-void GgufWriter::out(const void* p, size_t n) {
-    const auto* s = static_cast<const uint8_t*>(p);
-    if (buf_.size() + n > kBufSize) flush();
-    if (n >= kBufSize) return write_all(s, n);  // large pieces bypass the buffer: memory stays bounded
-    buf_.insert(buf_.end(), s, s + n);
-}
-
-void GgufWriter::write_all(const uint8_t* p, size_t n) {
-    while (n) {
-        ssize_t w = ::write(fd_, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            throw FormatError(ErrorKind::Io, path_, "", std::string("write failed: ") + std::strerror(errno));
-        }
-        p += w;
-        n -= static_cast<size_t>(w);
-    }
-}
-
-void GgufWriter::flush() {
-    write_all(buf_.data(), buf_.size());
-    buf_.clear();
-}
+void GgufWriter::out(const void* p, size_t n) { file_->write(p, n); }
 
 void GgufWriter::pad_zeros(uint64_t n) {
     static const uint8_t zeros[256] = {};
@@ -437,29 +407,7 @@ void GgufWriter::pad_zeros(uint64_t n) {
 
 void GgufWriter::write_header() {
     if (header_done_) return;
-    namespace fs = std::filesystem;
-    // Refuse to overwrite any input (same device and inode), even through another name.
-    struct stat out_st {};
-    if (::stat(path_.c_str(), &out_st) == 0) {
-        for (const auto& in : inputs_) {
-            struct stat in_st {};
-            if (::stat(in.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
-                throw FormatError(ErrorKind::Usage, path_, "", "refusing to overwrite the input file '" + in + "'");
-        }
-        if (S_ISDIR(out_st.st_mode)) throw FormatError(ErrorKind::Usage, path_, "", "output path is a directory");
-    }
-    fs::path p(path_);
-    fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::string tmpl = (dir / ("." + p.filename().string() + ".tmp.XXXXXX")).string();
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    fd_ = ::mkstemp(name.data());
-    if (fd_ < 0) throw FormatError(ErrorKind::Io, path_, "", std::string("cannot create temp file in '") + dir.string() + "': " + std::strerror(errno));
-    tmp_path_ = name.data();
-    mode_t um = ::umask(0);
-    ::umask(um);
-    ::fchmod(fd_, 0666 & ~um);
-    buf_.reserve(kBufSize);
+    file_ = std::make_unique<AtomicFile>(path_, inputs_);
     auto h = serialize_gguf_header(version_, kvs_, tensors_);
     out(h.data(), h.size());
     if (!tensors_.empty() || pad_empty_) pad_zeros(align_up(h.size(), alignment_) - h.size());
@@ -489,24 +437,7 @@ void GgufWriter::finish() {
     if (cur_tensor_ != tensors_.size())
         throw FormatError(ErrorKind::Usage, path_, cur_tensor_ < tensors_.size() ? "tensor '" + tensors_[cur_tensor_].name + "'" : "",
                           "data incomplete: output not written");
-    flush();
-    if (::fsync(fd_) != 0) throw FormatError(ErrorKind::Io, path_, "", std::string("fsync failed: ") + std::strerror(errno));
-    if (::close(fd_) != 0) {
-        fd_ = -1;
-        throw FormatError(ErrorKind::Io, path_, "", std::string("close failed: ") + std::strerror(errno));
-    }
-    fd_ = -1;
-    if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
-        throw FormatError(ErrorKind::Io, path_, "", std::string("rename failed: ") + std::strerror(errno));
-    finished_ = true;
-    namespace fs = std::filesystem;
-    fs::path p(path_);
-    std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+    file_->commit();
 }
 
 }  // namespace oiw

@@ -56,6 +56,7 @@ GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::spa
                                 const std::string& file = "");
 
 class MappedFile;
+class AtomicFile;
 
 // A validated GGUF file. Everything handed out has passed validation; data views stay valid
 // while the GgufFile (or a copy of it) lives. Tools read models through open_model
@@ -105,13 +106,15 @@ private:
 };
 
 // Streams a GGUF file: metadata and tensor infos first, then tensor data one tensor at a time in
-// info order. Output goes to a temp file beside `path`; finish() fsyncs and renames it into
-// place. Destroying an unfinished writer removes the temp file. Layout matches ggml's writer:
+// info order. Output goes through an AtomicFile (libformat/io/atomic_file.h: refuses devices and
+// the run's inputs, writes through symlinks, keeps the mode); finish() commits it into place.
+// Destroying an unfinished writer leaves no temp file. Layout matches ggml's writer:
 // offsets are cumulative with each tensor padded to the alignment (general.alignment if set).
 // Adding keys and tensors costs O(1) each (hashed duplicate checks, offsets assigned as added).
 class GgufWriter {
 public:
-    // `inputs`: files the caller reads from; writing over any of them is refused (same inode).
+    // `inputs`: files the caller reads from; writing over any of them is refused (same inode), as
+    // over every file opened through InputFd (GgufFile::open, read_text_file).
     GgufWriter(std::string path, std::vector<std::string> inputs = {}, uint32_t version = 3);
     ~GgufWriter();
     GgufWriter(const GgufWriter&) = delete;
@@ -134,14 +137,14 @@ public:
     // Appends the bytes of the next tensor (in add_tensor order); may be called in pieces:
     // a tensor is complete when its n_bytes have been written.
     void write_tensor_data(std::span<const uint8_t> bytes);
-    // Flushes, fsyncs, renames the temp file to `path`. Throws if tensors are incomplete.
+    // Commits the output to `path` (AtomicFile::commit). Throws if tensors are incomplete.
     void finish();
     // With no tensors, pad the header to the alignment (ggml does). Off by default, as gguf-py
     // writes such files: nothing follows the last key.
     void set_pad_empty(bool pad) { pad_empty_ = pad; }
 
 private:
-    std::string path_, tmp_path_;
+    std::string path_;
     std::vector<std::string> inputs_;
     uint32_t version_;
     Metadata kvs_;
@@ -149,16 +152,12 @@ private:
     std::unordered_set<std::string> tensor_names_;
     uint64_t alignment_ = kDefaultAlignment;
     uint64_t data_size_ = 0;  // end of the last tensor, padded to the alignment
-    int fd_ = -1;
-    bool header_done_ = false, finished_ = false, pad_empty_ = false;
-    static constexpr size_t kBufSize = 1 << 20;
+    std::unique_ptr<AtomicFile> file_;
+    bool header_done_ = false, pad_empty_ = false;
     size_t cur_tensor_ = 0;
     uint64_t cur_written_ = 0;
-    std::vector<uint8_t> buf_;
     void assign_offsets();
     void out(const void* p, size_t n);
-    void flush();
-    void write_all(const uint8_t* p, size_t n);
     void pad_zeros(uint64_t n);
 };
 

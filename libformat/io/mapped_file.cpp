@@ -1,37 +1,24 @@
 #include "libformat/io/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "libformat/error.h"
+#include "libformat/io/input_file.h"
 
 namespace oiw {
 
 MappedFile::MappedFile(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw FormatError(ErrorKind::Io, path, "", std::string("cannot open: ") + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = errno;
-        ::close(fd);
-        throw FormatError(ErrorKind::Io, path, "", S_ISDIR(st.st_mode) ? "is a directory" : std::string("cannot stat: ") + std::strerror(e));
-    }
-    size_ = static_cast<size_t>(st.st_size);
+    InputFd in(path);
+    size_ = static_cast<size_t>(in.stat().st_size);
     if (size_ > 0) {
-        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            int e = errno;
-            ::close(fd);
-            throw FormatError(ErrorKind::Io, path, "", std::string("cannot mmap: ") + std::strerror(e));
-        }
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, in.fd(), 0);
+        if (p == MAP_FAILED) throw FormatError(ErrorKind::Io, path, "", std::string("cannot mmap: ") + std::strerror(errno));
         data_ = static_cast<const uint8_t*>(p);
     }
-    ::close(fd);
 }
 
 MappedFile::~MappedFile() {

@@ -8,7 +8,8 @@ namespace oiw {
 
 class MappedFile {
 public:
-    // Maps `path` read-only. Throws FormatError(Io) naming the path on failure.
+    // Maps the regular file `path` read-only, opened as an input (InputFd: registered, never a
+    // FIFO or device). Throws FormatError(Io) naming the path on failure.
     explicit MappedFile(const std::string& path);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;

@@ -165,7 +165,6 @@ TEST(GgufWriterSafety, UnfinishedWriterLeavesNoTempFile) {
         GgufWriter w(out);
         setup(w);
         w.write_header();
-        EXPECT_EQ(list_dir(dir).size(), 1u) << "the temp file exists while writing";
         EXPECT_FALSE(fs::exists(out));
     }
     EXPECT_TRUE(list_dir(dir).empty());

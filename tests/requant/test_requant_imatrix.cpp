@@ -66,7 +66,9 @@ void write_gguf_imatrix(const std::string& path, const std::vector<std::pair<std
 }
 
 TEST(RequantImatrix, GgufPerExpertCountsAndMalformedFiles) {
-    const std::string path = (test::temp_dir() / "m.gguf").string();
+    // A fresh file per case: a file this process read is an input of the run, never rewritten.
+    const std::filesystem::path dir = test::temp_dir();
+    std::string path = (dir / "m.gguf").string();
     // Two matrices of 4 columns; the second never saw input (count 0 -> weights of 1).
     write_gguf_imatrix(path, {{"x.weight.in_sum2", {2, 4, 6, 8, 1, 2, 3, 4}}, {"x.weight.counts", {2, 0}}}, true);
     Imatrix m = load_imatrix(path);
@@ -74,14 +76,17 @@ TEST(RequantImatrix, GgufPerExpertCountsAndMalformedFiles) {
     EXPECT_EQ(m.datasets, (std::vector<std::string>{"a.txt", "b.txt"}));
     EXPECT_EQ(m.chunk_count, 5);
 
+    path = (dir / "m2.gguf").string();
     write_gguf_imatrix(path, {{"x.weight.in_sum2", {1, 2}}}, true);
     std::string e = error_of([&] { load_imatrix(path); });
     EXPECT_NE(e.find("'x.weight'"), std::string::npos) << e;
     EXPECT_NE(e.find("in_sum2 without counts"), std::string::npos) << e;
 
+    path = (dir / "m3.gguf").string();
     write_gguf_imatrix(path, {{"x.weight.in_sum2", {1, 2}}, {"x.weight.counts", {1}}}, false);
     EXPECT_NE(error_of([&] { load_imatrix(path); }).find("missing imatrix metadata"), std::string::npos);
 
+    path = (dir / "m4.gguf").string();
     write_gguf_imatrix(path, {{"x.weight.in_sum2", {1, 2, 3}}, {"x.weight.counts", {1, 1}}}, true);
     EXPECT_NE(error_of([&] { load_imatrix(path); }).find("do not split"), std::string::npos);
 }

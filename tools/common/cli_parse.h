@@ -1,6 +1,7 @@
 // Header-only CLI11 glue for the tools: usage errors print one line and exit with status 2.
 #pragma once
 #include <string>
+#include <charconv>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -32,6 +33,18 @@ inline int parse_cli(CLI::App& app, int argc, char** argv) {
         fmt::print(stderr, "{}: error: {}\n", app.get_name(), e.what());
         return 2;
     }
+}
+
+// Validator for counts: an integer below 1 is refused with "must be at least 1" (CLI11's
+// PositiveNumber prints its bound, a 309-digit number). Non-numbers are left to the conversion.
+inline CLI::Validator at_least_one() {
+    return CLI::Validator(
+        [](std::string& s) -> std::string {
+            long long v = 0;
+            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            return ec == std::errc() && end == s.data() + s.size() && v < 1 ? "must be at least 1" : "";
+        },
+        "INT>=1");
 }
 
 }  // namespace oiw

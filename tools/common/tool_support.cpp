@@ -2,24 +2,33 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "libformat/io/text_file.h"
+
 namespace oiw {
 
 int run_tool(std::string_view tool, const std::function<int()>& body) {
+    int rc = kExitError;
+    bool reported = false;
     try {
-        return body();
-    } catch (const FormatError& e) {
-        fmt::print(stderr, "{}: error: {}\n", tool, e.what());
+        rc = body();
     } catch (const std::exception& e) {
         fmt::print(stderr, "{}: error: {}\n", tool, e.what());
+        reported = true;
     }
-    return kExitError;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        const int e = errno;
+        if (!reported) fmt::print(stderr, "{}: error: cannot write to standard output: {}\n", tool, e ? std::strerror(e) : "write error");
+        return kExitError;
+    }
+    return rc;
 }
 
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
@@ -95,12 +104,7 @@ GgufKV parse_string_array_assignment(std::string_view spec) {
     std::string_view rest = spec.substr(eq + 1);
     if (rest.substr(0, 5) != "str:@") bad(spec, "expected KEY=str:@FILE (only string arrays can be read from a file)");
     std::string path(rest.substr(5));
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw FormatError(ErrorKind::Io, path, "", "cannot read array elements file");
-    std::vector<std::string> elems;
-    std::string line;
-    while (std::getline(f, line)) elems.push_back(line);
-    return {key, GgufValue::make_string_array(std::move(elems))};
+    return {key, GgufValue::make_string_array(split_lines(read_text_file(path)))};
 }
 
 Progress::Progress(std::string label, uint64_t total_items, uint64_t total_bytes)

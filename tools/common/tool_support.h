@@ -14,7 +14,8 @@ namespace oiw {
 inline constexpr int kExitOk = 0, kExitDiffers = 1, kExitError = 2;
 
 // Runs `body`; any FormatError or other exception is printed as one line
-// "<tool>: error: <message>" on stderr and turned into exit status 2.
+// "<tool>: error: <message>" on stderr and turned into exit status 2. Then flushes stdout: when
+// anything written there failed (disk full, closed pipe), that is one such line and status 2 too.
 int run_tool(std::string_view tool, const std::function<int()>& body);
 
 // True when the stream (1 = stdout, 2 = stderr) is a terminal.
@@ -23,8 +24,8 @@ bool is_tty(int fd);
 // Parses "KEY=TYPE:VALUE" (TYPE one of u8 i8 u16 i16 u32 i32 f32 bool str u64 i64 f64, as
 // llama-quantize's --override-kv also accepts int/float/bool/str). Throws FormatError(Usage).
 GgufKV parse_kv_assignment(std::string_view spec);
-// Parses "KEY=str:@FILE": a string array, one element per line of FILE (no trailing newline
-// element). Throws FormatError(Usage/Io).
+// Parses "KEY=str:@FILE": a string array, one element per line of FILE (split_lines; FILE read
+// with read_text_file: a regular file of at most kMaxTextFileBytes). Throws FormatError.
 GgufKV parse_string_array_assignment(std::string_view spec);
 
 // One-line progress meter on stderr, drawn only when stderr is a TTY (quiet when piped).

@@ -45,7 +45,8 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_option("--exclude-weights", r.exclude_weights, "do not use the imatrix for entries containing this (repeatable)");
     app.add_flag("--allow-requantize", r.allow_requantize, "allow quantized input (dequantized first: lower quality)");
     app.add_option("--override-kv", overrides, "KEY=TYPE:VALUE written to the output metadata (repeatable)");
-    app.add_option("--threads", o.threads, "worker threads (default: all hardware threads)")->check(CLI::PositiveNumber);
+    app.add_option("--threads", o.threads, "worker threads (at most the hardware threads and the work available; default: all)")
+        ->check(at_least_one());
     app.add_flag("--reference-kernels", r.reference_kernels, "use the scalar reference quantizers (benchmark baseline; identical bytes)");
     app.add_flag("--dry-run", r.dry_run, "print the plan per tensor and the totals; write nothing");
     app.add_flag("--json", o.json, "report as JSON on stdout");

@@ -12,12 +12,12 @@ int main(int argc, char** argv) {
     CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights", "gguf-synth"};
     app.add_option("OUT", out, "output .gguf")->required();
     app.add_option("--name", o.name, "general.name");
-    app.add_option("--n-embd", o.n_embd, "embedding width")->check(CLI::PositiveNumber);
+    app.add_option("--n-embd", o.n_embd, "embedding width")->check(oiw::at_least_one());
     app.add_option("--n-layer", o.n_layer, "blocks")->check(CLI::NonNegativeNumber);
-    app.add_option("--n-ff", o.n_ff, "FFN width (per expert for MoE)")->check(CLI::PositiveNumber);
+    app.add_option("--n-ff", o.n_ff, "FFN width (per expert for MoE)")->check(oiw::at_least_one());
     app.add_option("--n-vocab", o.n_vocab, "vocabulary size")->check(CLI::Range(int64_t{3}, int64_t{1} << 24));
-    app.add_option("--n-head", o.n_head, "attention heads")->check(CLI::PositiveNumber);
-    app.add_option("--n-head-kv", o.n_head_kv, "KV heads")->check(CLI::PositiveNumber);
+    app.add_option("--n-head", o.n_head, "attention heads")->check(oiw::at_least_one());
+    app.add_option("--n-head-kv", o.n_head_kv, "KV heads")->check(oiw::at_least_one());
     app.add_option("--n-expert", o.n_expert, "experts (0 = dense)")->check(CLI::NonNegativeNumber);
     app.add_option("--n-expert-used", o.n_expert_used, "experts used per token");
     app.add_flag("--tied", o.tied, "tie embeddings (no output.weight)");

@@ -1,0 +1,22 @@
+// Reading small text inputs (tensor-type files, @FILE arrays, runtime profiles) whole.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oiw {
+
+// Largest text input read by default: 64 MiB (a 256k-token vocabulary list is a few MB).
+inline constexpr size_t kMaxTextFileBytes = size_t{64} << 20;
+
+// The bytes of the regular file `path` (opened as an input: see InputFd). Throws FormatError
+// naming the path: Io when it cannot be opened/read or is not a regular file, TooLarge when it
+// holds more than `cap` bytes (checked while reading, so a growing file cannot exceed it).
+std::string read_text_file(const std::string& path, size_t cap = kMaxTextFileBytes);
+
+// The lines of `text` as std::getline splits them: on '\n', a final line without '\n' kept, no
+// empty element after a trailing '\n'.
+std::vector<std::string> split_lines(std::string_view text);
+
+}  // namespace oiw

@@ -1,0 +1,40 @@
+# Resources: inputs must be regular files (a FIFO or device never blocks nor reads without
+# bound), text inputs are capped, --threads is bounded and thread-creation failure is clean.
+M="$DATA/models/mini-llama-f16.gguf"
+mkfifo "$TMP/fifo"
+mkdir "$TMP/dir"
+for src in "$TMP/fifo" /dev/zero /dev/stdin; do
+    hostile_case "model $src" 2 "$BIN/gguf-inspect" "$src"
+    expect_err_contains "not a regular file"
+    expect_err_one_line
+    hostile_case "imatrix $src" 2 "$BIN/gguf-requant" "$M" "$TMP/o.gguf" --preset Q4_K_M --imatrix "$src"
+    expect_err_contains "not a regular file"
+    hostile_case "--set-array @$src" 2 "$BIN/gguf-edit" "$M" "$TMP/o.gguf" --set-array "k=str:@$src"
+    expect_err_contains "not a regular file"
+    hostile_case "--profile $src" 2 "$BIN/gguf-inspect" "$M" --profile "$src"
+    expect_err_contains "not a regular file"
+    hostile_case "--tensor-type-file $src" 2 "$BIN/gguf-requant" "$M" "$TMP/o.gguf" --preset Q8_0 --tensor-type-file "$src"
+    expect_err_contains "not a regular file"
+done
+hostile_case "--set-array @directory" 2 "$BIN/gguf-edit" "$M" "$TMP/o.gguf" --set-array "k=str:@$TMP/dir"
+expect_err_contains "is a directory"
+hostile_case "--tensor-type-file directory" 2 "$BIN/gguf-requant" "$M" "$TMP/o.gguf" --preset Q8_0 --tensor-type-file "$TMP/dir"
+expect_err_contains "is a directory"
+truncate -s 65M "$TMP/huge.txt"
+hostile_case "--set-array of 65 MiB" 2 "$BIN/gguf-edit" "$M" "$TMP/o.gguf" --set-array "k=str:@$TMP/huge.txt"
+expect_err_contains "text file is larger than 67108864 bytes"
+expect_no_file "$TMP/o.gguf"
+
+hostile_case "--threads 0" 2 "$BIN/gguf-requant" "$M" "$TMP/o.gguf" --preset Q8_0 --threads 0
+expect_err_contains "--threads: must be at least 1"
+expect_err_one_line
+# An address-space limit proves no thread stack is mapped per requested thread (ASan cannot run under one).
+case "$(ldd "$BIN/gguf-requant")" in *libasan*) LIMIT=() ;; *) LIMIT=(prlimit --as=4000000000) ;; esac
+hostile_case "--threads 10000" 0 "${LIMIT[@]}" "$BIN/gguf-requant" "$M" "$TMP/t.gguf" --preset Q8_0 --threads 10000
+chmod 777 "$TMP"
+if [ "$(id -u)" = 0 ]; then DROP=(setpriv --reuid=65534 --regid=65534 --clear-groups); else DROP=(); fi
+hostile_case "no thread can be created" 2 env ASAN_OPTIONS=detect_leaks=0 prlimit --nproc=1 "${DROP[@]}" \
+    "$BIN/gguf-requant" "$M" "$TMP/n.gguf" --preset Q8_0 --threads 4
+expect_err_contains "cannot create worker thread 1 of"
+expect_err_one_line
+expect_no_file "$TMP/n.gguf"

@@ -1,0 +1,221 @@
+// AtomicFile and the GgufWriter that uses it: special files refused, symlinks written through,
+// modes kept, every input of the run protected, long names, no temp file after errors or signals.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "libformat/io/atomic_file.h"
+#include "libformat/io/text_file.h"
+#include "tests/support/helpers.h"
+
+namespace oiw {
+namespace {
+namespace fs = std::filesystem;
+
+const std::vector<uint8_t> kBytes = {'n', 'e', 'w', '\n'};
+
+std::vector<std::string> listing(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// Writes kBytes to `path` through an AtomicFile and commits.
+void write_atomic(const std::string& path) {
+    AtomicFile f(path);
+    f.write(kBytes.data(), kBytes.size());
+    f.commit();
+}
+
+// The message of the FormatError thrown by fn ("" if none).
+template <typename F>
+std::string error_of(F fn) {
+    try {
+        fn();
+    } catch (const FormatError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// Runs the test body once with O_TMPFILE and once with the named temp file.
+class AtomicFileModes : public ::testing::TestWithParam<bool> {
+protected:
+    void SetUp() override {
+        if (GetParam()) ::setenv("OIW_ATOMIC_NO_TMPFILE", "1", 1);
+        else ::unsetenv("OIW_ATOMIC_NO_TMPFILE");
+    }
+    void TearDown() override { ::unsetenv("OIW_ATOMIC_NO_TMPFILE"); }
+};
+INSTANTIATE_TEST_SUITE_P(TempKinds, AtomicFileModes, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? std::string("Named") : std::string("Unnamed"); });
+
+TEST_P(AtomicFileModes, CommitReplacesAndLeavesNothingElse) {
+    const fs::path dir = test::temp_dir();
+    const std::string out = (dir / "out.bin").string();
+    test::write_file(out, std::vector<uint8_t>{'o', 'l', 'd'});
+    {
+        AtomicFile f(out);
+        f.write(kBytes.data(), kBytes.size());
+        EXPECT_EQ(test::read_file(out), (std::vector<uint8_t>{'o', 'l', 'd'}));  // untouched until commit
+        f.commit();
+        EXPECT_EQ(f.size(), kBytes.size());
+    }
+    EXPECT_EQ(test::read_file(out), kBytes);
+    EXPECT_EQ(listing(dir), std::vector<std::string>{"out.bin"});
+}
+
+TEST_P(AtomicFileModes, AbandonedWriteLeavesNoTempFile) {
+    const fs::path dir = test::temp_dir();
+    {
+        AtomicFile f((dir / "out.bin").string());
+        f.write(kBytes.data(), kBytes.size());
+    }
+    EXPECT_TRUE(listing(dir).empty());
+}
+
+// A 255-byte name (NAME_MAX): the temp name must still fit.
+TEST_P(AtomicFileModes, LongestNameWorks) {
+    const fs::path dir = test::temp_dir();
+    const std::string name(NAME_MAX, 'n');
+    write_atomic((dir / name).string());
+    EXPECT_EQ(test::read_file((dir / name).string()), kBytes);
+    EXPECT_EQ(listing(dir), std::vector<std::string>{name});
+}
+
+// SIGINT/SIGTERM/SIGHUP in the middle of a write: the process dies of the signal, no temp file.
+TEST_P(AtomicFileModes, SignalLeavesNoTempFile) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        SCOPED_TRACE(strsignal(sig));
+        const fs::path dir = test::temp_dir();
+        const std::string out = (dir / "out.bin").string();
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            AtomicFile f(out);
+            f.write(kBytes.data(), kBytes.size());
+            ::raise(sig);
+            ::_exit(0);
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
+        EXPECT_TRUE(listing(dir).empty());
+    }
+}
+
+TEST(AtomicFile, RefusesDevicesFifosSocketsAndDirectories) {
+    const fs::path dir = test::temp_dir();
+    const std::string fifo = (dir / "fifo").string(), sock = (dir / "sock").string();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock.c_str());
+    ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    for (const std::string& p : {std::string("/dev/null"), fifo, sock}) {
+        SCOPED_TRACE(p);
+        EXPECT_NE(error_of([&] { AtomicFile f(p); }).find("not a regular file"), std::string::npos);
+    }
+    ::close(s);
+    EXPECT_TRUE(fs::is_fifo(fifo));
+    EXPECT_TRUE(fs::is_socket(sock));
+    EXPECT_NE(error_of([&] { AtomicFile f(dir.string()); }).find("output path is a directory"), std::string::npos);
+    EXPECT_EQ(listing(dir), (std::vector<std::string>{"fifo", "sock"}));
+}
+
+// GgufWriter goes through AtomicFile: a FIFO named as OUT stays a FIFO.
+TEST(AtomicFile, GgufWriterRefusesFifo) {
+    const fs::path dir = test::temp_dir();
+    const std::string fifo = (dir / "out.gguf").string();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_NE(error_of([&] {
+                  GgufWriter w(fifo);
+                  w.finish();
+              }).find("not a regular file"),
+              std::string::npos);
+    EXPECT_TRUE(fs::is_fifo(fifo));
+}
+
+TEST(AtomicFile, SymlinksAreWrittenThrough) {
+    const fs::path dir = test::temp_dir();
+    fs::create_directory(dir / "real");
+    test::write_file((dir / "real" / "target.bin").string(), std::vector<uint8_t>{'o'});
+    fs::create_symlink("real/target.bin", dir / "link1");  // relative, into another directory
+    fs::create_symlink(dir / "link1", dir / "link2");       // a chain
+    fs::create_symlink("real/new.bin", dir / "dangling");
+    write_atomic((dir / "link2").string());
+    EXPECT_TRUE(fs::is_symlink(dir / "link1"));
+    EXPECT_TRUE(fs::is_symlink(dir / "link2"));
+    EXPECT_EQ(test::read_file((dir / "real" / "target.bin").string()), kBytes);
+    write_atomic((dir / "dangling").string());
+    EXPECT_TRUE(fs::is_symlink(dir / "dangling"));
+    EXPECT_EQ(test::read_file((dir / "real" / "new.bin").string()), kBytes);
+    EXPECT_EQ(listing(dir / "real"), (std::vector<std::string>{"new.bin", "target.bin"}));
+}
+
+TEST(AtomicFile, KeepsModeAndOwnerOfReplacedFile) {
+    const fs::path dir = test::temp_dir();
+    const std::string out = (dir / "out.bin").string();
+    test::write_file(out, std::vector<uint8_t>{'o'});
+    ASSERT_EQ(::chmod(out.c_str(), 0640), 0);
+    const bool root = ::geteuid() == 0;
+    if (root) {
+        ASSERT_EQ(::chown(out.c_str(), 1234, 5678), 0);
+    }
+    write_atomic(out);
+    struct stat st {};
+    ASSERT_EQ(::stat(out.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+    if (root) {
+        EXPECT_EQ(st.st_uid, 1234u);
+        EXPECT_EQ(st.st_gid, 5678u);
+    }
+    // A new file: 0666 minus the umask.
+    const mode_t um = ::umask(022);
+    const std::string fresh = (dir / "fresh.bin").string();
+    write_atomic(fresh);
+    ::umask(um);
+    ASSERT_EQ(::stat(fresh.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0644u);
+}
+
+// Every file the process read as an input is protected, under any name.
+TEST(AtomicFile, RefusesEveryInputOfTheRun) {
+    const fs::path dir = test::temp_dir();
+    const std::string text = (dir / "rules.txt").string();
+    test::write_file(text, std::vector<uint8_t>{'x', '\n'});
+    read_text_file(text);
+    fs::create_hard_link(text, dir / "hard");
+    fs::create_symlink(text, dir / "soft");
+    for (const auto& out : {text, (dir / "hard").string(), (dir / "soft").string(), (dir / "." / "rules.txt").string()}) {
+        SCOPED_TRACE(out);
+        EXPECT_NE(error_of([&] { write_atomic(out); }).find("refusing to overwrite the input file '" + text + "'"), std::string::npos);
+    }
+    EXPECT_EQ(test::read_file(text), (std::vector<uint8_t>{'x', '\n'}));
+    EXPECT_EQ(listing(dir), (std::vector<std::string>{"hard", "rules.txt", "soft"}));
+}
+
+// The target is checked again at commit: an input opened after the writer started is protected too.
+TEST(AtomicFile, InputOpenedDuringTheWriteIsProtected) {
+    const fs::path dir = test::temp_dir();
+    const std::string text = (dir / "late.txt").string();
+    test::write_file(text, std::vector<uint8_t>{'x'});
+    AtomicFile f(text);
+    f.write(kBytes.data(), kBytes.size());
+    read_text_file(text);
+    EXPECT_NE(error_of([&] { f.commit(); }).find("refusing to overwrite the input file"), std::string::npos);
+    EXPECT_EQ(test::read_file(text), (std::vector<uint8_t>{'x'}));
+}
+
+}  // namespace
+}  // namespace oiw
