@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "libformat/escape.h"
 #include "libformat/io/mapped_file.h"
 
 namespace oiw {
@@ -293,16 +294,7 @@ static std::string scalar_to_string(GgufType t, const uint8_t* p) {
     }
 }
 
-static std::string quote(const std::string& s) {
-    std::string o = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') { o += '\\'; o += static_cast<char>(c); }
-        else if (c == '\n') o += "\\n";
-        else if (c < 0x20 || c == 0x7f) o += fmt::format("\\x{:02x}", c);
-        else o += static_cast<char>(c);
-    }
-    return o + "\"";
-}
+static std::string quote(const std::string& s) { return '"' + escape_text(s, '"') + '"'; }
 
 std::string GgufValue::to_string(size_t max_elems) const {
     if (type == GgufType::STRING) return quote(strings.at(0));

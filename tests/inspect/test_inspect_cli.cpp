@@ -399,7 +399,7 @@ TEST(InspectJson, WriterAndReaderRoundTrip) {
     w.end_object();
     w.end_object();
     const Value v = json::parse(w.str());
-    EXPECT_EQ(v.at("s").text, "a\"b\\c\n\x01 \xe2\x96\x81 \xef\xbf\xbd");  // invalid byte -> U+FFFD
+    EXPECT_EQ(v.at("s").text, "a\"b\\c\n\x01 \xe2\x96\x81 \xf4\x8f\xbf\xbf");  // invalid byte 0xff -> U+10FFFF
     EXPECT_EQ(v.at("n").text, "18446744073709551615");
     EXPECT_DOUBLE_EQ(v.at("f").number, 0.1);
     EXPECT_TRUE(v.at("inf").is_null());
