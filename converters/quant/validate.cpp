@@ -29,18 +29,24 @@ const char* special(Bits v, Bits exp, Bits man) {
 
 const char* fp16_special(uint16_t h) { return special<uint16_t>(h, 0x7c00, 0x03ff); }
 
-// Element values of a float type (F16/BF16/F32/F64): scanned branch-free in chunks (the common,
-// all-valid case is a plain vectorizable loop), then element by element in a chunk that has one.
+// True when one of the kChunk values at `p` has all exponent bits set: a fixed trip count and
+// no early exit, so the compiler vectorizes it (the common, all-valid case).
+constexpr size_t kChunk = 256;
+template <typename Bits>
+bool chunk_has_special(const uint8_t* p, Bits exp) {
+    Bits hit = 0;
+    for (size_t i = 0; i < kChunk; ++i) hit |= static_cast<Bits>((load<Bits>(p + i * sizeof(Bits)) & exp) == exp);
+    return hit != 0;
+}
+
+// Element values of a float type (F16/BF16/F32/F64): whole chunks are screened branch-free, then
+// a chunk that has a special value (and the tail) is searched element by element.
 template <typename Bits>
 std::string scan_values(std::span<const uint8_t> bytes, Bits exp, Bits man) {
-    constexpr size_t kChunk = 256;
     const size_t n = bytes.size() / sizeof(Bits);
     for (size_t c = 0; c < n; c += kChunk) {
-        const size_t end = std::min(n, c + kChunk);
-        bool any = false;
-        for (size_t i = c; i < end; ++i) any |= (load<Bits>(bytes.data() + i * sizeof(Bits)) & exp) == exp;
-        if (!any) continue;
-        for (size_t i = c; i < end; ++i)
+        if (c + kChunk <= n && !chunk_has_special<Bits>(bytes.data() + c * sizeof(Bits), exp)) continue;
+        for (size_t i = c; i < std::min(n, c + kChunk); ++i)
             if (const char* s = special<Bits>(load<Bits>(bytes.data() + i * sizeof(Bits)), exp, man))
                 return fmt::format("{} at element {}", s, i);
     }
