@@ -8,7 +8,11 @@ namespace oiw::json {
 
 namespace {
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
+// Code points U+10FF80..U+10FFFF stand for single bytes 0x80..0xFF (see append_string).
+constexpr uint32_t kByteEscapeBase = 0x10FF00;
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid. Sequences encoding a
+// byte-escape code point count as invalid, so that their bytes are escaped one by one.
 size_t utf8_len(std::string_view s, size_t i) {
     const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
     const unsigned char c = b(i);
@@ -26,7 +30,7 @@ size_t utf8_len(std::string_view s, size_t i) {
     }
     // Overlong forms, surrogates and out-of-range code points are invalid.
     if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
+        (cp >= 0xD800 && cp <= 0xDFFF) || cp >= kByteEscapeBase + 0x80)
         return 0;
     return n;
 }
@@ -54,8 +58,8 @@ void append_string(std::string& out, std::string_view s) {
             continue;
         }
         const size_t n = utf8_len(s, i);
-        if (n == 0) {
-            out += "\\ufffd";
+        if (n == 0) {  // byte 0xNN -> U+10FFNN, written as the surrogate pair \udbff\udfNN
+            out += fmt::format("\\udbff\\udf{:02x}", c);
             ++i;
         } else {
             out.append(s.substr(i, n));

@@ -8,7 +8,11 @@
 
 namespace oiw::json {
 
-// Appends `s` as a JSON string literal (quotes included). Invalid UTF-8 bytes become U+FFFD.
+// Appends `s` as a JSON string literal (quotes included). Valid UTF-8 is kept; each byte 0xNN
+// that is not part of a valid sequence becomes the code point U+10FF00+0xNN (written
+// "\udbff\udfNN"), as do the bytes of a valid sequence for U+10FF80..U+10FFFF, so that
+// different byte strings always give different JSON strings: decode by mapping every
+// U+10FF80..U+10FFFF back to its low byte.
 void append_string(std::string& out, std::string_view s);
 
 // Streaming writer. The call sequence is not checked: callers nest begin_*/end_* and put key()

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "libformat/escape.h"
 #include "libformat/ftype.h"
 #include "inspect/render.h"
 
@@ -293,12 +294,12 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             ft = fmt::format("{} ({})", name.empty() ? "UNKNOWN" : name, *m.file_type);
         }
         std::vector<std::pair<std::string, std::string>> fl = {
-            {"file", f.path()},
+            {"file", escape_text(f.path())},
             {"version", fmt::format("{}", f.version())},
             {"alignment", fmt::format("{}", f.alignment())},
             {"file size", fmt::format("{} bytes ({})", f.file_size(), bytes_h(f.file_size()))},
-            {"architecture", m.architecture.empty() ? "(not set)" : m.architecture},
-            {"name", m.name.empty() ? "(not set)" : m.name},
+            {"architecture", m.architecture.empty() ? "(not set)" : escape_text(m.architecture)},
+            {"name", m.name.empty() ? "(not set)" : escape_text(m.name)},
             {"file type", ft},
             {"KV pairs", fmt::format("{}", f.metadata().size())},
             {"tensors", fmt::format("{}", f.tensors().size())},
@@ -328,7 +329,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             std::string v = kv.value.to_string(preview);
             if (kv.key == "general.file_type" && m.file_type && !ftype_name(*m.file_type).empty())
                 v += fmt::format(" ({})", ftype_name(*m.file_type));
-            t.rows.push_back({kv.key, value_type_string(kv.value), std::move(v)});
+            t.rows.push_back({escape_text(kv.key), value_type_string(kv.value), std::move(v)});
         }
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));
@@ -346,7 +347,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
         for (size_t i = 0; i < f.tensors().size(); ++i) {
             const auto& ti = f.tensors()[i];
             const double bpw = ti.n_elements() ? 8.0 * static_cast<double>(ti.n_bytes) / static_cast<double>(ti.n_elements()) : 0;
-            t.rows.push_back({ti.name, std::string(type_name(ti.type)), F.shape(ti), F.n(static_cast<uint64_t>(ti.n_elements())),
+            t.rows.push_back({escape_text(ti.name), std::string(type_name(ti.type)), F.shape(ti), F.n(static_cast<uint64_t>(ti.n_elements())),
                               F.n(ti.n_bytes), fmt::format("{:.2f}", bpw), fmt::format("{}", ti.offset),
                               F.n(a.tensors[i].bytes_per_token)});
         }
@@ -360,7 +361,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             dt.align = "ll";
             dt.shrink = {{0, 16}};
             dt.middle = {0};
-            for (size_t i = 0; i < f.tensors().size(); ++i) dt.rows.push_back({f.tensors()[i].name, (*r.digests)[i]});
+            for (size_t i = 0; i < f.tensors().size(); ++i) dt.rows.push_back({escape_text(f.tensors()[i].name), (*r.digests)[i]});
             d.blocks.push_back(table(std::move(dt)));
             doc.push_back(std::move(d));
         }
@@ -451,12 +452,12 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
         std::vector<std::string> lines;
         if (r.flags->empty()) lines.push_back(fmt::format("no slow paths found for {}", p.name));
         for (const auto& fl : *r.flags) {
-            lines.push_back(fmt::format("[{}] {}", flag_id(fl.kind), fl.message));
-            lines.push_back("    suggestion: " + fl.suggestion);
+            lines.push_back(fmt::format("[{}] {}", flag_id(fl.kind), escape_text(fl.message)));
+            lines.push_back("    suggestion: " + escape_text(fl.suggestion));
             if (!fl.cite.empty()) lines.push_back("    source: " + fl.cite);
             std::string names;
             const size_t shown = o.full ? fl.tensors.size() : std::min<size_t>(fl.tensors.size(), 4);
-            for (size_t k = 0; k < shown; ++k) names += (k ? ", " : "") + f.tensors()[fl.tensors[k]].name;
+            for (size_t k = 0; k < shown; ++k) names += (k ? ", " : "") + escape_text(f.tensors()[fl.tensors[k]].name);
             if (shown < fl.tensors.size()) names += fmt::format(", ... ({} total)", fl.tensors.size());
             lines.push_back("    tensors: " + names);
         }
@@ -479,8 +480,8 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
     {
         Section s{"Files", {}};
         s.blocks.push_back(fields({
-            {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", r.a.path(), r.a.file_size(), r.a.metadata().size(), r.a.tensors().size())},
-            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", r.b.path(), r.b.file_size(), r.b.metadata().size(), r.b.tensors().size())},
+            {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.a.path()), r.a.file_size(), r.a.metadata().size(), r.a.tensors().size())},
+            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.b.path()), r.b.file_size(), r.b.metadata().size(), r.b.tensors().size())},
             {"verdict", d.identical() ? (d.data_compared ? "identical (metadata, tensor infos and data)"
                                                          : "identical metadata and tensor infos (data not compared; use --data)")
                                       : "different"},
@@ -498,17 +499,17 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
         t.middle = {1};
         for (size_t j : d.kv_added) {
             const auto& kv = r.b.metadata()[j];
-            t.rows.push_back({"+", kv.key, "", value_type_string(kv.value) + " " + kv.value.to_string(preview)});
+            t.rows.push_back({"+", escape_text(kv.key), "", value_type_string(kv.value) + " " + kv.value.to_string(preview)});
         }
         for (size_t i : d.kv_removed) {
             const auto& kv = r.a.metadata()[i];
-            t.rows.push_back({"-", kv.key, value_type_string(kv.value) + " " + kv.value.to_string(preview), ""});
+            t.rows.push_back({"-", escape_text(kv.key), value_type_string(kv.value) + " " + kv.value.to_string(preview), ""});
         }
         for (const auto& [i, j] : d.kv_changed) {
             const auto& x = r.a.metadata()[i];
             const auto& y = r.b.metadata()[j];
             const bool type_change = value_type_string(x.value) != value_type_string(y.value);
-            t.rows.push_back({"~", x.key, (type_change ? value_type_string(x.value) + " " : "") + x.value.to_string(preview),
+            t.rows.push_back({"~", escape_text(x.key), (type_change ? value_type_string(x.value) + " " : "") + x.value.to_string(preview),
                               (type_change ? value_type_string(y.value) + " " : "") + y.value.to_string(preview)});
         }
         s.blocks.push_back(table(std::move(t)));
@@ -525,18 +526,18 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
         auto arrow = [](const std::string& x, const std::string& y) { return x == y ? x : x + " -> " + y; };
         for (size_t j : d.tensors_added) {
             const auto& y = r.b.tensors()[j];
-            t.rows.push_back({"+", y.name, std::string(type_name(y.type)), shape_x(y), si(static_cast<double>(y.n_bytes)),
+            t.rows.push_back({"+", escape_text(y.name), std::string(type_name(y.type)), shape_x(y), si(static_cast<double>(y.n_bytes)),
                               si(static_cast<double>(r.ab.tensors[j].bytes_per_token))});
         }
         for (size_t i : d.tensors_removed) {
             const auto& x = r.a.tensors()[i];
-            t.rows.push_back({"-", x.name, std::string(type_name(x.type)), shape_x(x), si(static_cast<double>(x.n_bytes)),
+            t.rows.push_back({"-", escape_text(x.name), std::string(type_name(x.type)), shape_x(x), si(static_cast<double>(x.n_bytes)),
                               si(static_cast<double>(r.aa.tensors[i].bytes_per_token))});
         }
         for (const auto& td : d.tensors_changed) {
             const auto& x = r.a.tensors()[td.a];
             const auto& y = r.b.tensors()[td.b];
-            t.rows.push_back({"~", x.name, arrow(std::string(type_name(x.type)), std::string(type_name(y.type))),
+            t.rows.push_back({"~", escape_text(x.name), arrow(std::string(type_name(x.type)), std::string(type_name(y.type))),
                               arrow(shape_x(x), shape_x(y)), arrow(si(static_cast<double>(x.n_bytes)), si(static_cast<double>(y.n_bytes))),
                               arrow(si(static_cast<double>(r.aa.tensors[td.a].bytes_per_token)),
                                     si(static_cast<double>(r.ab.tensors[td.b].bytes_per_token)))});
@@ -570,7 +571,7 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
             if (v.empty()) return;
             std::string names;
             const size_t shown = o.full ? v.size() : std::min<size_t>(v.size(), 12);
-            for (size_t k = 0; k < shown; ++k) names += (k ? ", " : "") + r.a.tensors()[v[k].first].name;
+            for (size_t k = 0; k < shown; ++k) names += (k ? ", " : "") + escape_text(r.a.tensors()[v[k].first].name);
             if (shown < v.size()) names += fmt::format(", ... ({} total)", v.size());
             lines.push_back(std::string(label) + names);
         };

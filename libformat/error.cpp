@@ -1,5 +1,7 @@
 #include "libformat/error.h"
 
+#include "libformat/escape.h"
+
 namespace oiw {
 
 const char* error_kind_name(ErrorKind k) {
@@ -24,6 +26,7 @@ const char* error_kind_name(ErrorKind k) {
         case ErrorKind::Overlap: return "overlap";
         case ErrorKind::Usage: return "usage";
         case ErrorKind::Unsupported: return "unsupported";
+        case ErrorKind::BadData: return "bad-data";
     }
     return "unknown";
 }
@@ -31,7 +34,7 @@ const char* error_kind_name(ErrorKind k) {
 static std::string compose(const std::string& file, const std::string& subject, const std::string& what) {
     std::string m = file.empty() ? std::string() : file + ": ";
     if (!subject.empty()) m += subject + ": ";
-    return m + what;
+    return escape_text(m + what, '\0', false);
 }
 
 FormatError::FormatError(ErrorKind kind, const std::string& file, const std::string& subject, const std::string& what)

@@ -26,6 +26,7 @@ enum class ErrorKind {
     Overlap,        // two tensors share bytes
     Usage,          // caller error: bad argument, refusing to overwrite input, ...
     Unsupported,    // valid but not handled (e.g. a type without a kernel)
+    BadData,        // tensor data or importance values that are NaN, infinite or out of range
 };
 
 // Short stable name of a kind ("truncated", "duplicate-key", ...).
@@ -33,7 +34,9 @@ const char* error_kind_name(ErrorKind k);
 
 class FormatError : public std::runtime_error {
 public:
-    // Message: "<file>: <subject>: <what>" (subject omitted when empty).
+    // Message: "<file>: <subject>: <what>" (subject omitted when empty), passed through
+    // escape_text (backslashes kept) so that it is one line free of control bytes whatever names
+    // it carries.
     FormatError(ErrorKind kind, const std::string& file, const std::string& subject, const std::string& what);
     ErrorKind kind() const { return kind_; }
     const std::string& file() const { return file_; }

@@ -1,6 +1,7 @@
 #include "converters/requant/imatrix.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <span>
 
@@ -14,17 +15,45 @@ namespace {
 
 constexpr std::string_view kSumsSuffix = ".in_sum2", kCountsSuffix = ".counts";
 
-std::span<const float> f32_data(const Model& f, size_t i) {
+// The values of an F32 tensor, copied out (an alignment-1 file may place them at any address).
+std::vector<float> f32_data(const Model& f, size_t i) {
     const GgufTensorInfo& t = f.tensors()[i];
     if (t.type != GgmlType::F32)
         throw FormatError(ErrorKind::BadType, f.path(), "tensor '" + t.name + "'",
                           fmt::format("imatrix data must be F32, not {}", type_name(t.type)));
     auto bytes = f.tensor_data(i);
-    return {reinterpret_cast<const float*>(bytes.data()), bytes.size() / sizeof(float)};
+    std::vector<float> v(bytes.size() / sizeof(float));
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    return v;
 }
 
-Imatrix load_gguf(const std::string& path) {
-    Model f = open_model(path);
+// Refuses a count (per matrix in GGUF files, per entry in legacy ones) that is not positive:
+// the entry never saw input, and dividing by it gives no usable weights.
+void check_count(const std::string& path, const std::string& name, float count, const std::string& which) {
+    if (!(count > 0.0f) || !std::isfinite(count))
+        throw FormatError(ErrorKind::BadData, path, "entry '" + name + "'", fmt::format("{} is {} (must be positive)", which, count));
+}
+
+// Refuses importance values that would zero or poison the quantized weights: non-finite or
+// negative values, and a matrix (`ne0` values) that is all zero.
+void check_values(const std::string& path, const std::string& name, const std::vector<float>& v, size_t ne0) {
+    const std::string subject = "entry '" + name + "'";
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (!std::isfinite(v[i]))
+            throw FormatError(ErrorKind::BadData, path, subject, fmt::format("non-finite importance value {} at index {}", v[i], i));
+        if (v[i] < 0.0f)
+            throw FormatError(ErrorKind::BadData, path, subject, fmt::format("negative importance value {} at index {}", v[i], i));
+    }
+    for (size_t j = 0; j * ne0 < v.size(); ++j)
+        if (std::all_of(v.begin() + static_cast<ptrdiff_t>(j * ne0), v.begin() + static_cast<ptrdiff_t>((j + 1) * ne0),
+                        [](float x) { return x == 0.0f; }))
+            throw FormatError(ErrorKind::BadData, path, subject,
+                              v.size() == ne0 ? std::string("importance values are all zero")
+                                              : fmt::format("importance values of matrix {} are all zero", j));
+}
+
+Imatrix load_gguf(std::span<const uint8_t> bytes, const std::string& path) {
+    const Model f{GgufFile::parse(bytes, path)};
     const Metadata& md = f.metadata();
     const GgufValue* datasets = md.find("imatrix.datasets");
     const GgufValue* chunks = md.find("imatrix.chunk_count");
@@ -61,9 +90,10 @@ Imatrix load_gguf(const std::string& path) {
         std::vector<float>& v = m.entries[name];
         v.resize(sums.size());
         for (size_t j = 0; j < counts.size(); ++j) {
-            const float count = counts[j];
-            for (size_t i = 0; i < ne0; ++i) v[j * ne0 + i] = count > 0.0f ? sums[j * ne0 + i] / count : 1.0f;
+            check_count(path, name, counts[j], fmt::format("the count of matrix {}", j));
+            for (size_t i = 0; i < ne0; ++i) v[j * ne0 + i] = sums[j * ne0 + i] / counts[j];
         }
+        check_values(path, name, v, ne0);
     }
     return m;
 }
@@ -108,8 +138,9 @@ Imatrix load_legacy(const std::string& path, std::span<const uint8_t> bytes) {
         v.resize(static_cast<size_t>(nval));
         std::memcpy(v.data(), bytes.data() + r.pos, v.size() * sizeof(float));
         r.pos += v.size() * sizeof(float);
-        if (ncall > 0)
-            for (float& x : v) x /= static_cast<float>(ncall);
+        check_count(path, name, static_cast<float>(ncall), "the call count");
+        for (float& x : v) x /= static_cast<float>(ncall);
+        check_values(path, name, v, v.size());
     }
     if (r.pos < bytes.size()) {  // newer legacy files end with the chunk count and the data set name
         m.chunk_count = r.i32("chunk count");
@@ -120,11 +151,14 @@ Imatrix load_legacy(const std::string& path, std::span<const uint8_t> bytes) {
 
 }  // namespace
 
+Imatrix parse_imatrix(std::span<const uint8_t> bytes, const std::string& path) {
+    if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) return load_gguf(bytes, path);
+    return load_legacy(path, bytes);
+}
+
 Imatrix load_imatrix(const std::string& path) {
     MappedFile file(path);
-    auto bytes = file.bytes();
-    if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) return load_gguf(path);
-    return load_legacy(path, bytes);
+    return parse_imatrix(file.bytes(), path);
 }
 
 void filter_imatrix(Imatrix& m, const std::vector<std::string>& include, const std::vector<std::string>& exclude) {

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "converters/requant/imatrix.h"
 #include "converters/quant/quants.h"
+#include "converters/quant/validate.h"
+#include "libformat/escape.h"
 #include "libformat/parallel.h"
 
 namespace oiw {
@@ -100,10 +104,26 @@ void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, 
         const int64_t mat = task / tasks_per_mat, r0 = (task % tasks_per_mat) * rows_per_task;
         return Span{mat * ne1 + r0, std::min(rows_per_task, ne1 - r0), mat};
     };
+    // A task whose data fails validation records its error here; the sink, which runs in task
+    // order, throws it, so the first bad row of the tensor is the one reported.
+    std::mutex bad_mu;
+    std::map<int64_t, FormatError> bad;
+    auto validate = [&](int64_t task, GgmlType type, const uint8_t* rows, uint64_t row_bytes, int64_t first_row, const char* what) {
+        try {
+            validate_rows(type, {rows, static_cast<size_t>(row_bytes) * static_cast<size_t>(span_of(task).n_rows)}, row_bytes,
+                          first_row, in.path(), t.name, what);
+            return true;
+        } catch (const FormatError& e) {
+            std::lock_guard lk(bad_mu);
+            bad.emplace(task, e);
+            return false;
+        }
+    };
     auto compute = [&](int64_t task, unsigned worker, uint8_t* out) -> size_t {
         const Span s = span_of(task);
         const uint8_t* rows = src + static_cast<uint64_t>(s.first_row) * src_row;
         const int64_t n = s.n_rows * ne0;
+        if (!validate(task, t.src_type, rows, src_row, s.first_row, "input")) return 0;
         const float* f32 = reinterpret_cast<const float*>(rows);
         if (!direct_f32) {
             float* buf = scratch[worker].data();
@@ -116,10 +136,17 @@ void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, 
             return static_cast<size_t>(n) * sizeof(float);
         }
         const float* imat = imatrix ? imatrix + (s.mat % info.ne[2]) * ne0 : nullptr;
-        return (reference ? quantize_chunk_ref : quantize_chunk)(t.dst_type, f32, out, s.n_rows, ne0, imat);
+        const size_t written = (reference ? quantize_chunk_ref : quantize_chunk)(t.dst_type, f32, out, s.n_rows, ne0, imat);
+        if (written == static_cast<size_t>(s.n_rows) * dst_row && !validate(task, t.dst_type, out, dst_row, s.first_row, "quantized output"))
+            return 0;
+        return written;
     };
     auto sink = [&](int64_t task, std::span<const uint8_t> out) {
         const Span s = span_of(task);
+        if (out.empty()) {
+            std::lock_guard lk(bad_mu);
+            if (auto it = bad.find(task); it != bad.end()) throw it->second;
+        }
         if (out.size() != static_cast<size_t>(s.n_rows) * dst_row)
             throw FormatError(ErrorKind::Unsupported, in.path(), "tensor '" + t.name + "'",
                               fmt::format("quantizer wrote {} bytes for {} rows of {}", out.size(), s.n_rows, type_name(t.dst_type)));
@@ -149,9 +176,6 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
     if (!opt.imatrix_path.empty()) {
         Imatrix m = load_imatrix(opt.imatrix_path);
         filter_imatrix(m, opt.include_weights, opt.exclude_weights);
-        for (const auto& [name, v] : m.entries)
-            if (!std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); }))
-                throw FormatError(ErrorKind::BadKey, opt.imatrix_path, "entry '" + name + "'", "non-finite importance value");
         if (!m.entries.empty()) {
             for (auto& kv : imatrix_kvs(opt.imatrix_path, m)) overrides.push_back(std::move(kv));
             job.imatrix = std::move(m.entries);
@@ -169,6 +193,7 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
         job.writable = false;
         job.plan.warnings.push_back(std::string("a conversion would fail: ") + e.what());
     };
+    for (const PlanRefusal& r : job.plan.refusals) refuse(FormatError(ErrorKind::Usage, in.path(), r.subject, r.what));
     size_t requantized = 0;
     const TensorPlan* first_requantized = nullptr;
     for (const auto& t : job.plan.tensors) {
@@ -190,7 +215,7 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
             if (t.name != "token_embd.weight" && t.name != "per_layer_token_embd.weight")
                 refuse(FormatError(ErrorKind::BadDims, opt.imatrix_path, subject, what));
             else
-                job.plan.warnings.push_back(subject + ": " + what + ": quantized without it");
+                job.plan.warnings.push_back(escape_text(subject) + ": " + what + ": quantized without it");
         }
         if (t.requires_imatrix && !job.imatrix_for(t))
             refuse(FormatError(ErrorKind::Usage, in.path(), subject,
@@ -242,9 +267,13 @@ void write_requant(const Model& in, const RequantJob& job, const std::string& ou
         if (t.convert()) {
             convert_tensor(*pool, scratch, in, t, job.imatrix_for(t), job.reference_kernels, w, advance);
         } else {
+            // Copied in pieces of whole rows, each validated as ggml validates input tensors.
             auto data = in.tensor_data(t.input_index);
-            for (size_t off = 0; off < data.size(); off += kCopyPiece) {
-                const size_t n = std::min(kCopyPiece, data.size() - off);
+            const uint64_t row = row_size(t.src_type, t.shape[0]);
+            const size_t piece = static_cast<size_t>(std::max<uint64_t>(1, kCopyPiece / row) * row);
+            for (size_t off = 0; off < data.size(); off += piece) {
+                const size_t n = std::min(piece, data.size() - off);
+                validate_rows(t.src_type, data.subspan(off, n), row, static_cast<int64_t>(off / row), in.path(), t.name, "input");
                 w.write_tensor_data(data.subspan(off, n));
                 advance(off + n);
             }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "converters/quant/quants.h"
+#include "libformat/escape.h"
 #include "libformat/ftype.h"
 #include "libformat/names.h"
 #include "libformat/io/text_file.h"
@@ -225,8 +226,9 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
     }
 }
 
-// A type the row length allows (llama-quant.cpp tensor_type_fallback), with a warning.
-GgmlType fallback_type(const GgufTensorInfo& t, GgmlType type, std::vector<std::string>& warnings) {
+// A type the row length allows (llama-quant.cpp tensor_type_fallback), with a warning. A type
+// with no fallback is a refusal: the tensor is planned unchanged and the refusal recorded.
+GgmlType fallback_type(const GgufTensorInfo& t, GgmlType type, RequantPlan& plan) {
     const int64_t ncols = t.ne[0];
     const int64_t block = traits(type).block_size;
     if (ncols % block == 0) return type;
@@ -240,13 +242,14 @@ GgmlType fallback_type(const GgufTensorInfo& t, GgmlType type, std::vector<std::
         case T::Q5_K: fb = T::Q5_1; break;
         case T::Q6_K: fb = T::Q8_0; break;
         default:
-            usage_error("tensor '" + t.name + "'",
-                        fmt::format("row length {} is not a multiple of {} (required by {}) and {} has no fallback type",
-                                    ncols, block, type_name(type), type_name(type)));
+            plan.refusals.push_back({"tensor '" + t.name + "'",
+                                     fmt::format("row length {} is not a multiple of {} (required by {}) and {} has no fallback type",
+                                                 ncols, block, type_name(type), type_name(type))});
+            return t.type;
     }
     if (ncols % traits(fb).block_size != 0) fb = T::F16;
-    warnings.push_back(fmt::format("tensor '{}': row length {} is not a multiple of {} (required by {}): using {}",
-                                   t.name, ncols, block, type_name(type), type_name(fb)));
+    plan.warnings.push_back(fmt::format("tensor '{}': row length {} is not a multiple of {} (required by {}): using {}",
+                                   escape_text(t.name), ncols, block, type_name(type), type_name(fb)));
     return fb;
 }
 
@@ -378,9 +381,9 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
         const bool allowed = allows_quantization(t, opt);
         if (allowed) {
             if (opt.token_embedding_type && c == Cat::TokenEmbd) {
-                dst = fallback_type(t, *opt.token_embedding_type, plan.warnings);
+                dst = fallback_type(t, *opt.token_embedding_type, plan);
             } else if (opt.output_tensor_type && c == Cat::Output) {
-                dst = fallback_type(t, *opt.output_tensor_type, plan.warnings);
+                dst = fallback_type(t, *opt.output_tensor_type, plan);
             } else {
                 dst = preset.default_type;
                 if (quantized_preset) {
@@ -393,7 +396,7 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
                     } else if (!opt.pure) {
                         dst = mixture_type(s, t, c, dst);
                     }
-                    dst = fallback_type(t, dst, plan.warnings);
+                    dst = fallback_type(t, dst, plan);
                 }
             }
         }
@@ -424,10 +427,10 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
         for (size_t r = 0; r < type_hits.size(); ++r)
             if (!type_hits[r])
                 plan.warnings.push_back(fmt::format("--tensor-type '{}={}' applies to no tensor",
-                                                    opt.tensor_types[r].pattern, type_name(opt.tensor_types[r].type)));
+                                                    escape_text(opt.tensor_types[r].pattern), type_name(opt.tensor_types[r].type)));
     }
     for (size_t k = 0; k < keep_hits.size(); ++k)
-        if (!keep_hits[k]) plan.warnings.push_back(fmt::format("--keep '{}' matches no tensor", opt.keep[k]));
+        if (!keep_hits[k]) plan.warnings.push_back(fmt::format("--keep '{}' matches no tensor", escape_text(opt.keep[k])));
     return plan;
 }
 

@@ -75,9 +75,16 @@ struct TensorPlan {
     bool convert() const { return src_type != dst_type; }
 };
 
+// A tensor the plan cannot convert (e.g. a row length its type does not allow): it is planned
+// unchanged; the requantizer refuses the conversion (a dry run reports it as a warning).
+struct PlanRefusal {
+    std::string subject, what;  // as FormatError's
+};
+
 struct RequantPlan {
     std::vector<TensorPlan> tensors;    // in output order
-    std::vector<std::string> warnings;  // fallbacks, rules matching nothing, ...
+    std::vector<std::string> warnings;  // fallbacks, rules matching nothing, ... (names escaped: escape_text)
+    std::vector<PlanRefusal> refusals;  // in output order
 };
 
 // Tensor order of llama-quantize's output (llama_model_loader::weight_name_comparer): by block
@@ -85,8 +92,9 @@ struct RequantPlan {
 std::vector<size_t> llama_tensor_order(const std::vector<GgufTensorInfo>& tensors);
 
 // Chooses every tensor's output type as llama-quantize would for `opt`, plus our --keep.
-// `kvs` is the output metadata (model facts are read from it). Throws FormatError(Usage) for a
-// bad regex, a tensor llama-quantize cannot place (no fallback type), or a missing block number.
+// `kvs` is the output metadata (model facts are read from it). A tensor llama-quantize cannot
+// place (no fallback type) goes to plan.refusals. Throws FormatError(Usage) for a bad regex or a
+// missing block number.
 RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors,
                          const PlanOptions& opt);
 

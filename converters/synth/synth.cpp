@@ -7,6 +7,7 @@
 
 #include "libformat/fp16.h"
 #include "converters/quant/quants.h"
+#include "converters/quant/validate.h"
 #include "libformat/gguf/gguf.h"
 
 namespace oiw {
@@ -147,6 +148,8 @@ uint64_t write_synth_model(const std::string& path, const SynthOptions& o) {
             } else {
                 quantize_chunk(s.type, rowbuf.data(), out.data(), nr, ne0, nullptr);
             }
+            // Never emit data ggml's loader would refuse (NaN/inf values or scales).
+            validate_rows(s.type, out, row_size(s.type, ne0), r0, path, s.name, "generated");
             w.write_tensor_data(out);
         }
         params += static_cast<uint64_t>(ne0 * rows);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "libformat/error.h"
+#include "libformat/escape.h"
 
 namespace oiw {
 
@@ -45,16 +46,7 @@ std::string scalar_to_string(GgufType t, const uint8_t* p) {
     }
 }
 
-std::string quote(const std::string& s) {
-    std::string o = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') { o += '\\'; o += static_cast<char>(c); }
-        else if (c == '\n') o += "\\n";
-        else if (c < 0x20 || c == 0x7f) o += fmt::format("\\x{:02x}", c);
-        else o += static_cast<char>(c);
-    }
-    return o + "\"";
-}
+std::string quote(const std::string& s) { return '"' + escape_text(s, '"') + '"'; }
 
 bool fixed_size(GgufType t) { return gguf_type_size(t) != 0; }
 

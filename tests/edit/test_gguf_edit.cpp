@@ -71,7 +71,7 @@ TEST(GgufEdit, BadArgumentsExitTwoWithOneLine) {
     std::string out = (dir / "o.gguf").string();
     const std::pair<std::string, std::string> cases[] = {
         {"--set general.name=xyz:1", "unknown value type 'xyz'"},
-        {"--set a.b=u8:256", "not a valid u8 value"},
+        {"--set a.b=u8:256", "key 'a.b': '256' is not a base-10 integer from 0 to 255 (u8)"},
         {"--set a.b=bool:maybe", "not a bool"},
         {"--remove no.such.key", "key 'no.such.key': cannot remove"},
         {"--rename-tensor nope=x", "tensor 'nope': cannot rename"},

@@ -419,7 +419,7 @@ TEST(InspectJson, WriterOutputParsesBack) {
     w.end_object();
     w.end_object();
     const Value v = Value::parse(w.str());
-    EXPECT_EQ(v.at("s").get<std::string>(), "a\"b\\c\n\x01 \xe2\x96\x81 \xef\xbf\xbd");  // invalid byte -> U+FFFD
+    EXPECT_EQ(v.at("s").get<std::string>(), "a\"b\\c\n\x01 \xe2\x96\x81 \xf4\x8f\xbf\xbf");  // invalid byte 0xff -> U+10FFFF
     EXPECT_EQ(v.at("n").get<uint64_t>(), 18446744073709551615u);
     EXPECT_DOUBLE_EQ(v.at("f").get<double>(), 0.1);
     EXPECT_TRUE(v.at("inf").is_null());

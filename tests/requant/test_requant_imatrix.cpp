@@ -1,10 +1,13 @@
 // Importance matrices as llama-quantize loads and uses them: the GGUF format of the fixtures, the
 // legacy .dat format, filters, malformed files, entries of the wrong length, per-expert slices.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <tuple>
 #include <optional>
 
 #include "converters/requant/imatrix.h"
@@ -69,10 +72,10 @@ TEST(RequantImatrix, GgufPerExpertCountsAndMalformedFiles) {
     // A fresh file per case: a file this process read is an input of the run, never rewritten.
     const std::filesystem::path dir = test::temp_dir();
     std::string path = (dir / "m.gguf").string();
-    // Two matrices of 4 columns; the second never saw input (count 0 -> weights of 1).
-    write_gguf_imatrix(path, {{"x.weight.in_sum2", {2, 4, 6, 8, 1, 2, 3, 4}}, {"x.weight.counts", {2, 0}}}, true);
+    // Two matrices of 4 columns, each divided by its own count.
+    write_gguf_imatrix(path, {{"x.weight.in_sum2", {2, 4, 6, 8, 1, 2, 3, 4}}, {"x.weight.counts", {2, 4}}}, true);
     Imatrix m = load_imatrix(path);
-    EXPECT_EQ(m.entries.at("x.weight"), (std::vector<float>{1, 2, 3, 4, 1, 1, 1, 1}));
+    EXPECT_EQ(m.entries.at("x.weight"), (std::vector<float>{1, 2, 3, 4, 0.25f, 0.5f, 0.75f, 1}));
     EXPECT_EQ(m.datasets, (std::vector<std::string>{"a.txt", "b.txt"}));
     EXPECT_EQ(m.chunk_count, 5);
 
@@ -132,10 +135,10 @@ void write_legacy(const std::string& path, const std::map<std::string, std::vect
 
 TEST(RequantImatrix, LegacyFormat) {
     const std::string path = (test::temp_dir() / "m.dat").string();
-    test::write_file(path, legacy({{"a.weight", 3, {3, 6, 1}}, {"b.weight", 0, {5, 7}}}, std::make_pair(42, std::string("wiki.txt"))));
+    test::write_file(path, legacy({{"a.weight", 3, {3, 6, 1}}, {"b.weight", 1, {5, 7}}}, std::make_pair(42, std::string("wiki.txt"))));
     Imatrix m = load_imatrix(path);
     EXPECT_EQ(m.entries.at("a.weight"), (std::vector<float>{1, 2, 1.0f / 3}));
-    EXPECT_EQ(m.entries.at("b.weight"), (std::vector<float>{5, 7}));  // ncall 0: sums as they are
+    EXPECT_EQ(m.entries.at("b.weight"), (std::vector<float>{5, 7}));
     EXPECT_EQ(m.chunk_count, 42);
     EXPECT_EQ(m.datasets, std::vector<std::string>{"wiki.txt"});
 
@@ -152,6 +155,71 @@ TEST(RequantImatrix, LegacyFormat) {
     EXPECT_NE(e.find(path), std::string::npos) << e;
     test::write_file(path, legacy({}));
     EXPECT_NE(error_of([&] { load_imatrix(path); }).find("no imatrix entries"), std::string::npos);
+}
+
+// Statistics that would zero or poison the weighted tensors are refused, naming the entry: in
+// GGUF files (per matrix) and legacy files alike.
+TEST(RequantImatrix, PoisonedValuesAndCountsAreRefused) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<std::tuple<std::vector<float>, std::vector<float>, std::string>> gguf_cases = {
+        {{1, 2, 3, 4}, {0, 1}, "entry 'x.weight': the count of matrix 0 is 0 (must be positive)"},
+        {{1, 2, 3, 4}, {1, -2}, "entry 'x.weight': the count of matrix 1 is -2 (must be positive)"},
+        {{1, 2, 3, 4}, {1, NAN}, "entry 'x.weight': the count of matrix 1 is nan (must be positive)"},
+        {{1, 2, 3, 4}, {1, inf}, "entry 'x.weight': the count of matrix 1 is inf (must be positive)"},
+        {{1, -2, 3, 4}, {1, 1}, "entry 'x.weight': negative importance value -2 at index 1"},
+        {{1, 2, NAN, 4}, {1, 1}, "entry 'x.weight': non-finite importance value nan at index 2"},
+        {{1, 2, 3, inf}, {1, 1}, "entry 'x.weight': non-finite importance value inf at index 3"},
+        {{1, 2, 0, 0}, {1, 1}, "entry 'x.weight': importance values of matrix 1 are all zero"},
+        {{0, 0}, {1}, "entry 'x.weight': importance values are all zero"},
+    };
+    for (size_t i = 0; i < gguf_cases.size(); ++i) {
+        const auto& [sums, counts, want] = gguf_cases[i];
+        // A fresh file per case: a file this process read is an input of the run, never rewritten.
+        const std::string path = (test::temp_dir() / fmt::format("bad{}.gguf", i)).string();
+        write_gguf_imatrix(path, {{"x.weight.in_sum2", sums}, {"x.weight.counts", counts}}, true);
+        EXPECT_EQ(error_of([&] { load_imatrix(path); }), path + ": " + want);
+    }
+    const std::string dat = (test::temp_dir() / "bad.dat").string();
+    const std::vector<std::tuple<int32_t, std::vector<float>, std::string>> legacy_cases = {
+        {0, {1, 2}, "entry 'x.weight': the call count is 0 (must be positive)"},
+        {-3, {1, 2}, "entry 'x.weight': the call count is -3 (must be positive)"},
+        {1, {-1, 2}, "entry 'x.weight': negative importance value -1 at index 0"},
+        {1, {1, inf}, "entry 'x.weight': non-finite importance value inf at index 1"},
+        {2, {0, 0, 0}, "entry 'x.weight': importance values are all zero"},
+    };
+    for (const auto& [ncall, sums, want] : legacy_cases) {
+        test::write_file(dat, legacy({{"x.weight", ncall, sums}}));
+        EXPECT_EQ(error_of([&] { load_imatrix(dat); }), dat + ": " + want);
+    }
+}
+
+// An imatrix written with general.alignment = 1 places its F32 data at odd file offsets: the
+// loader copies the bytes out instead of reading floats through a misaligned pointer (UBSan
+// flags that in the sanitizer build).
+TEST(RequantImatrix, AlignmentOneFileIsReadByteExact) {
+    const std::vector<float> sums = {2, 4, 6, 8, 10, 12}, counts = {2};
+    std::string path;
+    for (size_t pad = 0; pad < 4; ++pad) {
+        path = (test::temp_dir() / fmt::format("align1-{}.gguf", pad)).string();  // fresh: opened files are inputs
+        GgufWriter w(path);
+        w.add_kv({"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, 1)});
+        w.add_kv({"imatrix.datasets", GgufValue::make_string_array({std::string(pad + 1, 'd')})});
+        w.add_kv({"imatrix.chunk_count", GgufValue::make_scalar<uint32_t>(GgufType::U32, 1)});
+        w.add_kv({"imatrix.chunk_size", GgufValue::make_scalar<uint32_t>(GgufType::U32, 512)});
+        const int64_t ns[] = {6}, nc[] = {1};
+        w.add_tensor("x.weight.counts", GgmlType::F32, nc);
+        w.add_tensor("x.weight.in_sum2", GgmlType::F32, ns);
+        w.write_tensor_data({reinterpret_cast<const uint8_t*>(counts.data()), 4});
+        w.write_tensor_data({reinterpret_cast<const uint8_t*>(sums.data()), sums.size() * 4});
+        w.finish();
+        GgufFile f = GgufFile::open(path);
+        if (f.data_offset() % 4 != 0) break;
+    }
+    GgufFile f = GgufFile::open(path);
+    ASSERT_EQ(f.alignment(), 1u);
+    ASSERT_NE(f.data_offset() % 4, 0u) << "the test needs misaligned data";
+    Imatrix m = load_imatrix(path);
+    EXPECT_EQ(m.entries.at("x.weight"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(RequantImatrix, IncludeExcludeFilters) {

@@ -209,9 +209,11 @@ TEST(RequantPlan, RowLengthFallbacksWarnNamingTheTensor) {
     EXPECT_EQ(q5["blk.0.attn_q.weight"], "Q5_1");  // Q5_K -> Q5_1
     auto iq = types(plan(m, preset("IQ4_XS")));
     EXPECT_EQ(iq["blk.0.attn_q.weight"], "IQ4_NL");
-    // No fallback for a 32-wide type: llama-quantize gives up, so do we.
+    // No fallback for a 32-wide type: llama-quantize gives up, so do we (a refusal).
     Model odd = llama(1, 80, false, 1, 1);
-    EXPECT_NE(error_of([&] { plan(odd, preset("Q8_0")); }).find("no fallback"), std::string::npos);
+    const RequantPlan refused = plan(odd, preset("Q8_0"));
+    ASSERT_FALSE(refused.refusals.empty());
+    EXPECT_NE(refused.refusals[0].what.find("no fallback"), std::string::npos) << refused.refusals[0].what;
 }
 
 TEST(RequantPlan, OverridePrecedence) {
@@ -486,9 +488,10 @@ TEST(RequantPlanFixtures, EightWideRows) {
         PlanOptions o;
         o.preset = &p;
         if (traits(p.default_type).quantized) {
-            const std::string e = error_of([&] { run(o); });
-            EXPECT_NE(e.find("'output.weight'"), std::string::npos) << e;
-            EXPECT_NE(e.find("no fallback"), std::string::npos) << e;
+            const RequantPlan plan = run(o);
+            ASSERT_FALSE(plan.refusals.empty());
+            EXPECT_EQ(plan.refusals[0].subject, "tensor 'output.weight'");
+            EXPECT_NE(plan.refusals[0].what.find("no fallback"), std::string::npos) << plan.refusals[0].what;
         } else {
             for (const auto& t : run(o).tensors)
                 EXPECT_EQ(t.dst_type, t.shape.size() == 1 ? GgmlType::F32 : p.default_type) << t.name;
@@ -507,10 +510,17 @@ TEST(RequantPlanFixtures, EightWideRows) {
         }
     }
     EXPECT_EQ(p.warnings.size(), 8u);  // one per fallback: token_embd, 4 attn, ffn_gate, ffn_up, ffn_down
-    // A 32-wide preset type has no fallback at all: token_embd (Q4_0) fails.
+    EXPECT_TRUE(p.refusals.empty());
+    // A 32-wide preset type has no fallback at all: token_embd (Q4_0) is refused and planned unchanged.
     o = preset("Q4_0");
     o.leave_output_tensor = true;
-    EXPECT_NE(error_of([&] { run(o); }).find("'token_embd.weight'"), std::string::npos);
+    p = run(o);
+    ASSERT_FALSE(p.refusals.empty());
+    EXPECT_EQ(p.refusals[0].subject, "tensor 'token_embd.weight'");
+    for (const auto& t : p.tensors)
+        if (t.name == "token_embd.weight") {
+            EXPECT_FALSE(t.convert());
+        }
 }
 
 // LLM_TYPE_70B is not only llama: llama_model::load_hparams gives it to 80-layer deci, qwen2,

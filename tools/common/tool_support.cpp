@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "libformat/escape.h"
 #include "libformat/io/text_file.h"
 
 namespace oiw {
@@ -19,8 +22,11 @@ int run_tool(std::string_view tool, const std::function<int()>& body) {
     bool reported = false;
     try {
         rc = body();
-    } catch (const std::exception& e) {
+    } catch (const FormatError& e) {
         fmt::print(stderr, "{}: error: {}\n", tool, e.what());
+        reported = true;
+    } catch (const std::exception& e) {  // FormatError messages are escaped already; others may carry raw names
+        fmt::print(stderr, "{}: error: {}\n", tool, escape_text(e.what(), '\0', false));
         reported = true;
     }
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
@@ -39,23 +45,40 @@ namespace {
     throw FormatError(ErrorKind::Usage, "", "'" + std::string(spec) + "'", why);
 }
 
+[[noreturn]] void bad_value(const std::string& key, const std::string& why) {
+    throw FormatError(ErrorKind::Usage, "", "key '" + key + "'", why);
+}
+
+// Integers as llama.cpp's --override-kv reads them (std::atol: base 10, so "010" is ten), but
+// strictly: an optional sign, digits only, and the value must fit T.
 template <typename T>
-GgufValue parse_int_as(GgufType t, std::string_view spec, const std::string& s) {
-    try {
-        size_t used = 0;
-        if constexpr (std::is_signed_v<T>) {
-            long long v = std::stoll(s, &used, 0);
-            if (used != s.size() || v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) throw std::out_of_range("");
-            return GgufValue::make_scalar<T>(t, static_cast<T>(v));
-        } else {
-            if (!s.empty() && s[0] == '-') throw std::out_of_range("");
-            unsigned long long v = std::stoull(s, &used, 0);
-            if (used != s.size() || v > std::numeric_limits<T>::max()) throw std::out_of_range("");
-            return GgufValue::make_scalar<T>(t, static_cast<T>(v));
-        }
-    } catch (const std::exception&) {
-        bad(spec, fmt::format("'{}' is not a valid {} value", s, gguf_type_name(t)));
-    }
+GgufValue parse_int_as(GgufType t, const std::string& key, std::string_view s) {
+    std::string_view digits = s.starts_with('+') ? s.substr(1) : s;
+    T v{};
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, 10);
+    if (digits.empty() || digits.starts_with('+') || ec != std::errc() || end != digits.data() + digits.size())
+        bad_value(key, fmt::format("'{}' is not a base-10 integer from {} to {} ({})", s, +std::numeric_limits<T>::min(),
+                                   +std::numeric_limits<T>::max(), gguf_type_name(t)));
+    return GgufValue::make_scalar<T>(t, v);
+}
+
+// Reals as llama.cpp's std::atof reads them (decimal, optional exponent), but strictly: the whole
+// text must be the number, and it must be finite and representable in T without overflowing to
+// infinity or underflowing to zero.
+template <typename T>
+GgufValue parse_real_as(GgufType t, const std::string& key, std::string_view s) {
+    std::string_view text = s.starts_with('+') ? s.substr(1) : s;
+    double d = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d, std::chars_format::general);
+    if (text.empty() || text.starts_with('+') || ec == std::errc::invalid_argument || end != text.data() + text.size())
+        bad_value(key, fmt::format("'{}' is not a number ({})", s, gguf_type_name(t)));
+    const bool nonzero_digits = text.find_first_of("123456789") < text.find_first_of("eE");
+    const bool fits = ec == std::errc() && std::isfinite(d) && std::fabs(d) <= std::numeric_limits<T>::max();
+    const T v = fits ? static_cast<T>(d) : T{0};
+    if (!fits || (v == 0 && nonzero_digits))
+        bad_value(key, fmt::format("'{}' is out of range for {} (finite, magnitude {} to {})", s, gguf_type_name(t),
+                                   std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::max()));
+    return GgufValue::make_scalar<T>(t, v);
 }
 
 }  // namespace
@@ -72,26 +95,20 @@ GgufKV parse_kv_assignment(std::string_view spec) {
     auto t = gguf_type_from_name(tname);
     if (!t) bad(spec, "unknown value type '" + tname + "' (valid: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str)");
     switch (*t) {
-        case GgufType::U8: return {key, parse_int_as<uint8_t>(*t, spec, val)};
-        case GgufType::I8: return {key, parse_int_as<int8_t>(*t, spec, val)};
-        case GgufType::U16: return {key, parse_int_as<uint16_t>(*t, spec, val)};
-        case GgufType::I16: return {key, parse_int_as<int16_t>(*t, spec, val)};
-        case GgufType::U32: return {key, parse_int_as<uint32_t>(*t, spec, val)};
-        case GgufType::I32: return {key, parse_int_as<int32_t>(*t, spec, val)};
-        case GgufType::U64: return {key, parse_int_as<uint64_t>(*t, spec, val)};
-        case GgufType::I64: return {key, parse_int_as<int64_t>(*t, spec, val)};
-        case GgufType::F32:
-        case GgufType::F64: {
-            char* end = nullptr;
-            double d = std::strtod(val.c_str(), &end);
-            if (val.empty() || *end) bad(spec, "'" + val + "' is not a number");
-            return *t == GgufType::F32 ? GgufKV{key, GgufValue::make_scalar<float>(*t, static_cast<float>(d))}
-                                       : GgufKV{key, GgufValue::make_scalar<double>(*t, d)};
-        }
-        case GgufType::BOOL:
-            if (val == "true" || val == "1") return {key, GgufValue::make_bool(true)};
-            if (val == "false" || val == "0") return {key, GgufValue::make_bool(false)};
-            bad(spec, "'" + val + "' is not a bool (true/false)");
+        case GgufType::U8: return {key, parse_int_as<uint8_t>(*t, key, val)};
+        case GgufType::I8: return {key, parse_int_as<int8_t>(*t, key, val)};
+        case GgufType::U16: return {key, parse_int_as<uint16_t>(*t, key, val)};
+        case GgufType::I16: return {key, parse_int_as<int16_t>(*t, key, val)};
+        case GgufType::U32: return {key, parse_int_as<uint32_t>(*t, key, val)};
+        case GgufType::I32: return {key, parse_int_as<int32_t>(*t, key, val)};
+        case GgufType::U64: return {key, parse_int_as<uint64_t>(*t, key, val)};
+        case GgufType::I64: return {key, parse_int_as<int64_t>(*t, key, val)};
+        case GgufType::F32: return {key, parse_real_as<float>(*t, key, val)};
+        case GgufType::F64: return {key, parse_real_as<double>(*t, key, val)};
+        case GgufType::BOOL:  // llama.cpp accepts exactly "true" and "false"
+            if (val == "true") return {key, GgufValue::make_bool(true)};
+            if (val == "false") return {key, GgufValue::make_bool(false)};
+            bad_value(key, "'" + val + "' is not a bool (true/false)");
         case GgufType::STRING: return {key, GgufValue::make_string(val)};
         default: bad(spec, "unsupported value type");
     }

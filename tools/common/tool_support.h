@@ -22,7 +22,10 @@ int run_tool(std::string_view tool, const std::function<int()>& body);
 bool is_tty(int fd);
 
 // Parses "KEY=TYPE:VALUE" (TYPE one of u8 i8 u16 i16 u32 i32 f32 bool str u64 i64 f64, as
-// llama-quantize's --override-kv also accepts int/float/bool/str). Throws FormatError(Usage).
+// llama-quantize's --override-kv also accepts int/float/bool/str). Values are read as llama.cpp
+// reads them (integers in base 10, decimal reals, bool exactly true/false) but strictly: trailing
+// text, out-of-range integers and reals that overflow or underflow the type are refused.
+// Throws FormatError(Usage) naming the key.
 GgufKV parse_kv_assignment(std::string_view spec);
 // Parses "KEY=str:@FILE": a string array, one element per line of FILE (split_lines; FILE read
 // with read_text_file: a regular file of at most kMaxTextFileBytes). Throws FormatError.

@@ -6,6 +6,7 @@
 
 #include "inspect/json.h"
 #include "inspect/model.h"
+#include "libformat/escape.h"
 
 namespace oiw::requant_cli {
 namespace {
@@ -34,7 +35,7 @@ std::string text_report(const ToolOptions& o, const RequantJob& job, std::option
     if (!seconds) {
         for (size_t i = 0; i < ts.size(); ++i) {
             const TensorPlan& t = ts[i];
-            s += fmt::format("[{:4}/{:4}] {:<40} {:<18} ", i + 1, ts.size(), t.name, shape_text(t));
+            s += fmt::format("[{:4}/{:4}] {:<40} {:<18} ", i + 1, ts.size(), escape_text(t.name), shape_text(t));
             if (t.convert())
                 s += fmt::format("{:>7} -> {:<7} {:9.2f} MiB -> {:9.2f} MiB\n", type_name(t.src_type), type_name(t.dst_type),
                                  t.src_bytes / kMiB, t.dst_bytes / kMiB);
@@ -42,8 +43,8 @@ std::string text_report(const ToolOptions& o, const RequantJob& job, std::option
                 s += fmt::format("{:>7}    {:<7} {:9.2f} MiB (copy)\n", type_name(t.src_type), "", t.src_bytes / kMiB);
         }
     }
-    s += fmt::format("{} -> {}: preset {} (file type {}), {} tensors, {:.2f} M params\n", o.in,
-                     o.out.empty() ? "(dry run)" : o.out, o.requant.plan.preset->name, job.ftype, ts.size(), job.n_elements / 1e6);
+    s += fmt::format("{} -> {}: preset {} (file type {}), {} tensors, {:.2f} M params\n", escape_text(o.in),
+                     o.out.empty() ? "(dry run)" : escape_text(o.out), o.requant.plan.preset->name, job.ftype, ts.size(), job.n_elements / 1e6);
     s += fmt::format("  model size {:9.2f} MiB ({:.2f} bpw)\n", job.src_bytes / kMiB, bpw(job.src_bytes, job.n_elements));
     s += fmt::format("  quant size {:9.2f} MiB ({:.2f} bpw), file {} bytes, {:.2f} MiB read per token\n", job.dst_bytes / kMiB,
                      bpw(job.dst_bytes, job.n_elements), job.file_size, planned_bytes_per_token(job) / kMiB);
