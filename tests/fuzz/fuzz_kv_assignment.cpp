@@ -25,16 +25,16 @@ using namespace oiw;
 
 // The value as text that parse_kv_assignment reads back to the same value.
 std::string value_text(const GgufValue& v) {
-    if (v.type == GgufType::STRING) return *v.as_string();
-    if (v.type == GgufType::BOOL) return v.raw.at(0) ? "true" : "false";
-    if (v.type == GgufType::F32) {
+    if (v.type() == GgufType::STRING) return *v.as_string();
+    if (v.type() == GgufType::BOOL) return v.raw()[0] ? "true" : "false";
+    if (v.type() == GgufType::F32) {
         float f;
-        std::memcpy(&f, v.raw.data(), 4);
+        std::memcpy(&f, v.raw().data(), 4);
         return fmt::format("{}", f);
     }
-    if (v.type == GgufType::F64) {
+    if (v.type() == GgufType::F64) {
         double d;
-        std::memcpy(&d, v.raw.data(), 8);
+        std::memcpy(&d, v.raw().data(), 8);
         return fmt::format("{}", d);
     }
     return v.to_string();  // integers: decimal
@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (auto d = kv.value.as_double(); d && !std::isfinite(*d)) fail("non-finite number", spec);
         const std::string type(spec.substr(spec.find('=') + 1, spec.find(':', spec.find('=')) - spec.find('=') - 1));
         const GgufKV again = parse_kv_assignment(kv.key + "=" + type + ":" + value_text(kv.value));
-        if (again.value.type != kv.value.type || again.value.raw != kv.value.raw || again.value.strings != kv.value.strings)
+        if (again.value != kv.value)
             fail("value does not round-trip", spec);
     } catch (const FormatError& e) {
         if (std::strchr(e.what(), '\n')) fail("error message spans lines", spec);
