@@ -11,6 +11,7 @@
 #include "inspect/model.h"
 #include "inspect/profile.h"
 #include "inspect/render.h"
+#include "libformat/oiw4/oiw4.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
 
@@ -80,6 +81,7 @@ int run_report(int argc, char** argv) {
     std::optional<Profile> profile;
     if (!no_audit) profile = load_profile(profile_name);
 
+    if (is_oiw4_file(path)) return run_oiw4_report(path, json, hash);
     const GgufFile f = GgufFile::open(path);
     const Analysis a = analyze(f);
     std::vector<Flag> flags;
