@@ -46,7 +46,7 @@ hostile_case "oiw4: convert over its input" 2 "$C" "$TMP/q.gguf" "$TMP/q.gguf"
 mkdir "$TMP/dir.oiw4"
 hostile_case "oiw4: output is a directory" 2 "$C" "$TMP/q.gguf" "$TMP/dir.oiw4"
 expect_err_one_line
-hostile_case "oiw4: impossible encoding" 2 "$C" "$DATA/models/mini-llama-f16.gguf" "$TMP/bad.oiw4" --encode 'output=q4kx8'
+hostile_case "oiw4: impossible encoding" 2 "$C" "$DATA/models/mini-llama-f16.gguf" "$TMP/bad.oiw4" --encode '^output\.weight$=q4kx8'
 expect_err_contains "tensor 'output.weight'"
 expect_no_file "$TMP/bad.oiw4"
 hostile_case "oiw4: bad regex" 2 "$C" "$TMP/q.gguf" "$TMP/bad.oiw4" --encode '(=raw'
