@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include <fmt/format.h>
@@ -9,7 +10,6 @@
 
 #include "converters/quant/quants.h"
 #include "converters/repack/repack.h"
-#include "libformat/io/hash.h"
 
 namespace oiw {
 
@@ -25,6 +25,21 @@ bool is_embedding_lookup(std::string_view name) {
     for (std::string_view p : {"token_embd.", "position_embd.", "token_types."})
         if (name.starts_with(p)) return true;
     return false;
+}
+
+// XXH3-64 of a whole file in 16 hex digits, read in pieces (not through a mapping, so hashing a
+// large model does not make it resident).
+std::string file_xxh3_hex(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw FormatError(ErrorKind::Io, path, "", "cannot read");
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    std::vector<char> buf(1 << 20);
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0)
+        XXH3_64bits_update(st, buf.data(), static_cast<size_t>(in.gcount()));
+    const uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return fmt::format("{:016x}", h);
 }
 
 const uint8_t* as_bytes(const void* p) { return static_cast<const uint8_t*>(p); }
@@ -116,7 +131,7 @@ Oiw4Plan plan_oiw4(const GgufFile& in, const std::vector<EncodeRule>& rules) {
     plan.provenance = {
         {"oiw4.source.name", GgufValue::make_string(std::filesystem::path(in.path()).filename().string())},
         {"oiw4.source.size", GgufValue::make_scalar<uint64_t>(GgufType::U64, in.file_size())},
-        {"oiw4.source.xxh3", GgufValue::make_string(xxh3_hex(in.bytes()))},
+        {"oiw4.source.xxh3", GgufValue::make_string(file_xxh3_hex(in.path()))},
         {"oiw4.tool", GgufValue::make_string(std::string(kToolName))},
         {"oiw4.rules", GgufValue::make_string_array(std::move(used))},
     };
@@ -236,8 +251,7 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
     w.finish();
     // Byte identity with the recorded source: same size and XXH3-64 of the whole file.
     if (sum && sum->as_string() && source_size && static_cast<uint64_t>(*source_size) == w.planned_size()) {
-        const GgufFile out = GgufFile::open(out_path);
-        res.identical_to_source = xxh3_hex(out.bytes()) == *sum->as_string();
+        res.identical_to_source = file_xxh3_hex(out_path) == *sum->as_string();
     }
     return res;
 }

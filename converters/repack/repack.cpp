@@ -33,12 +33,13 @@ void put_scales_mins(const uint8_t* sc, const uint8_t* m, uint8_t* q) {
 // make_block_q4_Kx8: scales[12k..12k+11] packs sub-block k's (scale, min) of the 8 rows the way
 // Q4_K packs its 8 sub-blocks (row r in the place of sub-block r); qs interleaves the rows'
 // quants `il` bytes at a time (chunk i comes from row i % 8, bytes (i / 8) * il ..).
-void make_x8(const block_q4_K* const in[8], block_q4_Kx8& out, int il) {
+template <int il>
+void make_x8(const block_q4_K* const in[8], block_q4_Kx8& out) {
     for (int r = 0; r < 8; ++r) {
         out.d[r] = in[r]->d;
         out.dmin[r] = in[r]->dmin;
     }
-    for (int i = 0; i < 1024 / il; ++i) std::memcpy(out.qs + i * il, in[i % 8]->qs + (i / 8) * il, static_cast<size_t>(il));
+    for (int i = 0; i < 1024 / il; ++i) std::memcpy(out.qs + i * il, in[i % 8]->qs + (i / 8) * il, il);
     for (int k = 0; k < 8; ++k) {
         uint8_t sc[8], m[8];
         for (int r = 0; r < 8; ++r) get_scale_min(k, in[r]->scales, sc[r], m[r]);
@@ -46,36 +47,49 @@ void make_x8(const block_q4_K* const in[8], block_q4_Kx8& out, int il) {
     }
 }
 
-void split_x8(const block_q4_Kx8& in, block_q4_K* const out[8], int il) {
+template <int il>
+void split_x8(const block_q4_Kx8& in, block_q4_K* const out[8]) {
     for (int r = 0; r < 8; ++r) {
         out[r]->d = in.d[r];
         out[r]->dmin = in.dmin[r];
     }
-    for (int i = 0; i < 1024 / il; ++i) std::memcpy(out[i % 8]->qs + (i / 8) * il, in.qs + i * il, static_cast<size_t>(il));
+    for (int i = 0; i < 1024 / il; ++i) std::memcpy(out[i % 8]->qs + (i / 8) * il, in.qs + i * il, il);
     uint8_t sc[8][8], m[8][8];  // [row][sub-block]
     for (int k = 0; k < 8; ++k)
         for (int r = 0; r < 8; ++r) get_scale_min(r, in.scales + 12 * k, sc[r][k], m[r][k]);
     for (int r = 0; r < 8; ++r) put_scales_mins(sc[r], m[r], out[r]->scales);
 }
 
-}  // namespace
-
-void repack_q4_k_to_q4_kx8(const block_q4_K* src, block_q4_Kx8* dst, int64_t rows, int64_t nb, int interleave) {
+template <int il>
+void repack_x8(const block_q4_K* src, block_q4_Kx8* dst, int64_t rows, int64_t nb) {
     for (int64_t g = 0; g < rows / 8; ++g)
         for (int64_t x = 0; x < nb; ++x) {
             const block_q4_K* in[8];
             for (int r = 0; r < 8; ++r) in[r] = src + (g * 8 + r) * nb + x;
-            make_x8(in, dst[g * nb + x], interleave);
+            make_x8<il>(in, dst[g * nb + x]);
         }
 }
 
-void unpack_q4_kx8_to_q4_k(const block_q4_Kx8* src, block_q4_K* dst, int64_t rows, int64_t nb, int interleave) {
+template <int il>
+void unpack_x8(const block_q4_Kx8* src, block_q4_K* dst, int64_t rows, int64_t nb) {
     for (int64_t g = 0; g < rows / 8; ++g)
         for (int64_t x = 0; x < nb; ++x) {
             block_q4_K* out[8];
             for (int r = 0; r < 8; ++r) out[r] = dst + (g * 8 + r) * nb + x;
-            split_x8(src[g * nb + x], out, interleave);
+            split_x8<il>(src[g * nb + x], out);
         }
+}
+
+}  // namespace
+
+void repack_q4_k_to_q4_kx8(const block_q4_K* src, block_q4_Kx8* dst, int64_t rows, int64_t nb, int interleave) {
+    if (interleave == 4) repack_x8<4>(src, dst, rows, nb);
+    else repack_x8<8>(src, dst, rows, nb);
+}
+
+void unpack_q4_kx8_to_q4_k(const block_q4_Kx8* src, block_q4_K* dst, int64_t rows, int64_t nb, int interleave) {
+    if (interleave == 4) unpack_x8<4>(src, dst, rows, nb);
+    else unpack_x8<8>(src, dst, rows, nb);
 }
 
 void q4_0_to_oiw4(const block_q4_0* src, uint8_t* qs, float* d, int64_t n) {

@@ -11,7 +11,8 @@ namespace oiw {
 
 // Repacks `rows` Q4_K rows of `blocks_per_row` blocks (rows % 8 == 0, row-major) into
 // rows/8 x blocks_per_row block_q4_Kx8, in (row group, block column) order. `interleave` is 8
-// (x86 AVX2, candle) or 4 (ARM dotprod). Byte-identical to ggml's repack_q4_K_to_q4_K_8_bl.
+// (x86 AVX2, candle) or 4 (ARM dotprod); any other value means 8. Byte-identical to ggml's
+// repack_q4_K_to_q4_K_8_bl.
 void repack_q4_k_to_q4_kx8(const block_q4_K* src, block_q4_Kx8* dst, int64_t rows, int64_t blocks_per_row, int interleave);
 // Exact inverse of repack_q4_k_to_q4_kx8 (same arguments, directions swapped).
 void unpack_q4_kx8_to_q4_k(const block_q4_Kx8* src, block_q4_K* dst, int64_t rows, int64_t blocks_per_row, int interleave);
