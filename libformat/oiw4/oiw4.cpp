@@ -255,9 +255,12 @@ Oiw4View Oiw4File::oiw4_view(size_t i) const {
     const auto& t = tensors_.at(i);
     if (t.encoding != Oiw4Encoding::Oiw4 || t.planes[0].codec != Oiw4Codec::None || t.planes[1].codec != Oiw4Codec::None)
         throw FormatError(ErrorKind::BadEncoding, path_, tensor_subject(t.info.name), fmt::format("is {} ({}), not an uncompressed oiw4 tensor", encoding_name(t.encoding), codec_name(t.planes[0].codec)));
+    const uint8_t* d = plane_data(i, 1).data();
+    if (reinterpret_cast<uintptr_t>(d) % alignof(float) != 0)  // only an unaligned parse() buffer; a mapping is page-aligned
+        throw FormatError(ErrorKind::Misaligned, path_, tensor_subject(t.info.name), "plane 'd' is not float-aligned in memory");
     Oiw4View v;
     v.qs = plane_data(i, 0).data();
-    v.d = reinterpret_cast<const float*>(plane_data(i, 1).data());  // 4096-aligned in the mapping
+    v.d = reinterpret_cast<const float*>(d);
     v.rows = t.info.n_rows();
     v.cols = t.info.ne[0];
     return v;

@@ -98,7 +98,8 @@ public:
     int64_t find_tensor(std::string_view name) const;
     // Zero-copy view of plane `p` of tensor `i` (stored bytes).
     std::span<const uint8_t> plane_data(size_t i, size_t p) const;
-    // The oiw4 planes of tensor `i`. Throws FormatError(BadEncoding) unless it is an uncompressed oiw4 tensor.
+    // The oiw4 planes of tensor `i`. Throws FormatError(BadEncoding) unless it is an uncompressed
+    // oiw4 tensor (Misaligned if a parse() buffer leaves the d plane unaligned for float).
     Oiw4View oiw4_view(size_t i) const;
     // Tells the kernel tensor i's pages are no longer needed (streaming converters).
     void release_tensor_pages(size_t i) const;
