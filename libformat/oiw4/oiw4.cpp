@@ -296,7 +296,7 @@ struct Oiw4Writer::Impl {
     uint64_t pos = 0;                   // bytes appended so far
     std::vector<uint8_t> buf;
     static constexpr size_t kBuf = 1 << 20;
-    XXH3_state_t* xxh = XXH3_createState();
+    XXH3_state_t* xxh = nullptr;        // created last in the constructor: nothing leaks when it throws
     uint64_t plane_start = 0;
 
     Impl(std::string p, const std::vector<std::string>& inputs) : path(std::move(p)) {
@@ -321,6 +321,7 @@ struct Oiw4Writer::Impl {
         const mode_t um = ::umask(0);
         ::umask(um);
         ::fchmod(fd, 0666 & ~um);
+        xxh = XXH3_createState();
     }
     ~Impl() {
         XXH3_freeState(xxh);
