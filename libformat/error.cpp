@@ -24,6 +24,8 @@ const char* error_kind_name(ErrorKind k) {
         case ErrorKind::Overlap: return "overlap";
         case ErrorKind::Usage: return "usage";
         case ErrorKind::Unsupported: return "unsupported";
+        case ErrorKind::BadChecksum: return "bad-checksum";
+        case ErrorKind::BadEncoding: return "bad-encoding";
     }
     return "unknown";
 }
