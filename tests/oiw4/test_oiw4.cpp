@@ -53,7 +53,8 @@ TEST(Oiw4RoundTrip, VendoredModelsByteIdentical) {
 TEST(Oiw4RoundTrip, Il4AndRawEverywhereByteIdentical) {
     const std::string m = test::mini_requant("mini-moe", "Q4_K_M");
     std::string q4k;  // every Q4_K tensor with whole row groups, names as literal regexes
-    for (const auto& t : open_model(m).tensors())
+    const Model model = open_model(m);
+    for (const auto& t : model.tensors())
         if (t.type == GgmlType::Q4_K && t.n_rows() % 8 == 0) q4k += (q4k.empty() ? "^(" : "|") + std::regex_replace(t.name, std::regex("\\."), "\\.");
     expect_round_trip(m, {parse_encode_rule(q4k + ")$=q4kx8-il4", false)});
     expect_round_trip(m, {parse_encode_rule(".*=raw", false)});
