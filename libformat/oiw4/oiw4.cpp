@@ -18,6 +18,7 @@
 
 #include "libformat/io/atomic_file.h"
 #include "libformat/io/cursor.h"
+#include "libformat/io/input_file.h"
 #include "libformat/io/mapped_file.h"
 
 namespace oiw {
@@ -113,9 +114,9 @@ bool is_oiw4_image(std::span<const uint8_t> bytes) {
 }
 
 bool is_oiw4_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+    const InputFd in(path);  // refuses a FIFO or device before reading
     std::array<uint8_t, 4> m{};
-    return in.read(reinterpret_cast<char*>(m.data()), 4) && is_oiw4_image(m);
+    return ::pread(in.fd(), m.data(), m.size(), 0) == static_cast<ssize_t>(m.size()) && is_oiw4_image(m);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -166,7 +166,8 @@ private:
 
 // True when `bytes` starts with the OIW4 magic.
 bool is_oiw4_image(std::span<const uint8_t> bytes);
-// True when the file at `path` starts with the OIW4 magic (false when unreadable).
+// True when the regular file at `path` starts with the OIW4 magic; throws FormatError(Io) naming
+// `path` when it cannot be opened or is not a regular file (a FIFO or device never blocks).
 bool is_oiw4_file(const std::string& path);
 
 }  // namespace oiw
