@@ -50,9 +50,11 @@ struct block_mxfp4 { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; };
 struct block_nvfp4 { uint8_t d[QK_NVFP4 / 16]; uint8_t qs[QK_NVFP4 / 2]; };
 struct block_q1_0 { uint16_t d; uint8_t qs[QK1_0 / 8]; };
 
-// Q4_Kx8 (ggml-cpu repack.h block_q4_Kx8): the 256-wide block column x of 8 consecutive Q4_K rows
-// interleaved. d[r], dmin[r] of row r; scales holds the 8 rows' 12-byte scale fields regrouped
-// by ggml's make_block_q4_Kx8; qs interleaves the rows' quants 8 (x86) or 4 (ARM) bytes at a time.
+// Q4_Kx8 (ggml-cpu repack.h block_q4_Kx8, built by repack.cpp make_block_q4_Kx8): the 256-wide
+// block column x of 8 consecutive Q4_K rows. d[r], dmin[r] of row r; scales[12k .. 12k+11] holds
+// sub-block k's 6-bit scale and min of the 8 rows, packed the way Q4_K packs its 8 sub-blocks
+// (row r in the place of sub-block r); qs chunk i of IL bytes (IL = 8 on x86, 4 on ARM) holds
+// row i % 8's quant bytes (i / 8) * IL .. + IL.
 struct block_q4_Kx8 { uint16_t d[8]; uint16_t dmin[8]; uint8_t scales[96]; uint8_t qs[1024]; };
 #pragma pack(pop)
 

@@ -27,6 +27,8 @@ const char* error_kind_name(ErrorKind k) {
         case ErrorKind::Usage: return "usage";
         case ErrorKind::Unsupported: return "unsupported";
         case ErrorKind::BadData: return "bad-data";
+        case ErrorKind::BadChecksum: return "bad-checksum";
+        case ErrorKind::BadEncoding: return "bad-encoding";
     }
     return "unknown";
 }

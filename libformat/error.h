@@ -8,9 +8,9 @@ namespace oiw {
 enum class ErrorKind {
     Io,             // open/read/write/rename failed
     Truncated,      // a field runs past the end of the file
-    BadMagic,       // not a GGUF file
+    BadMagic,       // wrong magic: not a GGUF (or OIW4) file
     BigEndian,      // byte-swapped GGUF (refused)
-    BadVersion,     // version not 2 or 3
+    BadVersion,     // unsupported version (GGUF: not 2 or 3; OIW4: not 1)
     TooLarge,       // count or length exceeds what the file can hold
     BadValueType,   // unknown metadata value type / array element type
     BadKey,         // empty key, or a reserved key with the wrong type/value
@@ -27,6 +27,8 @@ enum class ErrorKind {
     Usage,          // caller error: bad argument, refusing to overwrite input, ...
     Unsupported,    // valid but not handled (e.g. a type without a kernel)
     BadData,        // tensor data or importance values that are NaN, infinite or out of range
+    BadChecksum,    // stored checksum does not match the bytes (OIW4 header or plane)
+    BadEncoding,    // unknown OIW4 encoding/codec, or one the tensor's type or shape cannot take
 };
 
 // Short stable name of a kind ("truncated", "duplicate-key", ...).

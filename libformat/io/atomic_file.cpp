@@ -211,6 +211,23 @@ void AtomicFile::write(const void* p, size_t n) {
     buf_.insert(buf_.end(), s, s + n);
 }
 
+void AtomicFile::write_at(uint64_t offset, const void* p, size_t n) {
+    if (offset > written_ || n > written_ - offset)
+        throw FormatError(ErrorKind::Usage, path_, "", fmt::format("write_at [{}, +{}) is past the {} bytes written", offset, n, written_));
+    flush();
+    const auto* s = static_cast<const uint8_t*>(p);
+    while (n) {
+        const ssize_t w = ::pwrite(fd_, s, n, static_cast<off_t>(offset));
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            io_error(path_, "write failed");
+        }
+        s += w;
+        n -= static_cast<size_t>(w);
+        offset += static_cast<uint64_t>(w);
+    }
+}
+
 void AtomicFile::commit() {
     if (committed_) return;
     flush();

@@ -30,6 +30,9 @@ public:
 
     // Appends bytes (buffered). Throws FormatError(Io) naming the path when the write fails.
     void write(const void* p, size_t n);
+    // Overwrites bytes already written at [offset, offset + n) (a header patched at the end).
+    // Throws FormatError(Usage) when the range is not inside size(), FormatError(Io) on failure.
+    void write_at(uint64_t offset, const void* p, size_t n);
     // Flushes, fsyncs, re-checks the target and renames the temp file onto it, then fsyncs the
     // directory. Throws FormatError(Io/Usage); the target is then unchanged, and the temp file goes
     // when the AtomicFile is destroyed.

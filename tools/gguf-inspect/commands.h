@@ -19,6 +19,8 @@ inline void write_stdout(const std::string& text) {
 
 // gguf-inspect [report] FILE [--json|--markdown] [--full] [--profile NAME] [--bandwidth BW] [--hash [ALGO]]
 int run_report(int argc, char** argv);
+// gguf-inspect FILE.oiw4 [--json] [--hash [ALGO]]: encodings, planes, checksums, bytes per token.
+int run_oiw4_report(const std::string& path, bool json, const std::string& hash);
 // gguf-inspect diff A B [--data] [--json] [--full]
 int run_diff(int argc, char** argv);
 

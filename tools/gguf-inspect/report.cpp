@@ -12,6 +12,7 @@
 #include "inspect/profile.h"
 #include "inspect/render.h"
 #include "tools/common/cli_parse.h"
+#include "libformat/oiw4/oiw4.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
 
@@ -82,6 +83,7 @@ int run_report(int argc, char** argv) {
     std::optional<Profile> profile;
     if (!no_audit) profile = load_profile(profile_name);
 
+    if (is_oiw4_file(path)) return run_oiw4_report(path, json, hash);
     const Model f = open_model(path);
     const Analysis a = analyze(f);
     std::vector<Flag> flags;

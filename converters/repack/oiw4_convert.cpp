@@ -1,0 +1,259 @@
+#include "converters/repack/oiw4_convert.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include "converters/quant/quants.h"
+#include "converters/repack/repack.h"
+
+namespace oiw {
+
+namespace {
+
+constexpr uint64_t kChunkBytes = 4 << 20;  // source bytes converted per step: bounds memory
+constexpr std::string_view kToolName = "oiw4-convert (oiw, OIW4 v1)";
+constexpr std::string_view kDefaultRule = "default: Q4_0=oiw4, Q4_K with rows%8==0 off the embedding lookups=q4kx8, else raw";
+
+std::string subject(const GgufTensorInfo& t) { return "tensor '" + t.name + "'"; }
+
+bool is_embedding_lookup(std::string_view name) {
+    for (std::string_view p : {"token_embd.", "position_embd.", "token_types."})
+        if (name.starts_with(p)) return true;
+    return false;
+}
+
+// XXH3-64 of a whole file in 16 hex digits, read in pieces (not through a mapping, so hashing a
+// large model does not make it resident).
+std::string file_xxh3_hex(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw FormatError(ErrorKind::Io, path, "", "cannot read");
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    std::vector<char> buf(1 << 20);
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0)
+        XXH3_64bits_update(st, buf.data(), static_cast<size_t>(in.gcount()));
+    const uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return fmt::format("{:016x}", h);
+}
+
+const uint8_t* as_bytes(const void* p) { return static_cast<const uint8_t*>(p); }
+template <typename T>
+std::span<const uint8_t> byte_span(const std::vector<T>& v, size_t n) { return {as_bytes(v.data()), n * sizeof(T)}; }
+
+// Rows per conversion step for rows of `row_bytes` source bytes (a multiple of `multiple`).
+int64_t chunk_rows(uint64_t row_bytes, int64_t multiple) {
+    const auto r = static_cast<int64_t>(std::max<uint64_t>(1, kChunkBytes / std::max<uint64_t>(row_bytes, 1)));
+    return std::max(multiple, r / multiple * multiple);
+}
+
+// Streams an oiw4 tensor: qs in chunks as rows are produced, d (1/4 of qs) kept and written last.
+// `fill(row0, nrows, qs, d)` produces the planes of rows [row0, row0 + nrows).
+void write_oiw4_tensor(Oiw4Writer& w, const GgufTensorInfo& t, uint64_t src_row_bytes,
+                       const std::function<void(int64_t, int64_t, uint8_t*, float*)>& fill) {
+    const int64_t rows = t.n_rows(), bpr = t.ne[0] / 32;
+    const int64_t step = chunk_rows(src_row_bytes, 1);
+    std::vector<float> d(static_cast<size_t>(rows * bpr));
+    std::vector<uint8_t> qs(static_cast<size_t>(std::min(step, rows) * bpr * 16));
+    w.begin_plane();
+    for (int64_t r = 0; r < rows; r += step) {
+        const int64_t n = std::min(step, rows - r);
+        fill(r, n, qs.data(), d.data() + r * bpr);
+        w.append(byte_span(qs, static_cast<size_t>(n * bpr * 16)));
+    }
+    w.end_plane();
+    w.write_plane(byte_span(d, d.size()));
+}
+
+}  // namespace
+
+EncodeRule parse_encode_rule(std::string_view spec, bool requant) {
+    const std::string opt = requant ? "--requant" : "--encode";
+    const auto fail = [&](const std::string& why) -> EncodeRule { throw FormatError(ErrorKind::Usage, "", opt + " '" + std::string(spec) + "'", why); };
+    const auto eq = spec.rfind('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == spec.size()) return fail("expected REGEX=ENCODING");
+    const auto enc = encoding_from_name(spec.substr(eq + 1));
+    if (!enc) return fail("unknown encoding '" + std::string(spec.substr(eq + 1)) + "' (valid: raw oiw4 q4kx8 q4kx8-il4)");
+    if (requant && *enc != Oiw4Encoding::Oiw4) return fail("--requant only produces oiw4");
+    EncodeRule r;
+    r.spec = std::string(spec);
+    r.encoding = *enc;
+    r.requant = requant;
+    try {
+        r.regex = std::regex(std::string(spec.substr(0, eq)));
+    } catch (const std::regex_error& e) {
+        return fail(std::string("invalid regular expression: ") + e.what());
+    }
+    return r;
+}
+
+Oiw4Encoding default_encoding(const GgufTensorInfo& t) {
+    if (t.type == GgmlType::Q4_0) return Oiw4Encoding::Oiw4;
+    if (t.type == GgmlType::Q4_K && t.n_dims >= 2 && t.n_rows() % 8 == 0 && !is_embedding_lookup(t.name)) return Oiw4Encoding::Q4Kx8;
+    return Oiw4Encoding::Raw;
+}
+
+Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules) {
+    Oiw4Plan plan;
+    std::vector<const EncodeRule*> ordered;
+    for (bool rq : {true, false})
+        for (const auto& r : rules)
+            if (r.requant == rq) ordered.push_back(&r);
+    Oiw4Writer sizer("", {});
+    for (size_t i = 0; i < in.tensors().size(); ++i) {
+        const auto& t = in.tensors()[i];
+        Oiw4TensorPlan tp;
+        tp.index = i;
+        tp.encoding = default_encoding(t);
+        for (const auto* r : ordered)
+            if (std::regex_search(t.name, r->regex)) {
+                tp.encoding = r->encoding;
+                tp.requant = r->requant;
+                break;
+            }
+        if (tp.requant && !can_dequantize(t.type))
+            throw FormatError(ErrorKind::Unsupported, in.path(), subject(t), fmt::format("cannot requantize {}: no dequantizer", type_name(t.type)));
+        if (tp.encoding == Oiw4Encoding::Oiw4 && !tp.requant && t.type != GgmlType::Q4_0)
+            throw FormatError(ErrorKind::BadEncoding, in.path(), subject(t),
+                              fmt::format("oiw4 holds Q4_0 losslessly, this is {}: use --requant REGEX=oiw4", type_name(t.type)));
+        tp.planes = encoding_planes(tp.encoding, t, in.path());
+        sizer.add_tensor(t, tp.encoding);
+        plan.tensors.push_back(std::move(tp));
+    }
+    std::vector<std::string> used;
+    for (const auto* r : ordered) used.push_back((r->requant ? "requant:" : "encode:") + r->spec);
+    used.emplace_back(kDefaultRule);
+    plan.provenance = Metadata(std::vector<GgufKV>{
+        {"oiw4.source.name", GgufValue::make_string(std::filesystem::path(in.path()).filename().string())},
+        {"oiw4.source.size", GgufValue::make_scalar<uint64_t>(GgufType::U64, in.file_size())},
+        {"oiw4.source.xxh3", GgufValue::make_string(file_xxh3_hex(in.path()))},
+        {"oiw4.tool", GgufValue::make_string(std::string(kToolName))},
+        {"oiw4.rules", GgufValue::make_string_array(std::move(used))},
+    });
+    sizer.set_metadata(in.version(), in.metadata(), plan.provenance);
+    plan.out_size = sizer.planned_size();
+    return plan;
+}
+
+void write_oiw4(const Model& in, const Oiw4Plan& plan, const std::string& out_path,
+                const std::function<void(size_t, std::string_view)>& progress) {
+    Oiw4Writer w(out_path, in.files());
+    w.set_metadata(in.version(), in.metadata(), plan.provenance);
+    for (const auto& tp : plan.tensors) w.add_tensor(in.tensors()[tp.index], tp.encoding);
+    for (size_t k = 0; k < plan.tensors.size(); ++k) {
+        const auto& tp = plan.tensors[k];
+        const auto& t = in.tensors()[tp.index];
+        const auto src = in.tensor_data(tp.index);
+        const uint64_t row_bytes = row_size(t.type, t.ne[0]);
+        const int64_t bpr = t.ne[0] / 32;
+        switch (tp.encoding) {
+            case Oiw4Encoding::Raw: w.write_plane(src); break;
+            case Oiw4Encoding::Oiw4:
+                if (tp.requant) {
+                    std::vector<float> x;
+                    write_oiw4_tensor(w, t, row_bytes, [&](int64_t r0, int64_t n, uint8_t* qs, float* d) {
+                        x.resize(static_cast<size_t>(n * t.ne[0]));
+                        for (int64_t r = 0; r < n; ++r) dequantize_row(t.type, src.data() + (r0 + r) * row_bytes, x.data() + r * t.ne[0], t.ne[0]);
+                        quantize_oiw4(x.data(), qs, d, n * bpr);
+                    });
+                } else {
+                    const auto* blocks = reinterpret_cast<const block_q4_0*>(src.data());  // byte-aligned packed struct
+                    write_oiw4_tensor(w, t, row_bytes, [&](int64_t r0, int64_t n, uint8_t* qs, float* d) {
+                        q4_0_to_oiw4(blocks + r0 * bpr, qs, d, n * bpr);
+                    });
+                }
+                break;
+            case Oiw4Encoding::Q4Kx8:
+            case Oiw4Encoding::Q4Kx8Il4: {
+                const int il = tp.encoding == Oiw4Encoding::Q4Kx8 ? 8 : 4;
+                const int64_t nb = t.ne[0] / 256, rows = t.n_rows(), step = chunk_rows(row_bytes, 8);
+                const auto* blocks = reinterpret_cast<const block_q4_K*>(src.data());
+                std::vector<block_q4_Kx8> out(static_cast<size_t>(std::min(step, rows) / 8 * nb));
+                w.begin_plane();
+                for (int64_t r = 0; r < rows; r += step) {
+                    const int64_t n = std::min(step, rows - r);
+                    repack_q4_k_to_q4_kx8(blocks + r * nb, out.data(), n, nb, il);
+                    w.append(byte_span(out, static_cast<size_t>(n / 8 * nb)));
+                }
+                w.end_plane();
+                break;
+            }
+        }
+        in.release_tensor_pages(tp.index);
+        if (progress) progress(k, t.name);
+    }
+    w.finish();
+}
+
+ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path) {
+    if (in.compressed())
+        throw FormatError(ErrorKind::Unsupported, in.path(), "", "file has zstd-compressed planes: run oiw4-convert --decompress first");
+    ToGgufResult res;
+    const GgufValue* size = nullptr;
+    const GgufValue* sum = nullptr;
+    for (const auto& kv : in.provenance()) {
+        if (kv.key == "oiw4.source.size") size = &kv.value;
+        if (kv.key == "oiw4.source.xxh3") sum = &kv.value;
+    }
+    const std::optional<int64_t> source_size = size ? size->as_int() : std::nullopt;
+    GgufWriter w(out_path, {in.path()}, in.gguf_version());
+    w.set_kvs(in.metadata());
+    // A tensorless source (vocabulary files) may or may not pad its header: keep what it did.
+    if (in.tensors().empty() && source_size && static_cast<uint64_t>(*source_size) == serialize_gguf_header(in.gguf_version(), in.metadata(), {}).size())
+        w.set_pad_empty(false);
+    for (const auto& t : in.tensors()) {
+        const GgmlType type = t.encoding == Oiw4Encoding::Oiw4 ? GgmlType::Q4_0 : t.info.type;
+        if (type != t.info.type) res.lossless = false;  // requantized: the source type is gone
+        w.add_tensor(t.info.name, type, t.info.shape());
+    }
+    for (size_t i = 0; i < in.tensors().size(); ++i) {
+        const auto& t = in.tensors()[i];
+        const int64_t rows = t.info.n_rows();
+        switch (t.encoding) {
+            case Oiw4Encoding::Raw: w.write_tensor_data(in.plane_data(i, 0)); break;
+            case Oiw4Encoding::Oiw4: {
+                const Oiw4View v = in.oiw4_view(i);
+                const int64_t bpr = v.cols / 32, step = chunk_rows(static_cast<uint64_t>(bpr) * 20, 1);
+                std::vector<block_q4_0> out(static_cast<size_t>(std::min(step, rows) * bpr));
+                float max_err = 0;
+                for (int64_t r = 0; r < rows; r += step) {
+                    const int64_t n = std::min(step, rows - r);
+                    max_err = std::max(max_err, oiw4_to_q4_0(v.qs + r * bpr * 16, v.d + r * bpr, out.data(), n * bpr));
+                    w.write_tensor_data(byte_span(out, static_cast<size_t>(n * bpr)));
+                }
+                if (max_err > 0) {
+                    res.lossless = false;
+                    res.warnings.push_back(fmt::format("tensor '{}': oiw4 scales are not exact in fp16, written as Q4_0 with max scale error {:.3g}", t.info.name, max_err));
+                }
+                break;
+            }
+            case Oiw4Encoding::Q4Kx8:
+            case Oiw4Encoding::Q4Kx8Il4: {
+                const int il = t.encoding == Oiw4Encoding::Q4Kx8 ? 8 : 4;
+                const int64_t nb = t.info.ne[0] / 256, step = chunk_rows(static_cast<uint64_t>(nb) * sizeof(block_q4_K), 8);
+                const auto* blocks = reinterpret_cast<const block_q4_Kx8*>(in.plane_data(i, 0).data());
+                std::vector<block_q4_K> out(static_cast<size_t>(std::min(step, rows) * nb));
+                for (int64_t r = 0; r < rows; r += step) {
+                    const int64_t n = std::min(step, rows - r);
+                    unpack_q4_kx8_to_q4_k(blocks + r / 8 * nb, out.data(), n, nb, il);
+                    w.write_tensor_data(byte_span(out, static_cast<size_t>(n * nb)));
+                }
+                break;
+            }
+        }
+        in.release_tensor_pages(i);
+    }
+    w.finish();
+    // Byte identity with the recorded source: same size and XXH3-64 of the whole file.
+    if (sum && sum->as_string() && source_size && static_cast<uint64_t>(*source_size) == w.planned_size()) {
+        res.identical_to_source = file_xxh3_hex(out_path) == *sum->as_string();
+    }
+    return res;
+}
+
+}  // namespace oiw

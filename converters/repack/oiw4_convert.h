@@ -1,0 +1,63 @@
+// GGUF -> OIW4 conversion (encoding policy, plan, streaming writer) and OIW4 -> GGUF.
+//
+// Policy, per tensor: the first --requant rule whose regex matches (any type -> oiw4 by
+// dequantize + Q4_0 rounding, fp32 scale kept), else the first --encode rule that matches, else
+// the default: Q4_0 -> oiw4; Q4_K with a row count divisible by 8 that is not an embedding lookup
+// (token_embd, position_embd, token_types) -> q4kx8; everything else raw. A rule naming an encoding
+// the tensor cannot take is an error naming the tensor.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libformat/gguf/gguf.h"
+#include "libformat/model.h"
+#include "libformat/oiw4/oiw4.h"
+
+namespace oiw {
+
+struct EncodeRule {
+    std::string spec;  // as given: "REGEX=ENC"
+    std::regex regex;  // searched in tensor names
+    Oiw4Encoding encoding = Oiw4Encoding::Raw;
+    bool requant = false;
+};
+// Parses "REGEX=ENC" (--encode) or "REGEX=oiw4" (--requant). Throws FormatError(Usage).
+EncodeRule parse_encode_rule(std::string_view spec, bool requant);
+
+struct Oiw4TensorPlan {
+    size_t index = 0;  // in the source's tensor list (output keeps that order)
+    Oiw4Encoding encoding = Oiw4Encoding::Raw;
+    bool requant = false;           // dequantize + quantize to oiw4
+    std::vector<PlaneSpec> planes;  // decoded plane sizes
+};
+
+struct Oiw4Plan {
+    std::vector<Oiw4TensorPlan> tensors;
+    Metadata provenance;  // oiw4.* keys
+    uint64_t out_size = 0;           // exact output size (uncompressed)
+};
+
+// The encoding the default policy gives a tensor.
+Oiw4Encoding default_encoding(const GgufTensorInfo& t);
+// Plans every tensor of `in` (rules: --requant first, then --encode, in order). Throws
+// FormatError naming the tensor for an impossible encoding or an unsupported requantization.
+Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules);
+// Writes the planned file atomically (the input is never overwritten). `progress(i, name)` is
+// called after each tensor.
+void write_oiw4(const Model& in, const Oiw4Plan& plan, const std::string& out_path,
+                const std::function<void(size_t, std::string_view)>& progress = {});
+
+struct ToGgufResult {
+    std::vector<std::string> warnings;  // oiw4 scales not exact in fp16 (max error), ...
+    bool lossless = true;               // every tensor restored exactly
+    bool identical_to_source = false;   // output XXH3 and size equal the recorded source's
+};
+// Writes `in` back as GGUF (version, KVs, tensor order and shapes of the source; oiw4 -> Q4_0,
+// q4kx8 -> Q4_K, raw as stored). Compressed files are refused (decompress first).
+ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path);
+
+}  // namespace oiw

@@ -1,0 +1,336 @@
+// OIW4 container and conversion: GGUF -> OIW4 -> GGUF byte identity, plane layout and views,
+// policy and rules, requantization, corruption (checksums, truncation, overlap, encodings).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include "converters/quant/quants.h"
+#include "converters/repack/oiw4_convert.h"
+#include "converters/repack/repack.h"
+#include "libformat/fp16.h"
+#include "libformat/io/hash.h"
+#include "libformat/model.h"
+#include "libformat/oiw4/oiw4.h"
+#include "libformat/oiw4/zstd/oiw4_zstd.h"
+#include "tests/support/helpers.h"
+#include "tests/support/oiw4_fixtures.h"
+
+namespace oiw {
+namespace {
+
+namespace fs = std::filesystem;
+using test::data_path;
+
+std::string convert(const std::string& in, const std::vector<EncodeRule>& rules = {}) {
+    const Model f = open_model(in);
+    const std::string out = (test::temp_dir() / (fs::path(in).stem().string() + ".oiw4")).string();
+    const Oiw4Plan plan = plan_oiw4(f, rules);
+    write_oiw4(f, plan, out);
+    EXPECT_EQ(fs::file_size(out), plan.out_size) << in;
+    return out;
+}
+
+// GGUF -> OIW4 -> GGUF; expects the result byte-identical to the input.
+void expect_round_trip(const std::string& in, const std::vector<EncodeRule>& rules = {}) {
+    const std::string o = convert(in, rules);
+    const std::string back = (test::temp_dir() / "back.gguf").string();
+    const ToGgufResult r = write_gguf_from_oiw4(Oiw4File::open(o), back);
+    EXPECT_TRUE(r.lossless) << in;
+    EXPECT_TRUE(r.identical_to_source) << in;
+    EXPECT_TRUE(r.warnings.empty()) << in;
+    EXPECT_EQ(test::sha256_hex(test::read_file(back)), test::sha256_hex(test::read_file(in))) << in;
+}
+
+TEST(Oiw4RoundTrip, VendoredModelsByteIdentical) {
+    for (const auto& m : test::vendored_roundtrip_models()) expect_round_trip(m);
+}
+
+TEST(Oiw4RoundTrip, Il4AndRawEverywhereByteIdentical) {
+    const std::string m = test::mini_requant("mini-moe", "Q4_K_M");
+    std::string q4k;  // every Q4_K tensor with whole row groups, names as literal regexes
+    const Model model = open_model(m);
+    for (const auto& t : model.tensors())
+        if (t.type == GgmlType::Q4_K && t.n_rows() % 8 == 0) q4k += (q4k.empty() ? "^(" : "|") + std::regex_replace(t.name, std::regex("\\."), "\\.");
+    expect_round_trip(m, {parse_encode_rule(q4k + ")$=q4kx8-il4", false)});
+    expect_round_trip(m, {parse_encode_rule(".*=raw", false)});
+}
+
+TEST(Oiw4RoundTrip, SharedFixturesByteIdentical) {
+    OIW_NEED_SHARED("fixtures");
+    for (const auto& m : test::fixture_files()) {
+        if (!open_model(m).canonical_layout()) continue;  // only canonical layouts can come back byte for byte
+        expect_round_trip(m);
+    }
+}
+
+TEST(Oiw4Policy, DefaultEncodings) {
+    const Oiw4File q40 = Oiw4File::open(convert(test::mini_requant("mini-llama", "Q4_0")));
+    const Oiw4File q4k = Oiw4File::open(convert(test::mini_requant("mini-llama", "Q4_K_M")));
+    for (const Oiw4File* f : {&q40, &q4k})
+        for (const auto& t : f->tensors()) {
+            Oiw4Encoding want = Oiw4Encoding::Raw;
+            if (t.info.type == GgmlType::Q4_0) want = Oiw4Encoding::Oiw4;
+            if (t.info.type == GgmlType::Q4_K && t.info.name != "token_embd.weight" && t.info.n_rows() % 8 == 0) want = Oiw4Encoding::Q4Kx8;
+            EXPECT_EQ(t.encoding, want) << t.info.name;
+        }
+    EXPECT_EQ(q4k.tensors()[static_cast<size_t>(q4k.find_tensor("token_embd.weight"))].info.type, GgmlType::Q4_K);
+    EXPECT_EQ(q4k.tensors()[static_cast<size_t>(q4k.find_tensor("token_embd.weight"))].encoding, Oiw4Encoding::Raw);
+    // Provenance and the source's metadata.
+    const std::string src_path = test::mini_requant("mini-llama", "Q4_K_M");
+    const Model src = open_model(src_path);
+    EXPECT_EQ(q4k.metadata(), src.metadata());
+    EXPECT_EQ(q4k.gguf_version(), src.version());
+    ASSERT_EQ(q4k.provenance().size(), 5u);
+    EXPECT_EQ(q4k.provenance()[0].key, "oiw4.source.name");
+    EXPECT_EQ(*q4k.provenance()[2].value.as_string(), xxh3_hex(test::read_file(src_path)));
+}
+
+TEST(Oiw4Layout, PlanesAlignedAndViewsMatchTheSource) {
+    const std::string src_path = test::mini_requant("mini-llama", "Q4_0");
+    const Model src = open_model(src_path);
+    const Oiw4File f = Oiw4File::open(convert(src_path));
+    size_t views = 0;
+    for (size_t i = 0; i < f.tensors().size(); ++i) {
+        const auto& t = f.tensors()[i];
+        for (const auto& p : t.planes) EXPECT_EQ(p.offset % kOiw4PlaneAlign, 0u) << t.info.name;
+        if (t.encoding != Oiw4Encoding::Oiw4) {
+            EXPECT_THROW(f.oiw4_view(i), FormatError);
+            continue;
+        }
+        const Oiw4View v = f.oiw4_view(i);
+        EXPECT_EQ(v.rows, t.info.n_rows());
+        EXPECT_EQ(v.cols, t.info.ne[0]);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(v.d) % alignof(float), 0u);
+        const auto* b = reinterpret_cast<const block_q4_0*>(src.tensor_data(static_cast<size_t>(src.find_tensor(t.info.name))).data());
+        const int64_t last = v.rows * v.cols / 32 - 1;
+        EXPECT_EQ(0, std::memcmp(v.qs + 16 * last, b[last].qs, 16));
+        EXPECT_EQ(v.d[last], fp16_to_fp32(b[last].d));
+        ++views;
+    }
+    EXPECT_GT(views, 10u);
+}
+
+TEST(Oiw4Policy, ImpossibleEncodingNamesTheTensor) {
+    // A Q4_K tensor of 12 rows cannot take q4kx8; an F16 tensor cannot take oiw4 without --requant.
+    const std::string path = (test::temp_dir() / "odd.gguf").string();
+    {
+        GgufWriter w(path);
+        const std::vector<int64_t> odd = {256, 12}, f16 = {64, 8};
+        w.add_tensor("odd.weight", GgmlType::Q4_K, odd);
+        w.add_tensor("half.weight", GgmlType::F16, f16);
+        std::vector<uint8_t> zeros(12 * 144);
+        w.write_tensor_data(zeros);
+        zeros.assign(64 * 8 * 2, 0);
+        w.write_tensor_data(zeros);
+        w.finish();
+    }
+    const Model f = open_model(path);
+    EXPECT_EQ(plan_oiw4(f, {}).tensors[0].encoding, Oiw4Encoding::Raw);  // the default leaves it raw
+    try {
+        plan_oiw4(f, {parse_encode_rule("odd=q4kx8", false)});
+        FAIL();
+    } catch (const FormatError& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::BadEncoding);
+        EXPECT_NE(std::string(e.what()).find("tensor 'odd.weight'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("12 rows is not a multiple of 8"), std::string::npos) << e.what();
+    }
+    try {
+        plan_oiw4(f, {parse_encode_rule("half=oiw4", false)});
+        FAIL();
+    } catch (const FormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("tensor 'half.weight'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("--requant"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_encode_rule("x=q8", false), FormatError);
+    EXPECT_THROW(parse_encode_rule("x=q4kx8", true), FormatError);
+    EXPECT_THROW(parse_encode_rule("(=raw", false), FormatError);
+}
+
+TEST(Oiw4Requant, AnyTypeToOiw4IsQ4_0Rounding) {
+    const std::string src_path = data_path("models/mini-llama-f16.gguf");
+    const Model src = open_model(src_path);
+    const std::string o = convert(src_path, {parse_encode_rule("ffn_up|output_norm=oiw4", true)});
+    const Oiw4File f = Oiw4File::open(o);
+    const auto i = static_cast<size_t>(f.find_tensor("blk.0.ffn_up.weight"));
+    ASSERT_EQ(f.tensors()[i].encoding, Oiw4Encoding::Oiw4);
+    EXPECT_EQ(f.tensors()[i].info.type, GgmlType::F16);  // the source type is recorded
+    // Expected: dequantize, then ggml's Q4_0.
+    const auto& st = src.tensors()[static_cast<size_t>(src.find_tensor("blk.0.ffn_up.weight"))];
+    std::vector<float> x(static_cast<size_t>(st.n_elements()));
+    dequantize_row(st.type, src.tensor_data(static_cast<size_t>(src.find_tensor(st.name))).data(), x.data(), st.n_elements());
+    std::vector<uint8_t> q4(static_cast<size_t>(st.n_rows()) * row_size(GgmlType::Q4_0, st.ne[0]));
+    quantize_chunk(GgmlType::Q4_0, x.data(), q4.data(), st.n_rows(), st.ne[0], nullptr);
+    // Back to GGUF: that tensor becomes Q4_0 equal to ggml's, with a warning on the fp32 scales.
+    const std::string back = (test::temp_dir() / "rq.gguf").string();
+    const ToGgufResult r = write_gguf_from_oiw4(f, back);
+    EXPECT_FALSE(r.lossless);
+    EXPECT_FALSE(r.identical_to_source);
+    // F16 data keeps fp16-exact scales (max / -8); the F32 norm's are not: one warning, naming it.
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_NE(r.warnings[0].find("tensor 'output_norm.weight'"), std::string::npos) << r.warnings[0];
+    const Model g = open_model(back);
+    const auto gi = static_cast<size_t>(g.find_tensor("blk.0.ffn_up.weight"));
+    EXPECT_EQ(g.tensors()[gi].type, GgmlType::Q4_0);
+    EXPECT_EQ(test::sha256_hex(g.tensor_data(gi)), test::sha256_hex(q4));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Corruption
+
+std::vector<uint8_t> image_of(const std::string& model) { return test::read_file(convert(model)); }
+
+uint64_t u64_at(const std::vector<uint8_t>& b, size_t off) {
+    uint64_t v;
+    std::memcpy(&v, b.data() + off, 8);
+    return v;
+}
+
+// Recomputes the header checksum after an edit of the header or directory.
+void reseal(std::vector<uint8_t>& b) {
+    const uint64_t dir_size = u64_at(b, 24);
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, b.data(), 56);
+    XXH3_64bits_update(st, b.data() + 64, dir_size);
+    const uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    std::memcpy(b.data() + 56, &h, 8);
+}
+
+// Offset of tensor `name`'s encoding field in the directory.
+size_t encoding_field(const std::vector<uint8_t>& b, const std::string& name, uint32_t n_dims) {
+    std::vector<uint8_t> needle(8);
+    const uint64_t len = name.size();
+    std::memcpy(needle.data(), &len, 8);
+    needle.insert(needle.end(), name.begin(), name.end());
+    const auto it = std::search(b.begin() + 64, b.begin() + 64 + static_cast<int64_t>(u64_at(b, 24)), needle.begin(), needle.end());
+    EXPECT_NE(it, b.end());
+    return static_cast<size_t>(it - b.begin()) + needle.size() + 4 + 8 * n_dims + 4;
+}
+
+FormatError parse_error(const std::vector<uint8_t>& b) {
+    try {
+        Oiw4File::parse(b, "bad.oiw4");
+    } catch (const FormatError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "image parsed";
+    return FormatError(ErrorKind::Usage, "", "", "");
+}
+
+TEST(Oiw4Corruption, FlippedBitInEveryPlaneIsCaughtByVerify) {
+    const std::string path = convert(test::mini_requant("mini-moe", "Q4_K_M"));
+    const auto clean = test::read_file(path);
+    const Oiw4File f = Oiw4File::parse(clean, "clean.oiw4");
+    EXPECT_TRUE(verify_planes(f).empty());
+    size_t planes = 0;
+    for (const auto& t : f.tensors())
+        for (const auto& p : t.planes) {
+            auto b = clean;
+            b[p.offset + p.size / 2] ^= 0x10;
+            const Oiw4File g = Oiw4File::parse(b, "flipped.oiw4");  // opening checks the header, not the planes
+            const auto bad = verify_planes(g);
+            ASSERT_EQ(bad.size(), 1u) << t.info.name;
+            EXPECT_EQ(bad[0].tensor, t.info.name);
+            EXPECT_EQ(bad[0].plane, p.name);
+            ++planes;
+        }
+    EXPECT_GT(planes, 20u);
+}
+
+TEST(Oiw4Corruption, HeaderAndDirectoryDamageIsOneError) {
+    const auto clean = image_of(test::mini_requant("mini-llama", "Q4_0"));
+    auto b = clean;
+    b[100] ^= 1;  // inside the directory (the source metadata)
+    EXPECT_EQ(parse_error(b).kind(), ErrorKind::BadChecksum);
+    b = clean;
+    b[5] ^= 1;  // version, checksum resealed
+    reseal(b);
+    EXPECT_EQ(parse_error(b).kind(), ErrorKind::BadVersion);
+    b = clean;
+    b[0] = 'X';
+    EXPECT_EQ(parse_error(b).kind(), ErrorKind::BadMagic);
+    for (size_t cut : {size_t{0}, size_t{10}, size_t{63}, size_t{64}, size_t{5000}, clean.size() - 1}) {
+        b.assign(clean.begin(), clean.begin() + static_cast<int64_t>(cut));
+        EXPECT_EQ(parse_error(b).kind(), ErrorKind::Truncated) << cut;
+    }
+    // Unknown encoding id.
+    b = clean;
+    const size_t enc = encoding_field(b, "blk.0.attn_q.weight", 2);
+    uint32_t e;
+    std::memcpy(&e, b.data() + enc, 4);
+    EXPECT_EQ(e, static_cast<uint32_t>(Oiw4Encoding::Oiw4));
+    e = 9;
+    std::memcpy(b.data() + enc, &e, 4);
+    reseal(b);
+    const FormatError ue = parse_error(b);
+    EXPECT_EQ(ue.kind(), ErrorKind::BadEncoding);
+    EXPECT_NE(std::string(ue.what()).find("tensor 'blk.0.attn_q.weight'"), std::string::npos) << ue.what();
+    // Overlapping planes: point the qs plane at the d plane's offset (both 4096-aligned).
+    b = clean;
+    const size_t qs_off = enc + 4 + 4 + 8, d_off = qs_off + 32;
+    std::memcpy(b.data() + qs_off, b.data() + d_off, 8);
+    reseal(b);
+    EXPECT_EQ(parse_error(b).kind(), ErrorKind::Overlap);
+    // Misaligned and out-of-bounds planes.
+    b = clean;
+    uint64_t off = u64_at(b, d_off) + 16;
+    std::memcpy(b.data() + d_off, &off, 8);
+    reseal(b);
+    EXPECT_EQ(parse_error(b).kind(), ErrorKind::Misaligned);
+    b = clean;
+    off = clean.size() / 4096 * 4096 + 4096;
+    std::memcpy(b.data() + d_off, &off, 8);
+    reseal(b);
+    EXPECT_EQ(parse_error(b).kind(), ErrorKind::OutOfBounds);
+}
+
+TEST(Oiw4Writer, RefusesWrongPlaneSizesAndLeavesNoFile) {
+    const std::string out = (test::temp_dir() / "w.oiw4").string();
+    {
+        Oiw4Writer w(out, {});
+        GgufTensorInfo t = make_tensor_info("x", GgmlType::Q4_0, std::vector<int64_t>{64, 2});
+        w.add_tensor(t, Oiw4Encoding::Oiw4);
+        EXPECT_THROW(w.write_plane(std::vector<uint8_t>(63)), FormatError);  // qs needs 64 bytes
+    }
+    EXPECT_FALSE(fs::exists(out));
+    for (const auto& e : fs::directory_iterator(fs::path(out).parent_path())) ADD_FAILURE() << "left behind: " << e.path();
+}
+
+// ---------------------------------------------------------------------------------------------
+// zstd
+
+TEST(Oiw4Zstd, CompressDecompressRestoresTheFile) {
+    const std::string path = convert(test::mini_requant("mini-llama", "Q4_K_M"));
+    const std::string z = (test::temp_dir() / "z.oiw4").string(), u = (test::temp_dir() / "u.oiw4").string();
+    const CodecReport cr = compress_oiw4(Oiw4File::open(path), z, 3, 2);
+    EXPECT_TRUE(cr.contains("q4kx8") && cr.contains("raw"));
+    const Oiw4File zf = Oiw4File::open(z);
+    EXPECT_TRUE(zf.compressed());
+    EXPECT_TRUE(verify_planes(zf).empty());
+    for (const auto& t : zf.tensors())
+        for (const auto& p : t.planes) EXPECT_EQ(p.codec, Oiw4Codec::Zstd);
+    EXPECT_LT(fs::file_size(z), fs::file_size(path));
+    EXPECT_THROW(write_gguf_from_oiw4(zf, (test::temp_dir() / "no.gguf").string()), FormatError);
+    decompress_oiw4(zf, u);
+    EXPECT_EQ(test::sha256_hex(test::read_file(u)), test::sha256_hex(test::read_file(path)));
+    // A damaged frame (checksum resealed so only zstd can tell) fails decompression, naming the plane.
+    auto b = test::read_file(z);
+    const auto& p = zf.tensors()[3].planes[0];
+    b[p.offset + p.size - 2] ^= 0x40;  // inside the content checksum
+    const Oiw4File bad = Oiw4File::parse(b, "bad.oiw4");
+    try {
+        decompress_oiw4(bad, (test::temp_dir() / "bad-out.oiw4").string());
+        FAIL();
+    } catch (const FormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("tensor '" + zf.tensors()[3].info.name + "' plane '"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace oiw

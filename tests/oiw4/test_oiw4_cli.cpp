@@ -1,0 +1,136 @@
+// oiw4-convert and gguf-inspect on .oiw4 files, run as processes: exit codes, one-line errors,
+// byte identity through the CLI, inspect's JSON planes (q4kx8 plane SHA-256 = ggml's golden).
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "libformat/oiw4/oiw4.h"
+#include "tests/support/helpers.h"
+#include "tests/support/oiw4_fixtures.h"
+
+namespace oiw {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string tool() { return test::tool_path("oiw4-convert"); }
+
+int run(const std::string& args, std::string* out = nullptr) { return test::run(tool() + " " + args, out, true); }
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(Oiw4Cli, ConvertVerifyBackToGguf) {
+    const std::string src = test::mini_requant("mini-moe", "Q4_K_M");
+    const auto dir = test::temp_dir();
+    const std::string o = (dir / "m.oiw4").string(), g = (dir / "m.gguf").string();
+    std::string out;
+    ASSERT_EQ(run(src + " " + o, &out), 0) << out;
+    ASSERT_EQ(run("--verify " + o, &out), 0) << out;
+    EXPECT_NE(out.find(": ok ("), std::string::npos) << out;
+    ASSERT_EQ(run("--to-gguf " + o + " " + g, &out), 0) << out;
+    EXPECT_NE(out.find("byte-identical to the source GGUF"), std::string::npos) << out;
+    EXPECT_EQ(test::sha256_hex(test::read_file(g)), test::sha256_hex(test::read_file(src)));
+    // Refuses to overwrite its input.
+    EXPECT_EQ(run("--to-gguf " + o + " " + o, &out), 2) << out;
+    EXPECT_EQ(lines(out), 1u) << out;
+}
+
+TEST(Oiw4Cli, VerifyNamesTheDamagedPlane) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_0");
+    const std::string o = (test::temp_dir() / "v.oiw4").string();
+    ASSERT_EQ(run(src + " " + o), 0);
+    auto b = test::read_file(o);
+    const Oiw4File f = Oiw4File::parse(b, o);
+    const auto i = static_cast<size_t>(f.find_tensor("blk.1.ffn_down.weight"));
+    const auto& p = f.tensors()[i].planes.back();
+    b[p.offset + 3] ^= 0x01;
+    test::write_file(o, b);
+    std::string out;
+    EXPECT_EQ(run("--verify " + o, &out), 1) << out;
+    EXPECT_NE(out.find("tensor 'blk.1.ffn_down.weight' plane '" + std::string(p.name) + "': checksum mismatch"), std::string::npos) << out;
+    EXPECT_EQ(lines(out), 1u) << out;
+}
+
+TEST(Oiw4Cli, ErrorsAreOneLineExit2) {
+    const auto dir = test::temp_dir();
+    const std::string junk = (dir / "junk.oiw4").string();
+    test::write_file(junk, std::vector<uint8_t>{'O', 'I', 'W', '4', 1, 0, 0});
+    std::string out;
+    for (const std::string& args : {"--verify " + junk, "--to-gguf " + junk + " " + (dir / "x.gguf").string(),
+                                    "--verify " + (dir / "missing.oiw4").string(),
+                                    test::data_path("models/mini-llama-f16.gguf") + " " + (dir / "y.oiw4").string() + " --encode 'token_embd=q4kx8'",
+                                    test::data_path("models/mini-llama-f16.gguf") + " " + (dir / "y.oiw4").string() + " --encode 'x=zz'",
+                                    "--compress=99 " + junk + " " + (dir / "z.oiw4").string()}) {
+        EXPECT_EQ(run(args, &out), 2) << args << "\n" << out;
+        EXPECT_EQ(lines(out), 1u) << args << "\n" << out;
+        EXPECT_EQ(out.rfind("oiw4-convert: error: ", 0), 0u) << out;
+    }
+    EXPECT_FALSE(fs::exists(dir / "y.oiw4"));
+}
+
+TEST(Oiw4Cli, DryRunPrintsThePlanAndWritesNothing) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_K_M");
+    const std::string o = (test::temp_dir() / "d.oiw4").string();
+    std::string out;
+    ASSERT_EQ(run(src + " " + o + " --dry-run --requant 'ffn_down=oiw4'", &out), 0) << out;
+    EXPECT_FALSE(fs::exists(o));
+    EXPECT_NE(out.find("blk.0.attn_q.weight"), std::string::npos);
+    EXPECT_NE(out.find("-> q4kx8"), std::string::npos) << out;
+    EXPECT_NE(out.find("-> oiw4 (requant)"), std::string::npos) << out;
+    EXPECT_NE(out.find("qs 40960, d 10240"), std::string::npos) << out;  // ffn_down: 320 x 256
+}
+
+TEST(Oiw4Cli, CompressDecompress) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_0");
+    const auto dir = test::temp_dir();
+    const std::string o = (dir / "c.oiw4").string(), z = (dir / "c.zst.oiw4").string(), u = (dir / "c.u.oiw4").string();
+    std::string out;
+    ASSERT_EQ(run(src + " " + o), 0);
+    ASSERT_EQ(run("--compress=5 " + o + " " + z + " --threads 2", &out), 0) << out;
+    EXPECT_NE(out.find("oiw4 "), std::string::npos) << out;
+    EXPECT_NE(out.find("ratio"), std::string::npos) << out;
+    ASSERT_EQ(run("--verify " + z, &out), 0) << out;
+    ASSERT_EQ(run("--decompress " + z + " " + u, &out), 0) << out;
+    EXPECT_EQ(test::read_file(u), test::read_file(o));
+}
+
+TEST(Oiw4Cli, InspectShowsEncodingsAndPlanes) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_K_M");
+    const std::string o = (test::temp_dir() / "i.oiw4").string();
+    ASSERT_EQ(run(src + " " + o), 0);
+    std::string out;
+    ASSERT_EQ(test::run(test::tool_path("gguf-inspect") + " " + o + " --json --hash sha256", &out), 0) << out;
+    const auto j = nlohmann::json::parse(out);
+    EXPECT_EQ(j.at("format"), "oiw4");
+    std::ifstream gin(test::data_path("golden/q4kx8-mini.json"));
+    const auto golden = nlohmann::json::parse(gin).at("mini-llama-Q4_K_M.gguf/il8");
+    const auto bytes = test::read_file(o);
+    size_t q4kx8 = 0;
+    for (const auto& t : j.at("tensors")) {
+        const auto& planes = t.at("planes");
+        ASSERT_FALSE(planes.empty());
+        for (const auto& p : planes) {
+            const auto off = p.at("offset").get<size_t>(), size = p.at("size").get<size_t>();
+            EXPECT_EQ(p.at("sha256"), test::sha256_hex(std::span(bytes).subspan(off, size)));
+        }
+        if (t.at("encoding") == "q4kx8") {
+            EXPECT_EQ(planes.size(), 1u);
+            EXPECT_EQ(planes[0].at("name"), "blocks");
+            EXPECT_EQ(planes[0].at("sha256"), golden.at(t.at("name").get<std::string>()));
+            ++q4kx8;
+        }
+        if (t.at("encoding") == "raw") {
+            EXPECT_EQ(planes[0].at("name"), "data");
+        }
+    }
+    EXPECT_EQ(q4kx8, 11u);  // every golden tensor but token_embd (a row lookup: raw by default)
+    EXPECT_GT(j.at("bytes_per_token").get<uint64_t>(), 0u);
+    ASSERT_EQ(test::run(test::tool_path("gguf-inspect") + " " + o, &out), 0) << out;
+    EXPECT_NE(out.find("bytes per token: "), std::string::npos) << out;
+    EXPECT_NE(out.find("q4kx8"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace oiw
