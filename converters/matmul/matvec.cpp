@@ -1,4 +1,4 @@
-// MatVec implementations over ggml rows, oiw4 planes and Q4_Kx8 blocks, and the GGUF source.
+// MatVec implementations over ggml rows, oiw4 planes and Q4_Kx8 blocks, and the GGUF and OIW4 sources.
 #include "converters/matmul/matvec.h"
 
 #include <cstring>
@@ -6,7 +6,9 @@
 #include "converters/matmul/kernels.h"
 #include "converters/matmul/parallel.h"
 #include "converters/quant/quants.h"
+#include "converters/repack/repack.h"
 #include "libformat/error.h"
+#include "libformat/oiw4/oiw4.h"
 
 namespace oiw::matmul {
 namespace {
@@ -113,6 +115,65 @@ private:
     GgufFile f_;
 };
 
+// A MatVec over bytes it owns (a layout without a kernel of its own, unpacked to its ggml type).
+class OwningMatVec final : public MatVec {
+public:
+    OwningMatVec(std::string kind, std::vector<uint8_t> bytes, GgmlType t, int64_t rows, int64_t cols)
+        : kind_(std::move(kind)), bytes_(std::move(bytes)), inner_(ggml_matvec(t, bytes_.data(), rows, cols)) {}
+    std::string kind() const override { return kind_; }
+    int64_t rows() const override { return inner_->rows(); }
+    int64_t cols() const override { return inner_->cols(); }
+    bool has_integer() const override { return inner_->has_integer(); }
+    void exact(const float* x, double* y, int threads) const override { inner_->exact(x, y, threads); }
+    void integer(const float* x, float* y, int threads) const override { inner_->integer(x, y, threads); }
+
+private:
+    std::string kind_;
+    std::vector<uint8_t> bytes_;
+    std::unique_ptr<MatVec> inner_;
+};
+
+class Oiw4Source final : public TensorSource {
+public:
+    explicit Oiw4Source(const std::string& path) : f_(Oiw4File::open(path)) {}
+    const std::string& path() const override { return f_.path(); }
+    std::vector<std::string> names() const override {
+        std::vector<std::string> out;
+        for (const auto& t : f_.tensors()) out.push_back(t.info.name);
+        return out;
+    }
+    std::unique_ptr<MatVec> tensor(const std::string& name) const override {
+        const int64_t found = f_.find_tensor(name);
+        if (found < 0) return nullptr;
+        const auto i = static_cast<size_t>(found);
+        const Oiw4Tensor& t = f_.tensors()[i];
+        if (t.info.n_dims < 2) return nullptr;
+        f_.require_decoded(i);
+        const int64_t rows = t.info.n_rows(), cols = t.info.ne[0];
+        const uint8_t* data = f_.plane_data(i, 0).data();
+        switch (t.encoding) {
+            case Oiw4Encoding::Raw:
+                return can_dequantize(t.info.type) ? ggml_matvec(t.info.type, data, rows, cols) : nullptr;
+            case Oiw4Encoding::Oiw4: {
+                const Oiw4View v = f_.oiw4_view(i);
+                return oiw4_matvec(Oiw4Planes{v.qs, v.d, v.rows, v.cols});
+            }
+            case Oiw4Encoding::Q4Kx8:
+                return q4kx8_matvec(Q4Kx8View{reinterpret_cast<const block_q4_Kx8*>(data), rows, cols});
+            case Oiw4Encoding::Q4Kx8Il4: {  // no kernel of its own: the reference runs the Q4_K rows
+                std::vector<uint8_t> q4k(t.info.n_bytes);
+                unpack_q4_kx8_to_q4_k(reinterpret_cast<const block_q4_Kx8*>(data), reinterpret_cast<block_q4_K*>(q4k.data()),
+                                      rows, cols / QK_K, 4);
+                return std::make_unique<OwningMatVec>("q4kx8-il4", std::move(q4k), GgmlType::Q4_K, rows, cols);
+            }
+        }
+        return nullptr;
+    }
+
+private:
+    Oiw4File f_;
+};
+
 }  // namespace
 
 std::unique_ptr<MatVec> ggml_matvec(GgmlType type, const uint8_t* bytes, int64_t rows, int64_t cols) {
@@ -121,6 +182,9 @@ std::unique_ptr<MatVec> ggml_matvec(GgmlType type, const uint8_t* bytes, int64_t
 std::unique_ptr<MatVec> oiw4_matvec(const Oiw4Planes& planes) { return std::make_unique<Oiw4MatVec>(planes); }
 std::unique_ptr<MatVec> q4kx8_matvec(const Q4Kx8View& view) { return std::make_unique<Q4Kx8MatVec>(view); }
 
-std::unique_ptr<TensorSource> open_tensor_source(const std::string& path) { return std::make_unique<GgufSource>(path); }
+std::unique_ptr<TensorSource> open_tensor_source(const std::string& path) {
+    if (is_oiw4_file(path)) return std::make_unique<Oiw4Source>(path);
+    return std::make_unique<GgufSource>(path);
+}
 
 }  // namespace oiw::matmul

@@ -1,6 +1,6 @@
 // "A tensor y = W x can be run on, in both semantics": the abstraction oiw4-check compares
-// through. A source of tensors (a GGUF file today, an OIW4 file next) hands out one MatVec
-// per tensor; adding an encoding or a file kind is one factory here or one TensorSource.
+// through. A source of tensors (a GGUF or an OIW4 file) hands out one MatVec per tensor; adding
+// an encoding or a file kind is one factory here or one TensorSource.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -15,7 +15,7 @@ namespace oiw::matmul {
 class MatVec {
 public:
     virtual ~MatVec() = default;
-    // "Q4_K" for a ggml type, "oiw4" / "q4kx8" for packed encodings.
+    // "Q4_K" for a ggml type, "oiw4" / "q4kx8" / "q4kx8-il4" for packed encodings.
     virtual std::string kind() const = 0;
     virtual int64_t rows() const = 0;
     virtual int64_t cols() const = 0;
@@ -44,7 +44,9 @@ public:
     virtual std::unique_ptr<MatVec> tensor(const std::string& name) const = 0;
 };
 
-// Opens a GGUF file as a TensorSource (OIW4 files plug in next to it).
+// Opens a GGUF or an (uncompressed) OIW4 file as a TensorSource: raw planes run as their ggml type,
+// oiw4 and q4kx8 planes through their kernels' scalar references, q4kx8-il4 unpacked to Q4_K rows.
+// tensor() throws FormatError(Unsupported) naming the tensor when a plane is zstd-compressed.
 std::unique_ptr<TensorSource> open_tensor_source(const std::string& path);
 
 }  // namespace oiw::matmul

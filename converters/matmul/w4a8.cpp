@@ -115,33 +115,3 @@ Q8KAct unpack_q8_K(const QuantizedVector& q8k) {
 }
 
 }  // namespace oiw::matmul
-
-namespace oiw::matmul {
-
-block_q4_Kx8 q4kx8_pack(const block_q4_K rows8[8]) {
-    block_q4_Kx8 out{};
-    for (int r = 0; r < 8; ++r) {
-        out.d[r] = rows8[r].d;
-        out.dmin[r] = rows8[r].dmin;
-        for (int c = 0; c < 16; ++c) std::memcpy(&out.qs[c * 64 + r * 8], &rows8[r].qs[c * 8], 8);
-    }
-    for (int sb = 0; sb < 8; ++sb) {
-        uint8_t* g = out.scales + sb * 12;
-        for (int r = 0; r < 8; ++r) {
-            uint8_t sc, m;
-            quant::get_scale_min_k4(sb, rows8[r].scales, &sc, &m);
-            if (r < 4) {
-                g[r] = static_cast<uint8_t>(g[r] | sc);
-                g[4 + r] = static_cast<uint8_t>(g[4 + r] | m);
-            } else {
-                const int i = r - 4;
-                g[i] = static_cast<uint8_t>(g[i] | ((sc & 48) << 2));
-                g[4 + i] = static_cast<uint8_t>(g[4 + i] | ((m & 48) << 2));
-                g[8 + i] = static_cast<uint8_t>((sc & 15) | ((m & 15) << 4));
-            }
-        }
-    }
-    return out;
-}
-
-}  // namespace oiw::matmul

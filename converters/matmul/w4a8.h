@@ -70,12 +70,3 @@ struct Q8KAct {
 Q8KAct unpack_q8_K(const QuantizedVector& q8k);
 
 }  // namespace oiw::matmul
-
-namespace oiw::matmul {
-
-// Packs 8 Q4_K blocks (one block column of 8 consecutive rows) as ggml's make_block_q4_Kx8 with
-// interleave 8 (inverse of q4kx8_extract). The repack family's converter owns the file-level
-// repack; this per-block form serves the kernels' checks.
-block_q4_Kx8 q4kx8_pack(const block_q4_K rows8[8]);
-
-}  // namespace oiw::matmul

@@ -268,6 +268,14 @@ Oiw4View Oiw4File::oiw4_view(size_t i) const {
     return v;
 }
 
+void Oiw4File::require_decoded(size_t i) const {
+    const auto& t = tensors_.at(i);
+    for (const auto& p : t.planes)
+        if (p.codec != Oiw4Codec::None)
+            throw FormatError(ErrorKind::Unsupported, path_, tensor_subject(t.info.name),
+                              fmt::format("plane '{}' is {}-compressed: run oiw4-convert --decompress first", p.name, codec_name(p.codec)));
+}
+
 void Oiw4File::release_tensor_pages(size_t i) const {
     if (!map_) return;
     for (const auto& p : tensors_.at(i).planes) map_->release(p.offset, p.size);

@@ -101,6 +101,8 @@ public:
     // The oiw4 planes of tensor `i`. Throws FormatError(BadEncoding) unless it is an uncompressed
     // oiw4 tensor (Misaligned if a parse() buffer leaves the d plane unaligned for float).
     Oiw4View oiw4_view(size_t i) const;
+    // Throws FormatError(Unsupported) naming tensor `i` and the plane when one of its planes is compressed.
+    void require_decoded(size_t i) const;
     // Tells the kernel tensor i's pages are no longer needed (streaming converters).
     void release_tensor_pages(size_t i) const;
 

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "converters/matmul/matvec.h"
+#include "converters/repack/repack.h"
 #include "converters/requant/requant.h"
 #include "converters/requant/requant_plan.h"
 #include "libformat/fp16.h"
@@ -43,12 +44,7 @@ int check_file(const std::string& path) {
             const auto* b = reinterpret_cast<const block_q4_K*>(bytes);
             const int64_t kb = cols / 256;
             x8.resize(static_cast<size_t>(rows / 8 * kb));
-            for (int64_t g = 0; g < rows / 8; ++g)
-                for (int64_t c = 0; c < kb; ++c) {
-                    block_q4_K tmp[8];
-                    for (int r = 0; r < 8; ++r) tmp[r] = b[(g * 8 + r) * kb + c];
-                    x8[static_cast<size_t>(g * kb + c)] = q4kx8_pack(tmp);
-                }
+            repack_q4_k_to_q4_kx8(b, x8.data(), rows, kb, 8);
             packed = q4kx8_matvec(Q4Kx8View{x8.data(), rows, cols});
         } else {
             continue;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "converters/matmul/kernels.h"
+#include "converters/repack/repack.h"
 #include "converters/matmul/reference.h"
 #include "converters/matmul/w4a8.h"
 #include "converters/quant/quantize_impl.h"
@@ -221,14 +222,12 @@ TEST(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
         std::vector<block_q4_K> src(rows * kb);
         quantize_chunk_ref(GgmlType::Q4_K, wf.data(), src.data(), rows, cols, nullptr);
         std::vector<block_q4_Kx8> x8(rows / 8 * kb);
+        repack_q4_k_to_q4_kx8(src.data(), x8.data(), rows, kb, 8);
         for (int64_t g = 0; g < rows / 8; ++g)
             for (int64_t b = 0; b < kb; ++b) {
-                block_q4_K tmp[8];
-                for (int r = 0; r < 8; ++r) tmp[r] = src[(g * 8 + r) * kb + b];
-                x8[g * kb + b] = q4kx8_pack(tmp);
                 for (int r = 0; r < 8; ++r) {
                     const block_q4_K back = q4kx8_extract(x8[g * kb + b], r);
-                    EXPECT_EQ(std::memcmp(&back, &tmp[r], sizeof(back)), 0);
+                    EXPECT_EQ(std::memcmp(&back, &src[(g * 8 + r) * kb + b], sizeof(back)), 0);
                 }
             }
         std::vector<float> x = normal(rng, cols);

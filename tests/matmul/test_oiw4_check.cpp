@@ -1,5 +1,6 @@
-// oiw4-check end to end: lossless pairs bit-identical, a requantized mini-llama within the
-// documented limits, a damaged lossless pair named with exit 1, --self, bench's JSON shape.
+// oiw4-check end to end: lossless pairs bit-identical (GGUF<->GGUF and GGUF<->OIW4 for every
+// encoding), a requantized mini-llama within the documented limits, a damaged lossless pair named
+// with exit 1, compressed OIW4 refused, --self, bench's JSON shape.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -90,12 +91,85 @@ TEST(Oiw4Check, DamagedLosslessPairExitsOneNamingTheTensor) {
     EXPECT_NE(err.find("blk.1.ffn_up.weight: lossless pair differs"), std::string::npos) << err;
 }
 
+// `gguf` converted by oiw4-convert with `args` into a temp .oiw4 (named by `tag`).
+std::string converted(const std::string& gguf, const std::string& tag, const std::string& args = "") {
+    const std::string out = (test::temp_dir() / (tag + ".oiw4")).string();
+    EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " '" + gguf + "' '" + out + "' " + args + " >/dev/null"), 0) << tag;
+    return out;
+}
+
+// Kinds of the converted side of a passing lossless comparison, with their tensor counts.
+std::map<std::string, int> lossless_kinds(const json& j) {
+    EXPECT_TRUE(j.at("ok").get<bool>());
+    std::map<std::string, int> kinds;
+    for (const auto& t : j.at("tensors")) {
+        EXPECT_TRUE(t.at("lossless").get<bool>()) << t.at("name");
+        EXPECT_TRUE(t.at("exact").at("bit_identical").get<bool>()) << t.at("name");
+        EXPECT_TRUE(t.at("integer").at("bit_identical").get<bool>()) << t.at("name");
+        ++kinds[t.at("converted_kind").get<std::string>()];
+    }
+    EXPECT_EQ(j.at("overall").at("bit_identical"), j.at("overall").at("tensors"));
+    return kinds;
+}
+
+TEST(Oiw4Check, GgufToOiw4DefaultPolicyIsBitIdentical) {
+    // mini-llama: 15 of 16 matrices Q4_0 -> oiw4; output.weight stays Q6_K (raw).
+    const std::string q40 = requantized("Q4_0");
+    auto kinds = lossless_kinds(run_json("'" + q40 + "' '" + converted(q40, "q40") + "'", 0));
+    EXPECT_EQ(kinds, (std::map<std::string, int>{{"oiw4", 15}, {"Q6_K", 1}}));
+    // Q4_K_M: Q4_K matrices -> q4kx8; token_embd (read by row) and the other types stay raw.
+    const std::string q4k = requantized("Q4_K_M");
+    kinds = lossless_kinds(run_json("'" + q4k + "' '" + converted(q4k, "q4km") + "'", 0));
+    EXPECT_EQ(kinds, (std::map<std::string, int>{{"q4kx8", 11}, {"Q4_K", 1}, {"Q5_0", 1}, {"Q6_K", 2}, {"Q8_0", 1}}));
+    // The reverse direction pairs the same way.
+    kinds = lossless_kinds(run_json("'" + converted(q4k, "q4km") + "' '" + q4k + "'", 0));
+    EXPECT_EQ(kinds.at("Q4_K"), 12);
+}
+
+TEST(Oiw4Check, Q4Kx8Il4IsBitIdenticalToQ4_K) {
+    const std::string q4k = requantized("Q4_K_M");
+    const auto kinds = lossless_kinds(
+        run_json("'" + q4k + "' '" + converted(q4k, "q4km-il4", "--encode 'blk\\..*_(q|k|output|gate|up)\\.weight=q4kx8-il4'") + "'", 0));
+    EXPECT_EQ(kinds.at("q4kx8-il4"), 10);
+}
+
+TEST(Oiw4Check, RequantToOiw4IsMeasuredAgainstTheF16Source) {
+    const std::string f16 = test::data_path("models/mini-llama-f16.gguf");
+    const json j = run_json("'" + f16 + "' '" + converted(f16, "f16-oiw4", "--requant '.*=oiw4'") + "'", 0);
+    const json& o = j.at("summary").at("oiw4");
+    EXPECT_EQ(o.at("tensors").get<int>(), 16);
+    EXPECT_EQ(o.at("bit_identical").get<int>(), 0);
+    // Q4_0's rounding: real error, below the documented oiw4 limit (0.15).
+    EXPECT_GT(o.at("worst_rel_rms_exact").get<double>(), 0.05);
+    EXPECT_LT(o.at("worst_rel_rms_exact").get<double>(), 0.15);
+    EXPECT_GT(o.at("min_cosine").get<double>(), 0.99);
+}
+
+TEST(Oiw4Check, CompressedOiw4IsRefusedNamingThePlane) {
+    const std::string plain = converted(requantized("Q4_0"), "q40-plain");
+    const std::string packed = (test::temp_dir() / "q40-zstd.oiw4").string();
+    ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " --compress '" + plain + "' '" + packed + "' >/dev/null"), 0);
+    std::string err;
+    EXPECT_EQ(test::run(check_cmd("'" + requantized("Q4_0") + "' '" + packed + "' 2>&1 >/dev/null"), &err), 2);
+    EXPECT_NE(err.find("zstd-compressed: run oiw4-convert --decompress first"), std::string::npos) << err;
+}
+
 TEST(Oiw4Check, SelfCheckPassesOnQ4_0AndQ4_K) {
     for (const std::string preset : {"Q4_0", "Q4_K_M"}) {
         const json j = run_json("--self '" + requantized(preset) + "'", 0);
         EXPECT_GT(j.at("tensors_checked").get<int>(), 5) << preset;
         EXPECT_EQ(j.at("failed").get<int>(), 0) << preset;
     }
+}
+
+TEST(Oiw4Check, SelfCheckRunsOiw4FilesAsStored) {
+    // 15 oiw4 planes; 11 q4kx8 planes + token_embd kept raw Q4_K (packed here for the check).
+    const json a = run_json("--self '" + converted(requantized("Q4_0"), "q40") + "'", 0);
+    EXPECT_EQ(a.at("tensors_checked").get<int>(), 15);
+    EXPECT_EQ(a.at("failed").get<int>(), 0);
+    const json b = run_json("--self '" + converted(requantized("Q4_K_M"), "q4km") + "'", 0);
+    EXPECT_EQ(b.at("tensors_checked").get<int>(), 12);
+    EXPECT_EQ(b.at("failed").get<int>(), 0);
 }
 
 TEST(Oiw4Check, BenchJsonShape) {

@@ -77,17 +77,6 @@ std::vector<float> random_floats(std::mt19937_64& rng, size_t n) {
     return v;
 }
 
-// Bit-identity of two float arrays; names the first differing index.
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b, std::string* where) {
-    for (size_t i = 0; i < a.size(); ++i) {
-        if (std::memcmp(&a[i], &b[i], 4) != 0) {
-            *where = fmt::format("row {}: {} vs reference {}", i, a[i], b[i]);
-            return false;
-        }
-    }
-    return true;
-}
-
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
@@ -178,109 +167,6 @@ int run_bench(const BenchOptions& o) {
             fmt::print("{:<22} {:>7} {:>9.2f} {:>10.2f} {:>7.1f}%\n", r.name, r.threads, r.gmacs, r.weight_gbs, r.pct);
     }
     return kExitOk;
-}
-
-int run_self(const SelfOptions& o) {
-    const GgufFile f = GgufFile::open(o.file);
-    const int threads = resolve_threads(o.threads);
-    std::mt19937_64 rng(o.seed);
-    size_t checked = 0, failed = 0;
-    std::vector<std::string> lines;
-    for (size_t i = 0; i < f.tensors().size(); ++i) {
-        const GgufTensorInfo& t = f.tensors()[i];
-        const int64_t rows = t.n_rows(), cols = t.ne[0];
-        if (t.n_dims < 2 || cols % 32 != 0) continue;
-        const auto bytes = f.tensor_data(i);
-        // oiw4 planes: Q4_0 tensors as stored, F32/F16/BF16 ones quantized with Q4_0's rounding.
-        std::vector<block_q4_0> q40;
-        const block_q4_0* src40 = nullptr;
-        if (t.type == GgmlType::Q4_0) {
-            src40 = reinterpret_cast<const block_q4_0*>(bytes.data());
-        } else if (t.type == GgmlType::F32 || t.type == GgmlType::F16 || t.type == GgmlType::BF16) {
-            std::vector<float> fl(static_cast<size_t>(rows * cols));
-            dequantize_row(t.type, bytes.data(), fl.data(), rows * cols);
-            q40.resize(static_cast<size_t>(rows * cols / 32));
-            quantize_chunk(GgmlType::Q4_0, fl.data(), q40.data(), rows, cols, nullptr);
-            src40 = q40.data();
-        }
-        std::vector<std::string> bad;
-        auto check = [&](const std::string& what, const std::vector<float>& got, const std::vector<float>& ref) {
-            std::string where;
-            if (!same_bits(got, ref, &where)) bad.push_back(what + " " + where);
-        };
-        if (src40) {
-            const int64_t nb = cols / 32;
-            std::vector<uint8_t> qs(static_cast<size_t>(rows * nb * 16));
-            std::vector<float> d(static_cast<size_t>(rows * nb));
-            for (int64_t b = 0; b < rows * nb; ++b) {
-                std::memcpy(&qs[b * 16], src40[b].qs, 16);
-                d[b] = fp16_to_fp32(src40[b].d);
-            }
-            const Oiw4Planes w{qs.data(), d.data(), rows, cols};
-            std::vector<Q8Act> acts;
-            std::normal_distribution<float> z;
-            for (int v = 0; v < kMaxBatch; ++v) {
-                std::vector<float> x(static_cast<size_t>(cols));
-                for (auto& e : x) e = z(rng) * std::exp(z(rng));
-                acts.push_back(make_q8_act(x.data(), cols));
-            }
-            const Q8Act* ap[kMaxBatch];
-            for (int v = 0; v < kMaxBatch; ++v) ap[v] = &acts[static_cast<size_t>(v)];
-            std::vector<float> ref(static_cast<size_t>(rows * kMaxBatch)), got(ref.size());
-            oiw4_gemv(Isa::Scalar, w, ap, kMaxBatch, ref.data(), 1, false);
-            for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
-                if (!isa_available(isa)) continue;
-                for (const int b : {1, 2, 8}) {
-                    for (const bool two : {false, true}) {
-                        if (two && b != 1) continue;
-                        oiw4_gemv(isa, w, ap, b, got.data(), threads, two);
-                        check(fmt::format("oiw4-{}-b{}{}", isa_name(isa), b, two ? "-2row" : ""),
-                              std::vector<float>(got.begin(), got.begin() + rows * b),
-                              std::vector<float>(ref.begin(), ref.begin() + rows * b));
-                    }
-                }
-            }
-            std::vector<float> r40(static_cast<size_t>(rows)), g40(r40.size());
-            q4_0_gemv(Isa::Scalar, src40, rows, cols, acts[0], r40.data(), 1);
-            q4_0_gemv(best_isa(), src40, rows, cols, acts[0], g40.data(), threads);
-            check("q4_0", g40, r40);
-            check("q4_0-vs-oiw4", r40, std::vector<float>(ref.begin(), ref.begin() + rows));
-        }
-        if (t.type == GgmlType::Q4_K && rows % 8 == 0) {
-            const int64_t kb = cols / 256;
-            const auto* src = reinterpret_cast<const block_q4_K*>(bytes.data());
-            std::vector<block_q4_Kx8> x8(static_cast<size_t>(rows / 8 * kb));
-            for (int64_t g = 0; g < rows / 8; ++g)
-                for (int64_t b = 0; b < kb; ++b) {
-                    block_q4_K tmp[8];
-                    for (int r = 0; r < 8; ++r) tmp[r] = src[(g * 8 + r) * kb + b];
-                    x8[static_cast<size_t>(g * kb + b)] = q4kx8_pack(tmp);
-                }
-            std::vector<float> x(static_cast<size_t>(cols));
-            std::normal_distribution<float> z;
-            for (auto& e : x) e = z(rng) * std::exp(z(rng));
-            const QuantizedVector q = quantize_activation(GgmlType::Q8_K, x.data(), cols);
-            std::vector<float> ref(static_cast<size_t>(rows)), got(ref.size());
-            for (int64_t r = 0; r < rows; ++r) ref[r] = dot_integer(GgmlType::Q4_K, src + r * kb, q);
-            q4kx8_gemv(best_isa(), Q4Kx8View{x8.data(), rows, cols}, unpack_q8_K(q), got.data(), threads);
-            check("q4kx8", got, ref);
-        }
-        if (!src40 && t.type != GgmlType::Q4_K) continue;
-        ++checked;
-        failed += !bad.empty();
-        for (const auto& b : bad) lines.push_back(t.name + ": " + b);
-        if (!o.json) fmt::print("{:<40} {:<6} {}\n", t.name, type_name(t.type), bad.empty() ? "bit-identical" : "DIFFERS");
-    }
-    if (o.json) {
-        fmt::print("{{\"file\":{},\"isa\":{},\"tensors_checked\":{},\"failed\":{},\"failures\":[", json_str(o.file),
-                   json_str(isa_name(best_isa())), checked, failed);
-        for (size_t i = 0; i < lines.size(); ++i) fmt::print("{}{}", i ? "," : "", json_str(lines[i]));
-        fmt::print("]}}\n");
-    } else {
-        fmt::print("{} tensors checked on {}: {} failed\n", checked, isa_name(best_isa()), failed);
-    }
-    for (const auto& l : lines) fmt::print(stderr, "oiw4-check: {}\n", l);
-    return failed ? kExitDiffers : kExitOk;
 }
 
 }  // namespace oiw::check

@@ -1,4 +1,4 @@
-// oiw4-check subcommands: compare (SOURCE CONVERTED), self (--self FILE), bench.
+// oiw4-check subcommands: compare (SOURCE CONVERTED, compare.cpp), self (--self FILE, self.cpp), bench (bench.cpp).
 #pragma once
 #include <cstdint>
 #include <map>

@@ -43,8 +43,12 @@ struct Row {
     Stats exact, integer;
 };
 
+// Same kind, or a re-layout that keeps every weight and scale bit (either direction).
 bool lossless_pair(const std::string& src, const std::string& dst) {
-    return src == dst || (src == "Q4_0" && dst == "oiw4") || (src == "Q4_K" && dst == "q4kx8");
+    auto one_way = [](const std::string& a, const std::string& b) {
+        return (a == "Q4_0" && b == "oiw4") || (a == "Q4_K" && (b == "q4kx8" || b == "q4kx8-il4"));
+    };
+    return src == dst || one_way(src, dst) || one_way(dst, src);
 }
 
 // Heavy-tailed seeded activations: x = z1 * exp(z2), z ~ N(0, 1) (a Gaussian scale mixture).
@@ -108,7 +112,7 @@ double default_max_rel_rms(const std::string& kind) {
     static const std::map<std::string, double> limits = {
         {"F32", 1e-6},   {"F16", 2e-3},   {"BF16", 1e-2},  {"Q8_0", 1e-2},   {"Q6_K", 3e-2},
         {"Q5_0", 6e-2},  {"Q5_1", 6e-2},  {"Q5_K", 6e-2},  {"Q4_0", 0.15},   {"Q4_1", 0.15},
-        {"Q4_K", 0.12},  {"IQ4_NL", 0.15}, {"IQ4_XS", 0.12}, {"oiw4", 0.15},  {"q4kx8", 0.12},
+        {"Q4_K", 0.12},  {"IQ4_NL", 0.15}, {"IQ4_XS", 0.12}, {"oiw4", 0.15},  {"q4kx8", 0.12}, {"q4kx8-il4", 0.12},
         {"Q3_K", 0.25},  {"IQ3_XXS", 0.25}, {"IQ3_S", 0.25}, {"Q2_K", 0.45},  {"IQ2_XXS", 0.5},
         {"IQ2_XS", 0.5}, {"IQ2_S", 0.5},  {"IQ1_S", 0.8},  {"IQ1_M", 0.8},   {"TQ1_0", 1.0},
         {"TQ2_0", 1.0},  {"MXFP4", 0.2},
