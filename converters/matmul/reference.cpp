@@ -637,37 +637,52 @@ float dot_mxfp4(const block_mxfp4* x, const block_q8_0* y, int64_t nb) {
     return sumf;
 }
 
+// ggml_vec_dot_nvfp4_q8_0_generic: a 64-wide block = 4 sub-blocks of 16 with a UE4M3 scale
+// each; sub-blocks 2k and 2k+1 read the two halves of Q8_0 block k. Per sub-block:
+// sumf += (dy * d) * (sumi_lo + sumi_hi), left to right.
+float dot_nvfp4(const block_nvfp4* x, const block_q8_0* y, int64_t nb) {
+    constexpr int kSub = QK_NVFP4 / 4;
+    float sumf = 0;
+    for (int64_t ib = 0; ib < nb; ++ib) {
+        for (int s = 0; s < 4; ++s) {
+            const float d = quant::ue4m3_to_fp32_half(x[ib].d[s]);
+            const block_q8_0& yb = y[2 * ib + s / 2];
+            const int off = (s % 2) * kSub;
+            int lo = 0, hi = 0;
+            for (int j = 0; j < kSub / 2; ++j) {
+                const uint8_t q = x[ib].qs[s * (kSub / 2) + j];
+                lo += yb.qs[off + j] * kvalues_mxfp4[q & 0xf];
+                hi += yb.qs[off + j + kSub / 2] * kvalues_mxfp4[q >> 4];
+            }
+            sumf += h2f(yb.d) * d * static_cast<float>(lo + hi);
+        }
+    }
+    return sumf;
+}
+
+// ggml_vec_dot_q1_0_q8_0_generic: a 128-wide block of sign bits (bit set: +1, clear: -1) with
+// one fp16 scale over four Q8_0 blocks: sumi += d1 * isum per Q8_0 block, then sumf += d0 * sumi.
+float dot_q1_0(const block_q1_0* x, const block_q8_0* y, int64_t nb) {
+    float sumf = 0;
+    for (int64_t i = 0; i < nb; ++i) {
+        float sumi = 0;
+        for (int k = 0; k < 4; ++k) {
+            const block_q8_0& yb = y[i * 4 + k];
+            int isum = 0;
+            for (int j = 0; j < 32; ++j) isum += ((x[i].qs[k * 4 + j / 8] >> (j % 8)) & 1) ? yb.qs[j] : -yb.qs[j];
+            sumi += h2f(yb.d) * static_cast<float>(isum);
+        }
+        sumf += h2f(x[i].d) * sumi;
+    }
+    return sumf;
+}
+
 }  // namespace
 
 std::optional<GgmlType> dot_partner(GgmlType t) {
-    switch (t) {
-        case GgmlType::F32: return GgmlType::F32;
-        case GgmlType::F16: return GgmlType::F16;
-        case GgmlType::BF16: return GgmlType::BF16;
-        case GgmlType::Q4_0:
-        case GgmlType::Q5_0:
-        case GgmlType::Q8_0:
-        case GgmlType::IQ4_NL:
-        case GgmlType::MXFP4: return GgmlType::Q8_0;
-        case GgmlType::Q4_1:
-        case GgmlType::Q5_1: return GgmlType::Q8_1;
-        case GgmlType::Q2_K:
-        case GgmlType::Q3_K:
-        case GgmlType::Q4_K:
-        case GgmlType::Q5_K:
-        case GgmlType::Q6_K:
-        case GgmlType::IQ4_XS:
-        case GgmlType::IQ2_XXS:
-        case GgmlType::IQ2_XS:
-        case GgmlType::IQ2_S:
-        case GgmlType::IQ3_XXS:
-        case GgmlType::IQ3_S:
-        case GgmlType::IQ1_S:
-        case GgmlType::IQ1_M:
-        case GgmlType::TQ1_0:
-        case GgmlType::TQ2_0: return GgmlType::Q8_K;
-        default: return std::nullopt;
-    }
+    // Q8_1 is an activation type only: ggml-cpu lists a vec_dot_type for it but no vec_dot.
+    if (t == GgmlType::Q8_1) return std::nullopt;
+    return traits(t).vec_dot_type;
 }
 
 QuantizedVector quantize_activation(GgmlType partner, const float* x, int64_t n) {
@@ -739,6 +754,8 @@ float dot_integer(GgmlType t, const void* row, const QuantizedVector& act) {
         case GgmlType::IQ1_S: return dot_iq1_s(blocks<block_iq1_s>(row), blocks<block_q8_K>(y), nb);
         case GgmlType::IQ1_M: return dot_iq1_m(blocks<block_iq1_m>(row), blocks<block_q8_K>(y), nb);
         case GgmlType::MXFP4: return dot_mxfp4(blocks<block_mxfp4>(row), blocks<block_q8_0>(y), nb);
+        case GgmlType::NVFP4: return dot_nvfp4(blocks<block_nvfp4>(row), blocks<block_q8_0>(y), nb);
+        case GgmlType::Q1_0: return dot_q1_0(blocks<block_q1_0>(row), blocks<block_q8_0>(y), nb);
         default: unsupported(t, "no integer-path reference for this type (exact semantics only)");
     }
 }

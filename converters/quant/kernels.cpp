@@ -38,16 +38,6 @@ float e8m0_to_fp32_half(uint8_t e) {
     return f32_from_bits(bits);
 }
 
-// Unsigned E4M3 scale halved (ggml_ue4m3_to_fp32); 0x00 and 0x7F (NaN) decode to 0.
-//   bit 7 ignored | bits 6..3 exponent (bias 7) | bits 2..0 mantissa
-float ue4m3_to_fp32_half(uint8_t x) {
-    if (x == 0 || x == 0x7F) return 0.0f;
-    const int exp = (x >> 3) & 0xF;
-    const int man = x & 0x7;
-    const float raw = exp == 0 ? std::ldexp(static_cast<float>(man), -9)
-                               : std::ldexp(1.0f + static_cast<float>(man) / 8.0f, exp - 7);
-    return raw * 0.5f;
-}
 
 // 6-bit scale and min j of a Q4_K / Q5_K block (ggml's get_scale_min_k4).
 inline void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
@@ -148,7 +138,7 @@ void dq_mxfp4(const block_mxfp4& x, float* y) {
 void dq_nvfp4(const block_nvfp4& x, float* y) {
     constexpr int kSub = 16;
     for (int s = 0; s < QK_NVFP4 / kSub; ++s) {
-        const float d = ue4m3_to_fp32_half(x.d[s]);
+        const float d = quant::ue4m3_to_fp32_half(x.d[s]);
         float* yb = y + s * kSub;
         for (int j = 0; j < kSub / 2; ++j) {
             const uint8_t q = x.qs[s * (kSub / 2) + j];

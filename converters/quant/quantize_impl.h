@@ -65,6 +65,18 @@ inline void set_scale_min_k4(uint8_t* scales, int j, uint8_t ls, uint8_t lm) {
     }
 }
 
+// Unsigned E4M3 scale halved (ggml_ue4m3_to_fp32: NVFP4's kvalues are doubled); 0x00 and 0x7F
+// (NaN) decode to 0.
+//   bit 7 ignored | bits 6..3 exponent (bias 7) | bits 2..0 mantissa
+inline float ue4m3_to_fp32_half(uint8_t x) {
+    if (x == 0 || x == 0x7F) return 0.0f;
+    const int exp = (x >> 3) & 0xF;
+    const int man = x & 0x7;
+    const float raw = exp == 0 ? std::ldexp(static_cast<float>(man), -9)
+                               : std::ldexp(1.0f + static_cast<float>(man) / 8.0f, exp - 7);
+    return raw * 0.5f;
+}
+
 // Reads scale *d and min *m of sub-block j from the Q4_K/Q5_K layout (ggml's get_scale_min_k4).
 inline void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
     if (j < 4) {

@@ -81,9 +81,56 @@ TEST(MatmulReference, Q4_KHandComputed) {
     EXPECT_EQ(y, 2.f * (255 - 127));
 }
 
+TEST(MatmulReference, Q1_0AndNvfp4HandComputed) {
+    // Q1_0: d = 0.5, bit j set for even j (+1), clear for odd j (-1); x = 1..128 scaled so that each
+    // Q8_0 block's max is 127 (d_a = 1): y = 0.5 * sum(sign_j * x_j).
+    block_q1_0 q1{0x3800, {}};
+    std::memset(q1.qs, 0x55, sizeof(q1.qs));
+    std::vector<float> x(128);
+    double expect = 0;
+    for (int j = 0; j < 128; ++j) {
+        x[j] = (j % 32 == 31) ? 127.f : static_cast<float>(j % 32 - 10);
+        expect += (j % 2 == 0 ? 1 : -1) * x[j];
+    }
+    EXPECT_EQ(dot_integer(GgmlType::Q1_0, &q1, quantize_activation(GgmlType::Q8_0, x.data(), 128)), static_cast<float>(0.5 * expect));
+    // NVFP4: sub-block scales UE4M3 0x38 (2^0, halved: 0.5) and 0x40 (2^1 -> 1); every nibble 2
+    // (kvalues_mxfp4[2] = 2, so w = 2 * scale): w = 1 in sub-blocks 0, 2 and 2 in sub-blocks 1, 3.
+    block_nvfp4 nv{};
+    nv.d[0] = nv.d[2] = 0x38;
+    nv.d[1] = nv.d[3] = 0x40;
+    std::memset(nv.qs, 0x22, sizeof(nv.qs));
+    std::vector<float> xn(64);
+    double expect_nv = 0;
+    for (int j = 0; j < 64; ++j) {
+        xn[j] = (j % 32 == 0) ? 127.f : static_cast<float>(j % 7 - 3);
+        expect_nv += ((j / 16) % 2 == 0 ? 1 : 2) * xn[j];
+    }
+    std::vector<float> deq(64);
+    dequantize_row(GgmlType::NVFP4, reinterpret_cast<const uint8_t*>(&nv), deq.data(), 64);
+    ASSERT_EQ(deq[0], 1.f);
+    ASSERT_EQ(deq[16], 2.f);
+    EXPECT_EQ(dot_integer(GgmlType::NVFP4, &nv, quantize_activation(GgmlType::Q8_0, xn.data(), 64)), static_cast<float>(expect_nv));
+}
+
 // Every type with an integer path: with activations the partner represents exactly, the integer
 // path equals the exact semantics up to fp32 rounding of the scaled sums (a wrong nibble order,
 // scale or sign would be off by far more).
+// Random blocks of a type without a quantizer here: random quants, scales in a sane range.
+void random_blocks(GgmlType t, std::vector<uint8_t>& row, std::mt19937_64& rng) {
+    for (auto& b : row) b = static_cast<uint8_t>(rng());
+    const size_t bs = traits(t).type_size;
+    for (size_t off = 0; off < row.size(); off += bs) {
+        if (t == GgmlType::NVFP4) {  // four UE4M3 scales: exponent 5..8, any mantissa
+            for (int s = 0; s < 4; ++s) row[off + s] = static_cast<uint8_t>(((5 + rng() % 4) << 3) | (rng() % 8));
+        } else if (t == GgmlType::Q1_0) {  // fp16 scale 0.01..0.1
+            const uint16_t d = fp32_to_fp16(0.01f + 0.09f * static_cast<float>(rng() % 1000) / 1000.f);
+            std::memcpy(&row[off], &d, 2);
+        } else {
+            FAIL() << "no quantizer and no random block recipe for " << type_name(t);
+        }
+    }
+}
+
 TEST(MatmulReference, IntegerPathMatchesExactForEveryType) {
     std::mt19937_64 rng(7);
     const int64_t n = 512;
@@ -93,11 +140,11 @@ TEST(MatmulReference, IntegerPathMatchesExactForEveryType) {
         if (!type_id_valid(id)) continue;
         const auto t = static_cast<GgmlType>(id);
         if (!dot_partner(t)) continue;
-        ASSERT_TRUE(can_quantize(t) || t == GgmlType::F32) << type_name(t);
         const std::vector<float> wf = normal(rng, static_cast<size_t>(n)), ones(static_cast<size_t>(n), 1.f);
         std::vector<uint8_t> row(row_size(t, n));
         if (t == GgmlType::F32) std::memcpy(row.data(), wf.data(), row.size());
-        else quantize_chunk_ref(t, wf.data(), row.data(), 1, n, quantize_requires_imatrix(t) ? ones.data() : nullptr);
+        else if (can_quantize(t)) quantize_chunk_ref(t, wf.data(), row.data(), 1, n, quantize_requires_imatrix(t) ? ones.data() : nullptr);
+        else random_blocks(t, row, rng);
         std::vector<float> scratch;
         const double exact = dot_exact(t, row.data(), x.data(), n, scratch);
         const float integer = dot_integer(t, row.data(), quantize_activation(*dot_partner(t), x.data(), n));
@@ -107,7 +154,7 @@ TEST(MatmulReference, IntegerPathMatchesExactForEveryType) {
             << type_name(t);
         ++types;
     }
-    EXPECT_EQ(types, 25);  // every type with a vec_dot in ggml 0.11.1 except NVFP4 and Q1_0
+    EXPECT_EQ(types, 27);  // every type with a vec_dot in ggml 0.11.1
 }
 
 TEST(MatmulReference, PartnersAreGgmlVecDotTypes) {
@@ -119,7 +166,11 @@ TEST(MatmulReference, PartnersAreGgmlVecDotTypes) {
     EXPECT_EQ(dot_partner(GgmlType::F16), GgmlType::F16);
     EXPECT_EQ(dot_partner(GgmlType::IQ2_XXS), GgmlType::Q8_K);
     EXPECT_EQ(dot_partner(GgmlType::MXFP4), GgmlType::Q8_0);
+    EXPECT_EQ(dot_partner(GgmlType::NVFP4), GgmlType::Q8_0);
+    EXPECT_EQ(dot_partner(GgmlType::Q1_0), GgmlType::Q8_0);
     EXPECT_FALSE(dot_partner(GgmlType::Q8_K).has_value());
+    EXPECT_FALSE(dot_partner(GgmlType::Q8_1).has_value());
+    EXPECT_FALSE(dot_partner(GgmlType::I32).has_value());
 }
 
 TEST(MatmulReference, Q4_0AndOiw4AreOneIntegerPath) {
