@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "libformat/io/atomic_file.h"
+#include "libformat/io/cursor.h"
 #include "libformat/io/mapped_file.h"
 
 namespace oiw {
@@ -19,51 +20,9 @@ constexpr size_t kMaxTensorName = 63;     // ggml: GGML_MAX_NAME - 1
 
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-// Bounded little-endian cursor over the file image; every read is checked against the end.
-class Cursor {
-public:
-    Cursor(std::span<const uint8_t> b, const std::string& file) : b_(b), file_(file) {}
-    uint64_t pos() const { return pos_; }
-    uint64_t remaining() const { return b_.size() - pos_; }
-
-    void need(uint64_t n, const std::string& subject, const char* what) const {
-        if (n > remaining())
-            throw FormatError(ErrorKind::Truncated, file_, subject,
-                              fmt::format("{} needs {} bytes at offset {} but the file ends at {}", what, n, pos_,
-                                          b_.size()));
-    }
-    template <typename T>
-    T get(const std::string& subject, const char* what) {
-        need(sizeof(T), subject, what);
-        T v;
-        std::memcpy(&v, b_.data() + pos_, sizeof(T));
-        pos_ += sizeof(T);
-        return v;
-    }
-    std::span<const uint8_t> take(uint64_t n, const std::string& subject, const char* what) {
-        need(n, subject, what);
-        auto s = b_.subspan(pos_, n);
-        pos_ += n;
-        return s;
-    }
-    std::string str(const std::string& subject, const char* what) {
-        uint64_t len = get<uint64_t>(subject, what);
-        if (len > remaining())
-            throw FormatError(ErrorKind::TooLarge, file_, subject,
-                              fmt::format("{} length {} exceeds the {} bytes left in the file", what, len, remaining()));
-        auto s = take(len, subject, what);
-        return std::string(reinterpret_cast<const char*>(s.data()), s.size());
-    }
-
-private:
-    std::span<const uint8_t> b_;
-    const std::string& file_;
-    uint64_t pos_ = 0;
-};
-
 // Array value: fixed-size elements are kept packed, strings decoded; arrays of arrays are refused
 // as ggml refuses them (gguf.cpp: "key has invalid GGUF type").
-GgufValue read_array(Cursor& c, const std::string& file, const std::string& key) {
+GgufValue read_array(ByteCursor& c, const std::string& file, const std::string& key) {
     const std::string subj = "key '" + key + "'";
     uint32_t et = c.get<uint32_t>(subj, "array element type");
     if (et >= kGgufTypeCount)
@@ -88,7 +47,7 @@ GgufValue read_array(Cursor& c, const std::string& file, const std::string& key)
     return GgufValue::make_string_array(std::move(strings));
 }
 
-GgufValue read_value(Cursor& c, GgufType t, const std::string& file, const std::string& key) {
+GgufValue read_value(ByteCursor& c, GgufType t, const std::string& file, const std::string& key) {
     if (t == GgufType::ARRAY) return read_array(c, file, key);
     if (t == GgufType::STRING) return GgufValue::make_string(c.str("key '" + key + "'", "string value"));
     return GgufValue::from_bytes(t, c.take(gguf_type_size(t), "key '" + key + "'", "value"));
@@ -188,7 +147,7 @@ GgufFile GgufFile::parse(std::span<const uint8_t> bytes, const std::string& name
 
 void GgufFile::parse_image() {
     const std::string& file = path_;
-    Cursor c(bytes_, file);
+    ByteCursor c(bytes_, file);
     if (bytes_.size() < 4)
         throw FormatError(ErrorKind::Truncated, file, "header", fmt::format("file is {} bytes, too short for the GGUF magic", bytes_.size()));
     uint32_t magic = c.get<uint32_t>("header", "magic");

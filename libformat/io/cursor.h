@@ -43,12 +43,13 @@ public:
         pos_ += n;
         return s;
     }
-    // Reads a u64-length-prefixed string of at most `max_len` bytes.
-    std::string str(const std::string& subject, const char* what, uint64_t max_len) {
+    // Reads a u64-length-prefixed string of at most `max_len` bytes (and at most the bytes left).
+    std::string str(const std::string& subject, const char* what, uint64_t max_len = UINT64_MAX) {
         const uint64_t len = get<uint64_t>(subject, what);
-        if (len > max_len || len > remaining())
-            throw FormatError(ErrorKind::TooLarge, file_, subject,
-                              fmt::format("{} length {} exceeds the limit ({} bytes, {} left)", what, len, max_len, remaining()));
+        if (len > remaining())
+            throw FormatError(ErrorKind::TooLarge, file_, subject, fmt::format("{} length {} exceeds the {} bytes left", what, len, remaining()));
+        if (len > max_len)
+            throw FormatError(ErrorKind::TooLarge, file_, subject, fmt::format("{} length {} exceeds the limit of {} bytes", what, len, max_len));
         auto s = take(len, subject, what);
         return std::string(reinterpret_cast<const char*>(s.data()), s.size());
     }
