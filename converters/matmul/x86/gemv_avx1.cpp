@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "converters/matmul/x86/gemv_x86.h"
+#include "converters/matmul/x86/row_split.h"
 
 namespace oiw::matmul::avx1 {
 namespace {
@@ -82,22 +83,9 @@ void rows2(const Oiw4Planes& w, const ActView& a, float* y, int64_t r, int64_t s
 }  // namespace
 
 void oiw4_rows(const Oiw4Planes& w, const ActView* acts, int nvec, float* y, int64_t r0, int64_t r1, bool two_row) {
-    if (nvec == 1 && two_row) {  // rows i and i + h: streams in different pages (see gemv_avx2.cpp)
-        const int64_t h = (r1 - r0) / 2;
-        for (int64_t i = r0; i < r0 + h; ++i) rows2(w, acts[0], y, i, i + h);
-        if (r0 + 2 * h < r1) rows_nv<1>(w, acts, y, r1 - 1, r1);
-        return;
-    }
-    switch (nvec) {
-        case 1: return rows_nv<1>(w, acts, y, r0, r1);
-        case 2: return rows_nv<2>(w, acts, y, r0, r1);
-        case 3: return rows_nv<3>(w, acts, y, r0, r1);
-        case 4: return rows_nv<4>(w, acts, y, r0, r1);
-        case 5: return rows_nv<5>(w, acts, y, r0, r1);
-        case 6: return rows_nv<6>(w, acts, y, r0, r1);
-        case 7: return rows_nv<7>(w, acts, y, r0, r1);
-        default: return rows_nv<8>(w, acts, y, r0, r1);
-    }
+    split_rows(
+        nvec, two_row, r0, r1, [&](auto nv, int64_t a, int64_t b) { rows_nv<decltype(nv)::value>(w, acts, y, a, b); },
+        [&](int64_t i, int64_t j) { rows2(w, acts[0], y, i, j); });
 }
 
 }  // namespace oiw::matmul::avx1

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "converters/matmul/x86/gemv_x86.h"
+#include "converters/matmul/x86/row_split.h"
 
 namespace oiw::matmul::avx2 {
 namespace {
@@ -87,27 +88,11 @@ void oiw4_rows_nv(const Oiw4Planes& w, const ActView* acts, float* y, int64_t r0
 void oiw4_rows(const Oiw4Planes& w, const ActView* acts, int nvec, float* y, int64_t r0, int64_t r1,
                bool two_row) {
     const int64_t nb = (w.cols / 32);
-    if (nvec == 1 && two_row) {
-        // Pair row i of the first half with row i of the second: two sequential streams in
-        // different pages (adjacent rows share a 4 KiB page, which defeats the L2 streamer).
-        const int64_t h = (r1 - r0) / 2;
-        for (int64_t i = r0; i < r0 + h; ++i) {
-            rows2(w.qs + i * nb * 16, w.d + i * nb, w.qs + (i + h) * nb * 16, w.d + (i + h) * nb, acts[0], nb, &y[i],
-                  &y[i + h]);
-        }
-        if (r0 + 2 * h < r1) oiw4_rows_nv<1>(w, acts, y, r1 - 1, r1);
-        return;
-    }
-    switch (nvec) {
-        case 1: return oiw4_rows_nv<1>(w, acts, y, r0, r1);
-        case 2: return oiw4_rows_nv<2>(w, acts, y, r0, r1);
-        case 3: return oiw4_rows_nv<3>(w, acts, y, r0, r1);
-        case 4: return oiw4_rows_nv<4>(w, acts, y, r0, r1);
-        case 5: return oiw4_rows_nv<5>(w, acts, y, r0, r1);
-        case 6: return oiw4_rows_nv<6>(w, acts, y, r0, r1);
-        case 7: return oiw4_rows_nv<7>(w, acts, y, r0, r1);
-        default: return oiw4_rows_nv<8>(w, acts, y, r0, r1);
-    }
+    split_rows(
+        nvec, two_row, r0, r1, [&](auto nv, int64_t a, int64_t b) { oiw4_rows_nv<decltype(nv)::value>(w, acts, y, a, b); },
+        [&](int64_t i, int64_t j) {
+            rows2(w.qs + i * nb * 16, w.d + i * nb, w.qs + j * nb * 16, w.d + j * nb, acts[0], nb, &y[i], &y[j]);
+        });
 }
 
 void q4_0_rows(const block_q4_0* w, int64_t cols, const ActView& a, float* y, int64_t r0, int64_t r1) {
