@@ -52,3 +52,17 @@ expect_true "closure reported as skipped" grep -q "closure skipped" <<<"$OUT"
 
 hostile_case "vocab: output directory missing" 2 "$PV" "$MINI" "$TMP/no/such/dir/o.gguf" --keep-range 0-3
 expect_err_one_line
+
+# --map-out must never replace an input, the output model, or a special file.
+cp "$MINI" "$TMP/model-copy.gguf"
+model_sha=$(sha256sum "$TMP/model-copy.gguf" | cut -c1-64)
+rm -f "$TMP/o.gguf"
+hostile_case "vocab: --map-out onto the input model" 2 "$PV" "$TMP/model-copy.gguf" "$TMP/o.gguf" --keep-range 0-300 --map-out "$TMP/model-copy.gguf"
+expect_err_one_line; expect_no_file "$TMP/o.gguf"
+expect_true "input model unchanged" test "$(sha256sum "$TMP/model-copy.gguf" | cut -c1-64)" = "$model_sha"
+rm -f "$TMP/o.gguf"
+hostile_case "vocab: --map-out onto the output" 2 "$PV" "$MINI" "$TMP/o.gguf" --keep-range 0-300 --map-out "$TMP/o.gguf"
+expect_err_contains "is the output model"; expect_no_file "$TMP/o.gguf"
+rm -f "$TMP/o.gguf"
+hostile_case "vocab: --map-out to /dev/null" 2 "$PV" "$MINI" "$TMP/o.gguf" --keep-range 0-300 --map-out /dev/null
+expect_err_one_line; expect_no_file "$TMP/o.gguf"

@@ -108,7 +108,7 @@ TEST(VocabPruneCli, BadInputIsOneErrorLine) {
         {kMini + " " + out + " --counts " + bad_ids, "--counts/--top"},
         {data_path("models/mini-llama.imatrix.gguf") + " " + out + " --keep-range 0-1", "no tokenizer"},
         {kMini + " " + kMini + " --keep-range 0-1", "mini-llama-f16.gguf"},
-        {"tokenize " + kMini + " " + dir.string(), "not a regular file"},
+        {"tokenize " + kMini + " " + dir.string(), "is a directory"},
     };
     for (const Case& c : cases) {
         std::string err;

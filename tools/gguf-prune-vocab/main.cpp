@@ -2,24 +2,25 @@
 //                  [--keep-range A-B] [--map-out FILE.json] [--dry-run] [--json] [-q]
 // gguf-prune-vocab tokenize MODEL FILE [--no-bos] [--no-escape] [--no-parse-special]
 // Drops unused tokens from the vocabulary, the embeddings and the lm_head (converters/vocab/).
-#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "converters/vocab/prune.h"
 #include "converters/vocab/vocab.h"
 #include "inspect/json.h"
 #include "inspect/model.h"
+#include "libformat/io/atomic_file.h"
+#include "libformat/io/text_file.h"
 #include "libformat/model.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
@@ -31,20 +32,8 @@ using oiw::FormatError;
 
 constexpr uint64_t kTextCap = uint64_t{1} << 30;  // 1 GiB per text input
 
-// Whole text input. Regular files only (a FIFO or device could block or never end), at most
-// kTextCap bytes. (The one place text inputs are read: --keep-ids, --keep-text, --counts, FILE.)
-std::string read_text(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw FormatError(ErrorKind::Io, path, "", std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) throw FormatError(ErrorKind::Usage, path, "", "not a regular file");
-    if (static_cast<uint64_t>(st.st_size) > kTextCap)
-        throw FormatError(ErrorKind::TooLarge, path, "", fmt::format("{} bytes (more than the {} byte limit)", st.st_size, kTextCap));
-    std::ifstream f(path, std::ios::binary);
-    std::ostringstream s;
-    s << f.rdbuf();
-    if (!f && !f.eof()) throw FormatError(ErrorKind::Io, path, "", "read failed");
-    return s.str();
-}
+// Whole text input (--keep-ids, --keep-text, --counts, FILE): a regular file of at most kTextCap bytes.
+std::string read_text(const std::string& path) { return oiw::read_text_file(path, kTextCap); }
 
 // One integer token of a text input; anything else is an error naming the file and the token.
 int64_t parse_int(const std::string& tok, const std::string& file) {
@@ -136,24 +125,6 @@ std::string process_escapes(const std::string& in) {
 void write_stdout(const std::string& text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
-}
-
-// Writes `text` to `path` through a temporary file renamed into place.
-void write_text_atomic(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << text;
-        f.flush();
-        if (!f) {
-            std::remove(tmp.c_str());
-            throw FormatError(ErrorKind::Io, path, "", "write failed");
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw FormatError(ErrorKind::Io, path, "", std::strerror(errno));
-    }
 }
 
 int run_tokenize(int argc, char** argv) {
@@ -254,8 +225,13 @@ int run_prune(const Options& o) {
     for (size_t i = 0; i < plan.tensors.size(); ++i)
         if (plan.vocab_dim[i] >= 0) gathered.push_back(plan.tensors[i].name);
     if (!o.dry_run) {
-        oiw::vocab::write_pruned(in, plan, o.out);
+        // The map's target is checked (special file, input of the run, the output itself) before
+        // the model is written; both land only when both succeed.
+        std::optional<oiw::AtomicFile> map;
         if (!o.map_out.empty()) {
+            if (std::filesystem::weakly_canonical(o.map_out) == std::filesystem::weakly_canonical(o.out))
+                throw FormatError(ErrorKind::Usage, o.map_out, "--map-out", "is the output model");
+            map.emplace(o.map_out, std::vector<std::string>{o.in});
             oiw::json::Writer w;
             w.begin_object();
             w.key("n_vocab_before"), w.value(static_cast<uint64_t>(plan.n_vocab_before));
@@ -264,8 +240,11 @@ int run_prune(const Options& o) {
             for (int32_t id : plan.original_ids) w.value(id);
             w.end_array();
             w.end_object();
-            write_text_atomic(o.map_out, w.take() + "\n");
+            const std::string text = w.take() + "\n";
+            map->write(text.data(), text.size());
         }
+        oiw::vocab::write_pruned(in, plan, o.out);
+        if (map) map->commit();
     }
     if (!o.quiet || o.json)
         write_stdout(report(o, plan, oiw::inspect::analyze(in), oiw::inspect::analyze(plan.kvs, plan.tensors), gathered));
