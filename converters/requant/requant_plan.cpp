@@ -159,7 +159,7 @@ bool lowest_bit_preset(LlamaFtype ft) {
     }
 }
 
-// token_embd (untied): more bits for the lowest-bit and ternary presets.
+// token_embd (untied): more bits for the lowest-bit, IQ3_XXS and ternary presets.
 GgmlType token_embd_type(LlamaFtype ft, GgmlType type) {
     switch (ft) {
         case F::MOSTLY_IQ2_XXS: case F::MOSTLY_IQ2_XS: case F::MOSTLY_IQ1_S: case F::MOSTLY_IQ1_M: return T::Q2_K;

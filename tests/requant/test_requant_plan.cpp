@@ -575,11 +575,14 @@ TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
 
 // tiny-moe-f16: qwen3moe, 8 experts (n_expert == 8 rules), n_embd 256 (no fallback anywhere), 2
 // layers, n_gqa 2, untied output, 3-D ffn_{gate,up,down}_exps, F32 ffn_gate_inp routers.
-//  - attn_v and attn_k: Q8_0 for every quantized preset (the 8-expert bump comes last).
-//  - attn_output: Q5_K for Q2_K, Q3_K_S, Q3_K_M, IQ4_NL, Q4_K_S, Q4_K_M, IQ4_XS; the preset's type
-//    otherwise (Q3_K_L too: the 8-expert branch has no Q3_K_L case and skips the dense rules).
+//  - attn_v and attn_k: Q8_0 for every quantized preset (the 8-expert bump comes last) but the
+//    lowest-bit ones (IQ1_*, IQ2_*: Q4_K, rows below).
+//  - attn_output: Q5_K for Q2_K, Q3_K_S, Q3_K_M, IQ4_NL, Q4_K_S, Q4_K_M, IQ4_XS (and the IQ3 and
+//    lowest-bit presets, below); the preset's type otherwise (Q3_K_L too: the 8-expert branch has no
+//    Q3_K_L case and skips the dense rules).
 //  - ffn_down_exps: layer from the name; use_more_bits(i, 2) only for blk.1.
-//  - output: Q6_K unless the preset is Q8_0 (256 fits every block size).
+//  - output: Q6_K unless the preset is Q8_0 (256 fits every block size); Q5_K and Q8_0 for the
+//    presets of the rows below that say so.
 TEST(RequantPlanFixtures, TinyMoeEveryPreset) {
     const std::vector<PresetRow> rows = {
         //  preset    output  tok_embd  attn_q  attn_k  attn_v (blk 0, 1)  attn_out gate_exps up_exps down_exps (blk 0, 1)
