@@ -573,7 +573,7 @@ constexpr KernelTable kReference = [] {
     set(T::TQ2_0, blocks_row<block_tq2_0, QK_K, dq_tq2_0>, quantize_tq2_0);
     set(T::MXFP4, blocks_row<block_mxfp4, QK_MXFP4, dq_mxfp4>, quantize_mxfp4);
     set(T::NVFP4, blocks_row<block_nvfp4, QK_NVFP4, dq_nvfp4>);
-    set(T::Q1_0, blocks_row<block_q1_0, QK1_0, dq_q1_0>);
+    set(T::Q1_0, blocks_row<block_q1_0, QK1_0, dq_q1_0>, quantize_q1_0);
     return k;
 }();
 

@@ -1,6 +1,6 @@
 // quantize_chunk: the driver over the kernel table (optimized row kernels with the reference as
 // fallback), plus the F16/BF16 conversions, the legacy 32-element quants (Q4_0, Q4_1, Q5_0,
-// Q5_1, Q8_0) and the non-linear 4-bit quants (IQ4_NL, IQ4_XS).
+// Q5_1, Q8_0), the 1-bit Q1_0 and the non-linear 4-bit quants (IQ4_NL, IQ4_XS).
 // A transcription of ggml-quants.c / ggml.c (ggml 0.11.1), bit-exact with ggml_quantize_chunk:
 // every float expression keeps ggml's operand order and every narrowing conversion is explicit.
 // The k-quants and the shared scale searches live in quantize_k.cpp.
@@ -148,6 +148,17 @@ void q8_0_block_ref(const float* x, block_q8_0& y) {
     const float id = d ? 1.0f / d : 0.0f;
     y.d = fp32_to_fp16(d);
     for (int j = 0; j < 32; ++j) y.qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+}
+
+// quantize_row_q1_0_ref for one block: d = mean |x| (summed left to right); bit j (LSB first)
+// set when x[j] >= 0 (so -0 is positive and NaN negative).
+void q1_0_block_ref(const float* x, block_q1_0& y) {
+    float sum_abs = 0.0f;
+    for (int j = 0; j < QK1_0; ++j) sum_abs += std::fabs(x[j]);
+    y.d = fp32_to_fp16(sum_abs / QK1_0);
+    std::memset(y.qs, 0, sizeof(y.qs));
+    for (int j = 0; j < QK1_0; ++j)
+        if (x[j] >= 0.0f) y.qs[j / 8] = static_cast<uint8_t>(y.qs[j / 8] | (1 << (j % 8)));
 }
 
 // ---------------------------------------------------------------- weighted rows (imatrix)
@@ -433,6 +444,12 @@ size_t quantize_q8_0(const float* src, void* dst, int64_t nrows, int64_t n_per_r
     // ggml ignores importance weights for Q8_0
     return for_each_block<block_q8_0>(src, dst, nrows, n_per_row, 32, nullptr,
                                       [](const float* x, block_q8_0& y, const float*) { q8_0_block_ref(x, y); });
+}
+
+size_t quantize_q1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float*) {
+    // ggml ignores importance weights for Q1_0
+    return for_each_block<block_q1_0>(src, dst, nrows, n_per_row, QK1_0, nullptr,
+                                      [](const float* x, block_q1_0& y, const float*) { q1_0_block_ref(x, y); });
 }
 
 size_t quantize_iq4_nl(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {

@@ -162,6 +162,7 @@ size_t quantize_q4_1(const float* src, void* dst, int64_t nrows, int64_t n_per_r
 size_t quantize_q5_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_q5_1(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_q8_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+size_t quantize_q1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_iq4_nl(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_iq4_xs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 // quantize_k.cpp:

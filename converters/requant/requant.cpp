@@ -136,7 +136,25 @@ void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, 
             return static_cast<size_t>(n) * sizeof(float);
         }
         const float* imat = imatrix ? imatrix + (s.mat % info.ne[2]) * ne0 : nullptr;
-        const size_t written = (reference ? quantize_chunk_ref : quantize_chunk)(t.dst_type, f32, out, s.n_rows, ne0, imat);
+        const auto quantize = reference ? quantize_chunk_ref : quantize_chunk;
+        size_t written = 0;
+        try {
+            written = quantize(t.dst_type, f32, out, s.n_rows, ne0, imat);
+        } catch (const FormatError& e) {
+            // A quantizer that gives up (an i-quant grid search on huge values) names only its
+            // type: find the first row it refuses and name the tensor and that row.
+            int64_t r = 0;
+            for (; r + 1 < s.n_rows; ++r) {
+                try {
+                    quantize(t.dst_type, f32 + r * ne0, out, 1, ne0, imat);
+                } catch (const FormatError&) {
+                    break;
+                }
+            }
+            std::lock_guard lk(bad_mu);
+            bad.emplace(task, FormatError(e.kind(), in.path(), "tensor '" + t.name + "'", fmt::format("row {}: {}", s.first_row + r, e.what())));
+            return 0;
+        }
         if (written == static_cast<size_t>(s.n_rows) * dst_row && !validate(task, t.dst_type, out, dst_row, s.first_row, "quantized output"))
             return 0;
         return written;

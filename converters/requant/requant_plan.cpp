@@ -27,15 +27,20 @@ constexpr RequantPreset preset(F ftype, GgmlType default_type) {
     return {ftype_short_name(ftype), static_cast<uint32_t>(ftype), default_type};
 }
 
-// llama-quantize's QUANT_OPTIONS, restricted to the presets we support.
+// llama-quantize's QUANT_OPTIONS in its listing order (aliases apart; Q2_0 is newer than 1348f67).
 constexpr RequantPreset kPresets[] = {
-    preset(F::MOSTLY_Q4_0, T::Q4_0),     preset(F::MOSTLY_Q4_1, T::Q4_1),     preset(F::MOSTLY_Q5_0, T::Q5_0),
-    preset(F::MOSTLY_Q5_1, T::Q5_1),     preset(F::MOSTLY_Q2_K, T::Q2_K),     preset(F::MOSTLY_Q2_K_S, T::Q2_K),
-    preset(F::MOSTLY_Q3_K_S, T::Q3_K),   preset(F::MOSTLY_Q3_K_M, T::Q3_K),   preset(F::MOSTLY_Q3_K_L, T::Q3_K),
-    preset(F::MOSTLY_IQ4_NL, T::IQ4_NL), preset(F::MOSTLY_IQ4_XS, T::IQ4_XS), preset(F::MOSTLY_Q4_K_S, T::Q4_K),
-    preset(F::MOSTLY_Q4_K_M, T::Q4_K),   preset(F::MOSTLY_Q5_K_S, T::Q5_K),   preset(F::MOSTLY_Q5_K_M, T::Q5_K),
-    preset(F::MOSTLY_Q6_K, T::Q6_K),     preset(F::MOSTLY_Q8_0, T::Q8_0),     preset(F::MOSTLY_F16, T::F16),
-    preset(F::MOSTLY_BF16, T::BF16),     preset(F::ALL_F32, T::F32),
+    preset(F::MOSTLY_Q1_0, T::Q1_0),       preset(F::MOSTLY_Q4_0, T::Q4_0),       preset(F::MOSTLY_Q4_1, T::Q4_1),
+    preset(F::MOSTLY_MXFP4_MOE, T::MXFP4), preset(F::MOSTLY_Q5_0, T::Q5_0),       preset(F::MOSTLY_Q5_1, T::Q5_1),
+    preset(F::MOSTLY_IQ2_XXS, T::IQ2_XXS), preset(F::MOSTLY_IQ2_XS, T::IQ2_XS),   preset(F::MOSTLY_IQ2_S, T::IQ2_XS),
+    preset(F::MOSTLY_IQ2_M, T::IQ2_S),     preset(F::MOSTLY_IQ1_S, T::IQ1_S),     preset(F::MOSTLY_IQ1_M, T::IQ1_M),
+    preset(F::MOSTLY_TQ1_0, T::TQ1_0),     preset(F::MOSTLY_TQ2_0, T::TQ2_0),     preset(F::MOSTLY_Q2_K, T::Q2_K),
+    preset(F::MOSTLY_Q2_K_S, T::Q2_K),     preset(F::MOSTLY_IQ3_XXS, T::IQ3_XXS), preset(F::MOSTLY_IQ3_S, T::IQ3_S),
+    preset(F::MOSTLY_IQ3_M, T::IQ3_S),     preset(F::MOSTLY_IQ3_XS, T::IQ3_S),    preset(F::MOSTLY_Q3_K_S, T::Q3_K),
+    preset(F::MOSTLY_Q3_K_M, T::Q3_K),     preset(F::MOSTLY_Q3_K_L, T::Q3_K),     preset(F::MOSTLY_IQ4_NL, T::IQ4_NL),
+    preset(F::MOSTLY_IQ4_XS, T::IQ4_XS),   preset(F::MOSTLY_Q4_K_S, T::Q4_K),     preset(F::MOSTLY_Q4_K_M, T::Q4_K),
+    preset(F::MOSTLY_Q5_K_S, T::Q5_K),     preset(F::MOSTLY_Q5_K_M, T::Q5_K),     preset(F::MOSTLY_Q6_K, T::Q6_K),
+    preset(F::MOSTLY_Q8_0, T::Q8_0),       preset(F::MOSTLY_F16, T::F16),         preset(F::MOSTLY_BF16, T::BF16),
+    preset(F::ALL_F32, T::F32),
 };
 constexpr std::pair<std::string_view, std::string_view> kPresetAliases[] = {
     {"Q3_K", "Q3_K_M"}, {"Q4_K", "Q4_K_M"}, {"Q5_K", "Q5_K_M"},
@@ -116,7 +121,7 @@ int block_number(const std::string& name) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The mixture rules (llama-quant.cpp llama_tensor_get_type_impl) for the supported presets.
+// The mixture rules (llama-quant.cpp llama_tensor_get_type_impl).
 
 struct MixState {
     const QuantModelInfo& model;
@@ -144,6 +149,54 @@ std::pair<int, int> layer_info(const MixState& s, int counter, const std::string
     return {layer, n_layer};
 }
 
+// The lowest-bit presets, which llama.cpp mixes in a branch of their own.
+bool lowest_bit_preset(LlamaFtype ft) {
+    switch (ft) {
+        case F::MOSTLY_IQ2_XXS: case F::MOSTLY_IQ2_XS: case F::MOSTLY_IQ2_S: case F::MOSTLY_IQ2_M:
+        case F::MOSTLY_IQ1_S: case F::MOSTLY_IQ1_M:
+            return true;
+        default: return false;
+    }
+}
+
+// token_embd (untied): more bits for the lowest-bit, IQ3_XXS and ternary presets.
+GgmlType token_embd_type(LlamaFtype ft, GgmlType type) {
+    switch (ft) {
+        case F::MOSTLY_IQ2_XXS: case F::MOSTLY_IQ2_XS: case F::MOSTLY_IQ1_S: case F::MOSTLY_IQ1_M: return T::Q2_K;
+        case F::MOSTLY_IQ2_S: case F::MOSTLY_IQ2_M: case F::MOSTLY_IQ3_XXS: return T::IQ3_S;
+        case F::MOSTLY_TQ1_0: case F::MOSTLY_TQ2_0: return T::Q4_K;
+        default: return type;
+    }
+}
+
+// The lowest-bit presets' branch: attn_v, attn_k (8 experts), the first ffn_down blocks (counted
+// over ffn_down tensors, experts or not) and attn_output get more bits.
+GgmlType lowest_bit_type(MixState& s, Cat cat, GgmlType type) {
+    const QuantModelInfo& m = s.model;
+    const bool iq2_s_m = s.ftype == F::MOSTLY_IQ2_S || s.ftype == F::MOSTLY_IQ2_M;
+    const GgmlType more = iq2_s_m ? T::IQ3_S : T::Q2_K;
+    if (attn_v_like(cat)) {
+        ++s.i_attention_wv;
+        return m.n_gqa() >= 4 || m.n_expert >= 4 ? T::Q4_K : more;
+    }
+    switch (cat) {
+        case Cat::AttnK: return m.n_expert == 8 ? T::Q4_K : type;
+        case Cat::FfnDown: return s.i_ffn_down++ < m.n_layer / 8 ? more : type;
+        case Cat::AttnOutput:
+            if (m.n_expert == 8) return T::Q5_K;
+            if (s.ftype == F::MOSTLY_IQ1_S || s.ftype == F::MOSTLY_IQ1_M) return T::IQ2_XXS;
+            return iq2_s_m ? T::IQ3_S : type;
+        default: return type;
+    }
+}
+
+// MXFP4_MOE: expert tensors (3-D) get MXFP4, every other tensor Q8_0. (bailingmoe3's 3-D MLA
+// projections are not experts: only its ffn tensors count there.)
+GgmlType mxfp4_moe_type(const QuantModelInfo& m, const GgufTensorInfo& t, Cat cat) {
+    const bool ffn = cat == Cat::FfnUp || cat == Cat::FfnGate || cat == Cat::FfnDown;
+    return t.ne[2] > 1 && (m.arch != "bailingmoe3" || ffn) ? T::MXFP4 : T::Q8_0;
+}
+
 GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType type) {
     const QuantModelInfo& m = s.model;
     const LlamaFtype ft = s.ftype;
@@ -151,16 +204,23 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
 
     if (cat == Cat::Output || (s.tied_embeddings && cat == Cat::TokenEmbd)) {
         if (s.output_tensor_type) return *s.output_tensor_type;
-        if (falcon || t.ne[0] % traits(type).block_size != 0) return T::Q8_0;
+        if (ft == F::MOSTLY_MXFP4_MOE || falcon || t.ne[0] % traits(type).block_size != 0) return T::Q8_0;
+        if (lowest_bit_preset(ft) || ft == F::MOSTLY_IQ3_XXS) return T::Q5_K;
         return type != T::Q8_0 ? T::Q6_K : type;
     }
-    if (cat == Cat::TokenEmbd) return type;  // only the i-quant/ternary presets change it
+    if (ft == F::MOSTLY_MXFP4_MOE) return mxfp4_moe_type(m, t, cat);
+    if (cat == Cat::TokenEmbd) return token_embd_type(ft, type);
+    if (lowest_bit_preset(ft)) return lowest_bit_type(s, cat, type);
 
     if (attn_v_like(cat)) {
         const int i = s.i_attention_wv++;
         switch (ft) {
             case F::MOSTLY_Q2_K: type = m.n_gqa() >= 4 ? T::Q4_K : T::Q3_K; break;
             case F::MOSTLY_Q2_K_S: if (m.n_gqa() >= 4) type = T::Q4_K; break;
+            case F::MOSTLY_IQ3_XXS: type = m.n_gqa() >= 4 ? T::Q4_K : !s.has_imatrix ? T::IQ3_S : T::IQ3_XXS; break;
+            case F::MOSTLY_IQ3_XS:
+            case F::MOSTLY_IQ3_S: if (m.n_gqa() >= 4) type = T::Q4_K; break;
+            case F::MOSTLY_IQ3_M: type = T::Q4_K; break;
             case F::MOSTLY_Q3_K_M: type = i < 2 ? T::Q5_K : T::Q4_K; break;
             case F::MOSTLY_Q3_K_L: type = T::Q5_K; break;
             case F::MOSTLY_IQ4_NL:
@@ -177,7 +237,10 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
     }
     switch (cat) {
         case Cat::AttnK:
-            return m.n_expert == 8 ? T::Q8_0 : type;
+            if (m.n_expert == 8) return T::Q8_0;
+            [[fallthrough]];
+        case Cat::AttnQ:
+            return ft == F::MOSTLY_IQ3_XS ? T::IQ3_XXS : ft == F::MOSTLY_IQ3_XXS ? T::IQ2_S : type;
         case Cat::FfnDown: {
             const auto [i, n] = layer_info(s, s.i_ffn_down, t.name);
             ++s.i_ffn_down;
@@ -185,7 +248,9 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
             switch (ft) {
                 case F::MOSTLY_Q2_K: return T::Q3_K;
                 case F::MOSTLY_Q2_K_S: return i < n / 8 ? T::Q4_K : type;
+                case F::MOSTLY_IQ3_XXS: return s.has_imatrix ? type : i < n / 8 ? T::Q4_K : T::Q3_K;
                 case F::MOSTLY_Q3_K_M: return i < n / 16 ? T::Q5_K : (!falcon || more) ? T::Q4_K : T::Q3_K;
+                case F::MOSTLY_IQ3_M: return i < n / 8 || (m.n_expert == 8 && more) ? T::Q4_K : type;
                 case F::MOSTLY_Q3_K_L: return falcon ? T::Q4_K : T::Q5_K;
                 case F::MOSTLY_Q4_K_M:
                     if (falcon) return i < n / 16 ? T::Q6_K : more ? T::Q5_K : T::Q4_K;
@@ -204,23 +269,27 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
             if (falcon) return ft == F::MOSTLY_Q3_K_L ? T::Q4_K : type;
             if (m.n_expert == 8) {
                 switch (ft) {
-                    case F::MOSTLY_Q2_K: case F::MOSTLY_Q3_K_S: case F::MOSTLY_Q3_K_M: case F::MOSTLY_IQ4_NL: case F::MOSTLY_Q4_K_S: case F::MOSTLY_Q4_K_M: case F::MOSTLY_IQ4_XS:
+                    case F::MOSTLY_Q2_K: case F::MOSTLY_IQ3_XS: case F::MOSTLY_IQ3_XXS: case F::MOSTLY_Q3_K_S:
+                    case F::MOSTLY_Q3_K_M: case F::MOSTLY_IQ4_NL: case F::MOSTLY_Q4_K_S: case F::MOSTLY_Q4_K_M:
+                    case F::MOSTLY_IQ3_S: case F::MOSTLY_IQ3_M: case F::MOSTLY_IQ4_XS:
                         return T::Q5_K;
                     default: return type;
                 }
             }
             switch (ft) {
                 case F::MOSTLY_Q2_K: return T::Q3_K;
-                case F::MOSTLY_Q3_K_M: return T::Q4_K;
+                case F::MOSTLY_IQ3_XXS: return T::IQ3_S;
+                case F::MOSTLY_Q3_K_M: case F::MOSTLY_IQ3_M: return T::Q4_K;
                 case F::MOSTLY_Q3_K_L: return T::Q5_K;
                 default: return type;
             }
         case Cat::FfnGate:
-            layer_info(s, s.i_ffn_gate++, t.name);  // only the IQ3_XS preset uses the layer
-            return type;
-        case Cat::FfnUp:
-            layer_info(s, s.i_ffn_up++, t.name);
-            return type;
+        case Cat::FfnUp: {
+            // IQ3_XS: the middle blocks' gate and up get IQ3_XXS.
+            int& counter = cat == Cat::FfnGate ? s.i_ffn_gate : s.i_ffn_up;
+            const auto [i, n] = layer_info(s, counter++, t.name);
+            return ft == F::MOSTLY_IQ3_XS && i >= n / 8 && i < 7 * n / 8 ? T::IQ3_XXS : type;
+        }
         default:
             return type;
     }

@@ -17,10 +17,18 @@ done
 
 # Finite weights whose block scale overflows fp16 (1e38 into Q4_0: d = 1e38 / -8).
 $MK model "$TMP/huge.gguf" f32 huge
-for preset in Q4_0 Q8_0 Q4_1 Q5_1 Q4_K_M Q2_K IQ4_NL F16; do
+for preset in Q4_0 Q8_0 Q4_1 Q5_1 Q4_K_M Q2_K IQ4_NL Q1_0 TQ1_0 TQ2_0 F16; do
     hostile_case "huge weights -> $preset" 2 "$BIN/gguf-requant" "$TMP/huge.gguf" "$TMP/out.gguf" --preset $preset
     expect_err_one_line
     expect_err_contains "tensor 'blk.0.ffn_up.weight': row 3: quantized output"
+    expect_no_file "$TMP/out.gguf"
+done
+
+# The i-quant grid searches give up on such rows: the tensor and the row are named all the same.
+for preset in IQ3_S IQ3_M; do
+    hostile_case "huge weights -> $preset (grid search)" 2 "$BIN/gguf-requant" "$TMP/huge.gguf" "$TMP/out.gguf" --preset $preset
+    expect_err_one_line
+    expect_err_contains "tensor 'blk.0.ffn_up.weight': row 3: IQ3_S: no grid point fits the block"
     expect_no_file "$TMP/out.gguf"
 done
 
@@ -67,6 +75,17 @@ done
 $MK imatrix "$TMP/imat-ok.gguf" none
 hostile_case "clean imatrix" 0 "$BIN/gguf-requant" "$TMP/clean.gguf" "$TMP/out.gguf" --preset Q4_K_M --imatrix "$TMP/imat-ok.gguf"
 rm -f "$TMP/out.gguf"
+
+# The lowest-bit i-quants need an imatrix (as in llama-quantize): one line naming the tensor.
+for preset in IQ1_S IQ1_M IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ3_XXS; do
+    hostile_case "$preset without an imatrix" 2 "$BIN/gguf-requant" "$TMP/clean.gguf" "$TMP/out.gguf" --preset $preset
+    expect_err_one_line
+    expect_err_contains "tensor 'blk.0.ffn_up.weight': "
+    expect_err_contains " needs an importance matrix (pass --imatrix)"
+    expect_no_file "$TMP/out.gguf"
+    hostile_case "$preset with an imatrix" 0 "$BIN/gguf-requant" "$TMP/clean.gguf" "$TMP/out.gguf" --preset $preset --imatrix "$TMP/imat-ok.gguf"
+    rm -f "$TMP/out.gguf"
+done
 
 # Alignment 1: the imatrix data sits at an odd offset; read without misaligned float loads
 # (the sanitizer build's UBSan aborts on one).

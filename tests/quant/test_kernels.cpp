@@ -35,15 +35,15 @@ TEST(KernelTable, EveryLiveIdConvertsToFloat) {
 }
 
 TEST(KernelTable, QuantizableTypesAndImatrixRulesAreGgmls) {
-    // ggml_quantize_chunk's switch (ggml 0.11.1), minus NVFP4 and Q1_0 (no reference quantizer here).
+    // ggml_quantize_chunk's switch (ggml 0.11.1), minus NVFP4 (no reference quantizer here).
     const std::set<T> quantizable = {T::F16,    T::BF16,  T::Q4_0,    T::Q4_1,   T::Q5_0,   T::Q5_1,   T::Q8_0,
                                      T::Q2_K,   T::Q3_K,  T::Q4_K,    T::Q5_K,   T::Q6_K,   T::IQ2_XXS, T::IQ2_XS,
                                      T::IQ2_S,  T::IQ3_XXS, T::IQ3_S, T::IQ1_S,  T::IQ1_M,  T::IQ4_NL, T::IQ4_XS,
-                                     T::TQ1_0,  T::TQ2_0, T::MXFP4};
+                                     T::TQ1_0,  T::TQ2_0, T::MXFP4,   T::Q1_0};
     // ggml_quantize_requires_imatrix.
     const std::set<T> required = {T::IQ2_XXS, T::IQ2_XS, T::IQ1_S};
     // Quantizers that never read importance weights.
-    const std::set<T> ignored = {T::F16, T::BF16, T::Q8_0, T::TQ1_0, T::TQ2_0, T::MXFP4};
+    const std::set<T> ignored = {T::F16, T::BF16, T::Q8_0, T::TQ1_0, T::TQ2_0, T::MXFP4, T::Q1_0};
     for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
         const T t = static_cast<T>(id);
         const TypeKernels& k = reference_kernels()[id];

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "converters/quant/quants.h"
+#include "libformat/blocks.h"
 #include "libformat/error.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/types.h"
@@ -156,6 +157,29 @@ TEST(QuantizeApi, ThrowsOnUnsupportedTypeAndBadRowLength) {
     }
     EXPECT_THROW(quantize_chunk(GgmlType::Q4_K, x.data(), out.data(), 1, 128, nullptr), FormatError);
     EXPECT_THROW(quantize_chunk(GgmlType::Q4_0, x.data(), out.data(), 1, 48, nullptr), FormatError);
+}
+
+// Q1_0 (quantize_row_q1_0_ref): d = mean |x| of the 128-element block, bit j (LSB first) set
+// when x[j] >= 0 (-0 counts as positive); importance weights are ignored, as in ggml.
+TEST(QuantizeHand, Q1_0MeanScaleAndSignBits) {
+    std::vector<float> x(256);
+    for (int j = 0; j < 128; ++j) x[static_cast<size_t>(j)] = j % 2 ? -0.5f : 0.5f;
+    x[2] = -0.0f;  // 0.5 in the mean: d = (127 * 0.5 + 0) / 128 = 0.49609375
+    for (int j = 0; j < 128; ++j) x[static_cast<size_t>(128 + j)] = 0.25f * static_cast<float>(j);  // d = 15.875
+    std::vector<uint8_t> q(2 * sizeof(block_q1_0)), weighted(q.size());
+    ASSERT_EQ(quantize_chunk(GgmlType::Q1_0, x.data(), q.data(), 1, 256, nullptr), q.size());
+    block_q1_0 b[2];
+    std::memcpy(b, q.data(), sizeof(b));
+    EXPECT_EQ(b[0].d, 0x37F0);  // 0.49609375
+    EXPECT_EQ(b[0].qs[0], 0x55);  // elements 0, 2 (-0), 4, 6 non-negative
+    for (int k = 1; k < 16; ++k) EXPECT_EQ(b[0].qs[k], 0x55) << k;
+    EXPECT_EQ(b[1].d, 0x4BF0);  // 15.875
+    for (int k = 0; k < 16; ++k) EXPECT_EQ(b[1].qs[k], 0xFF) << k;  // 0 is non-negative too
+    const std::vector<float> imatrix(256, 3.0f);
+    quantize_chunk(GgmlType::Q1_0, x.data(), weighted.data(), 1, 256, imatrix.data());
+    EXPECT_EQ(q, weighted);
+    EXPECT_FALSE(quantize_requires_imatrix(GgmlType::Q1_0));
+    EXPECT_THROW(quantize_chunk(GgmlType::Q1_0, x.data(), q.data(), 1, 64, nullptr), FormatError);  // 64 % 128
 }
 
 // Rows are independent: quantizing a chunk equals quantizing each row on its own, so callers

@@ -174,21 +174,16 @@ INSTANTIATE_TEST_SUITE_P(Mini, RequantMiniGolden, testing::ValuesIn(mini_entries
                              return n;
                          });
 
-// The 20 presets gguf-requant supports are all covered (74 entries); the others are listed in
-// one line as skipped until their kernels land (issue 12).
-TEST(RequantMiniGolden, EverySupportedPresetIsCoveredOthersListed) {
-    std::set<std::string> covered, missing;
+// Every golden entry runs (112: all 34 of llama-quantize's presets, each supported here) and
+// every supported preset has an entry; none is left out.
+TEST(RequantMiniGolden, EveryEntryAndEveryPresetIsCovered) {
+    std::set<std::string> covered;
     for (const auto& name : mini_entries(true)) covered.insert(preset_of(mini_golden().at(name)));
-    EXPECT_EQ(mini_entries(true).size(), 74u);
+    EXPECT_EQ(mini_golden().size(), 112u);
+    EXPECT_EQ(mini_entries(true).size(), 112u);
+    EXPECT_EQ(requant_presets().size(), 34u);
     EXPECT_EQ(covered.size(), requant_presets().size());
-    const auto skipped = mini_entries(false);
-    for (const auto& name : skipped) missing.insert(preset_of(mini_golden().at(name)));
-    if (!skipped.empty()) {
-        std::string list;
-        for (const auto& p : missing) list += (list.empty() ? "" : " ") + p;
-        GTEST_SKIP() << skipped.size() << " of " << mini_golden().size()
-                     << " golden entries skipped, preset not supported yet: " << list;
-    }
+    EXPECT_EQ(mini_entries(false), std::vector<std::string>{});
 }
 
 // 3-D expert tensors, F32 routers, q/k norms: the MoE fixture is reproduced byte for byte.

@@ -27,7 +27,7 @@ TEST(RequantCli, BadInputExitsWithOneLineError) {
     const std::string out = (test::temp_dir() / "o.gguf").string();
     struct Case { std::string args, expect; };
     const std::vector<Case> cases = {
-        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_X", "unknown preset 'Q4_K_X' (valid: Q4_0 Q4_1"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_X", "unknown preset 'Q4_K_X' (valid: Q1_0 Q4_0 Q4_1 MXFP4_MOE Q5_0"},
         {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --tensor-type attn_v=q9_9", "unknown type 'q9_9' (valid: F32 F16"},
         {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --output-tensor-type bogus", "--output-tensor-type: unknown type 'bogus'"},
         {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --tensor-type 'attn_(v=q8_0'", "invalid regular expression"},

@@ -259,6 +259,42 @@ TEST(RequantImatrix, NonFiniteValuesAreRefused) {
     EXPECT_NE(e.find("non-finite"), std::string::npos) << e;
 }
 
+// llama-quantize refuses to write IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S and IQ3_XXS tensors without
+// importance data (tensor_requires_imatrix; token_embd and output are exempt): every IQ1/IQ2
+// preset, IQ3_XXS (attn_k: IQ2_S) and IQ3_XS (attn_k: IQ3_XXS). The first such tensor in output
+// order is named; a dry run reports it as a warning. IQ3_S, IQ3_M and the ternaries need none.
+TEST(RequantImatrix, LowBitIQuantsNeedAnImatrix) {
+    GgufFile in = GgufFile::open(test::data_path("models/mini-llama-f16.gguf"));
+    const std::pair<const char*, const char*> needs[] = {{"IQ2_XXS", "IQ2_XXS"}, {"IQ2_XS", "IQ2_XS"}, {"IQ2_S", "IQ2_XS"},
+                                                         {"IQ2_M", "IQ2_S"},     {"IQ1_S", "IQ1_S"},   {"IQ1_M", "IQ1_M"},
+                                                         {"IQ3_XXS", "IQ2_S"},   {"IQ3_XS", "IQ3_XXS"}};
+    for (const auto& [preset, type] : needs) {
+        SCOPED_TRACE(preset);
+        RequantOptions o;
+        o.plan.preset = &find_preset(preset);
+        EXPECT_EQ(error_of([&] { prepare_requant(in, o); }),
+                  fmt::format("{}: tensor 'blk.0.attn_k.weight': {} needs an importance matrix (pass --imatrix)", in.path(), type));
+        o.dry_run = true;
+        const RequantJob job = prepare_requant(in, o);
+        EXPECT_FALSE(job.writable);
+        ASSERT_FALSE(job.plan.warnings.empty());
+        EXPECT_NE(job.plan.warnings.back().find("needs an importance matrix"), std::string::npos) << job.plan.warnings.back();
+    }
+    for (const char* preset : {"IQ3_S", "IQ3_M", "TQ1_0", "TQ2_0", "MXFP4_MOE"}) {
+        RequantOptions o;
+        o.plan.preset = &find_preset(preset);
+        EXPECT_TRUE(prepare_requant(in, o).writable) << preset;
+    }
+    // An imatrix without the tensor's entry does not do either.
+    RequantOptions o;
+    o.plan.preset = &find_preset("IQ2_XXS");
+    o.imatrix_path = test::data_path("models/mini-llama.imatrix.gguf");
+    EXPECT_TRUE(prepare_requant(in, o).writable);
+    o.exclude_weights = {"blk.1.attn_q"};
+    EXPECT_EQ(error_of([&] { prepare_requant(in, o); }),
+              in.path() + ": tensor 'blk.1.attn_q.weight': IQ2_XXS needs an importance matrix, and the imatrix has no entry for it");
+}
+
 std::string tensor_sha(const GgufFile& f, const std::string& name) {
     const int64_t i = f.find_tensor(name);
     return i < 0 ? "(missing)" : sha256_hex(f.tensor_data(static_cast<size_t>(i)));

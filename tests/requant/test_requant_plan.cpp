@@ -83,13 +83,22 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 TEST(RequantPresets, NamesAliasesNumbersAndErrors) {
-    EXPECT_EQ(requant_presets().size(), 20u);
+    EXPECT_EQ(requant_presets().size(), 34u);
     EXPECT_EQ(find_preset("q4_k_m").ftype, 15u);
     EXPECT_EQ(find_preset("Q4_K").name, "Q4_K_M");
     EXPECT_EQ(find_preset("Q5_K").name, "Q5_K_M");
     EXPECT_EQ(find_preset("30").name, "IQ4_XS");
     EXPECT_EQ(find_preset("BF16").ftype, 32u);
     EXPECT_EQ(find_preset("F32").default_type, GgmlType::F32);
+    // llama_ftype_get_default_type of the presets whose type is not their name.
+    EXPECT_EQ(find_preset("IQ2_S").default_type, GgmlType::IQ2_XS);
+    EXPECT_EQ(find_preset("IQ2_M").default_type, GgmlType::IQ2_S);
+    EXPECT_EQ(find_preset("IQ3_XS").default_type, GgmlType::IQ3_S);
+    EXPECT_EQ(find_preset("IQ3_M").default_type, GgmlType::IQ3_S);
+    EXPECT_EQ(find_preset("38").name, "MXFP4_MOE");
+    EXPECT_EQ(find_preset("mxfp4_moe").default_type, GgmlType::MXFP4);
+    EXPECT_EQ(find_preset("q1_0").ftype, 40u);
+    EXPECT_EQ(find_preset("36").default_type, GgmlType::TQ1_0);
     const std::string e = error_of([] { find_preset("Q4_K_X"); });
     EXPECT_NE(e.find("unknown preset 'Q4_K_X'"), std::string::npos) << e;
     for (const auto& p : requant_presets()) EXPECT_NE(e.find(std::string(p.name)), std::string::npos) << p.name;
@@ -98,6 +107,7 @@ TEST(RequantPresets, NamesAliasesNumbersAndErrors) {
 TEST(RequantPresets, TargetTypesAndRules) {
     EXPECT_EQ(parse_target_type("q8_0", "--x"), GgmlType::Q8_0);
     EXPECT_EQ(parse_target_type("F32", "--x"), GgmlType::F32);
+    EXPECT_EQ(parse_target_type("q1_0", "--x"), GgmlType::Q1_0);
     std::string e = error_of([] { parse_target_type("q9_0", "--output-tensor-type"); });
     EXPECT_NE(e.find("--output-tensor-type"), std::string::npos) << e;
     EXPECT_NE(e.find("unknown type 'q9_0'"), std::string::npos) << e;
@@ -209,6 +219,8 @@ TEST(RequantPlan, RowLengthFallbacksWarnNamingTheTensor) {
     EXPECT_EQ(q5["blk.0.attn_q.weight"], "Q5_1");  // Q5_K -> Q5_1
     auto iq = types(plan(m, preset("IQ4_XS")));
     EXPECT_EQ(iq["blk.0.attn_q.weight"], "IQ4_NL");
+    EXPECT_EQ(types(plan(m, preset("IQ2_XXS")))["blk.0.attn_q.weight"], "IQ4_NL");  // every 256-wide i-quant
+    EXPECT_EQ(types(plan(m, preset("TQ1_0")))["blk.0.attn_q.weight"], "Q4_0");
     // No fallback for a 32-wide type: llama-quantize gives up, so do we (a refusal).
     Model odd = llama(1, 80, false, 1, 1);
     const RequantPlan refused = plan(odd, preset("Q8_0"));
@@ -297,6 +309,136 @@ TEST(RequantPlan, ExcludedTensorsAndTrailingUnitDims) {
     EXPECT_EQ(types(p)["blk.0.attn_q.weight"], "Q8_0");
     EXPECT_EQ(types(p)["abcde"], "Q8_0");
     EXPECT_EQ(types(p)["abcdef"], "F16");
+}
+
+// IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M: llama.cpp's branch of their own. 16 layers:
+// the first 16/8 = 2 ffn_down tensors get more bits.
+TEST(RequantPlan, LowestBitPresetsFollowTheirRules) {
+    const Model m = llama(16);  // n_gqa 2
+    auto xxs = types(plan(m, preset("IQ2_XXS")));
+    EXPECT_EQ(xxs["output.weight"], "Q5_K");
+    EXPECT_EQ(xxs["token_embd.weight"], "Q2_K");
+    EXPECT_EQ(xxs["blk.7.attn_v.weight"], "Q2_K");
+    EXPECT_EQ(xxs["blk.7.attn_q.weight"], "IQ2_XXS");
+    EXPECT_EQ(xxs["blk.7.attn_k.weight"], "IQ2_XXS");
+    EXPECT_EQ(xxs["blk.7.attn_output.weight"], "IQ2_XXS");
+    EXPECT_EQ(xxs["blk.1.ffn_down.weight"], "Q2_K");
+    EXPECT_EQ(xxs["blk.2.ffn_down.weight"], "IQ2_XXS");
+    EXPECT_EQ(xxs["blk.15.ffn_up.weight"], "IQ2_XXS");
+    auto m2 = types(plan(m, preset("IQ2_M")));  // IQ2_S tensors, IQ3_S where the others get Q2_K
+    EXPECT_EQ(m2["token_embd.weight"], "IQ3_S");
+    EXPECT_EQ(m2["blk.7.attn_v.weight"], "IQ3_S");
+    EXPECT_EQ(m2["blk.7.attn_output.weight"], "IQ3_S");
+    EXPECT_EQ(m2["blk.1.ffn_down.weight"], "IQ3_S");
+    EXPECT_EQ(m2["blk.2.ffn_down.weight"], "IQ2_S");
+    EXPECT_EQ(m2["blk.7.attn_q.weight"], "IQ2_S");
+    EXPECT_EQ(types(plan(m, preset("IQ2_S")))["blk.7.attn_q.weight"], "IQ2_XS");
+    auto s1 = types(plan(m, preset("IQ1_S")));
+    EXPECT_EQ(s1["blk.7.attn_output.weight"], "IQ2_XXS");
+    EXPECT_EQ(s1["token_embd.weight"], "Q2_K");
+    EXPECT_EQ(s1["blk.7.ffn_gate.weight"], "IQ1_S");
+    // n_gqa >= 4, or 4 or more experts: attn_v Q4_K. 8 experts: attn_k Q4_K, attn_output Q5_K.
+    EXPECT_EQ(types(plan(llama(16, 256, false, 8, 2), preset("IQ1_M")))["blk.7.attn_v.weight"], "Q4_K");
+    auto moe4 = types(plan(llama(2, 256, false, 4, 4, 4, "qwen3moe"), preset("IQ2_XS")));
+    EXPECT_EQ(moe4["blk.1.attn_v.weight"], "Q4_K");
+    EXPECT_EQ(moe4["blk.1.attn_k.weight"], "IQ2_XS");
+    auto moe8 = types(plan(llama(2, 256, false, 4, 4, 8, "qwen3moe"), preset("IQ2_XS")));
+    EXPECT_EQ(moe8["blk.1.attn_k.weight"], "Q4_K");
+    EXPECT_EQ(moe8["blk.1.attn_output.weight"], "Q5_K");
+    // Only the i-quant tensors need an imatrix: not token_embd, output or the Q2_K bumps.
+    for (const auto& t : plan(m, preset("IQ2_XXS")).tensors) {
+        const bool iq = t.dst_type == GgmlType::IQ2_XXS;
+        EXPECT_EQ(t.requires_imatrix, iq) << t.name;
+    }
+}
+
+TEST(RequantPlan, Iq3PresetsFollowTheirRules) {
+    const Model m = llama(16), gqa4 = llama(16, 256, false, 8, 2);
+    PlanOptions o = preset("IQ3_XXS");
+    auto xxs = types(plan(m, o));
+    EXPECT_EQ(xxs["output.weight"], "Q5_K");
+    EXPECT_EQ(xxs["token_embd.weight"], "IQ3_S");
+    EXPECT_EQ(xxs["blk.7.attn_v.weight"], "IQ3_S");  // no imatrix
+    EXPECT_EQ(xxs["blk.7.attn_q.weight"], "IQ2_S");
+    EXPECT_EQ(xxs["blk.7.attn_k.weight"], "IQ2_S");
+    EXPECT_EQ(xxs["blk.7.attn_output.weight"], "IQ3_S");
+    EXPECT_EQ(xxs["blk.1.ffn_down.weight"], "Q4_K");  // no imatrix: first 16/8 blocks
+    EXPECT_EQ(xxs["blk.2.ffn_down.weight"], "Q3_K");
+    EXPECT_EQ(xxs["blk.7.ffn_gate.weight"], "IQ3_XXS");
+    o.has_imatrix = true;
+    auto xxs_im = types(plan(m, o));
+    EXPECT_EQ(xxs_im["blk.7.attn_v.weight"], "IQ3_XXS");
+    EXPECT_EQ(xxs_im["blk.1.ffn_down.weight"], "IQ3_XXS");
+    for (const char* p : {"IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M"})
+        EXPECT_EQ(types(plan(gqa4, preset(p)))["blk.7.attn_v.weight"], "Q4_K") << p;
+
+    auto xs = types(plan(m, preset("IQ3_XS")));  // IQ3_S tensors
+    EXPECT_EQ(xs["output.weight"], "Q6_K");
+    EXPECT_EQ(xs["token_embd.weight"], "IQ3_S");
+    EXPECT_EQ(xs["blk.7.attn_v.weight"], "IQ3_S");
+    EXPECT_EQ(xs["blk.7.attn_q.weight"], "IQ3_XXS");
+    EXPECT_EQ(xs["blk.7.attn_k.weight"], "IQ3_XXS");
+    EXPECT_EQ(xs["blk.7.ffn_down.weight"], "IQ3_S");
+    // ffn_gate / ffn_up: IQ3_XXS in blocks [16/8, 7*16/8) = [2, 14).
+    for (const char* kind : {"gate", "up"}) {
+        EXPECT_EQ(xs[fmt::format("blk.1.ffn_{}.weight", kind)], "IQ3_S") << kind;
+        EXPECT_EQ(xs[fmt::format("blk.2.ffn_{}.weight", kind)], "IQ3_XXS") << kind;
+        EXPECT_EQ(xs[fmt::format("blk.13.ffn_{}.weight", kind)], "IQ3_XXS") << kind;
+        EXPECT_EQ(xs[fmt::format("blk.14.ffn_{}.weight", kind)], "IQ3_S") << kind;
+    }
+    auto m3 = types(plan(m, preset("IQ3_M")));
+    EXPECT_EQ(m3["blk.7.attn_v.weight"], "Q4_K");
+    EXPECT_EQ(m3["blk.7.attn_output.weight"], "Q4_K");
+    EXPECT_EQ(m3["blk.1.ffn_down.weight"], "Q4_K");
+    EXPECT_EQ(m3["blk.2.ffn_down.weight"], "IQ3_S");
+    EXPECT_EQ(m3["blk.7.attn_q.weight"], "IQ3_S");
+    EXPECT_EQ(types(plan(m, preset("IQ3_S")))["blk.7.attn_v.weight"], "IQ3_S");
+    // 8 experts: IQ3_M's ffn_down also gets Q4_K where use_more_bits holds (blk.4, not blk.5).
+    auto moe = types(plan(llama(16, 256, false, 4, 4, 8, "qwen3moe"), preset("IQ3_M")));
+    EXPECT_EQ(moe["blk.4.ffn_down_exps.weight"], "Q4_K");
+    EXPECT_EQ(moe["blk.5.ffn_down_exps.weight"], "IQ3_S");
+    EXPECT_EQ(moe["blk.5.attn_output.weight"], "Q5_K");
+    EXPECT_EQ(moe["blk.5.attn_v.weight"], "Q8_0");
+}
+
+TEST(RequantPlan, TernaryMxfp4AndQ1_0Presets) {
+    const Model m = llama(2);
+    for (const char* p : {"TQ1_0", "TQ2_0"}) {
+        auto t = types(plan(m, preset(p)));
+        EXPECT_EQ(t["token_embd.weight"], "Q4_K") << p;
+        EXPECT_EQ(t["output.weight"], "Q6_K") << p;
+        EXPECT_EQ(t["blk.1.attn_v.weight"], p);
+    }
+    // MXFP4_MOE: 3-D expert tensors MXFP4, every other quantizable tensor Q8_0 (output too).
+    // bailingmoe3's 3-D MLA projections are not experts: there only ffn tensors count.
+    auto mxfp4 = [](const char* arch) {
+        Model moe = llama(2, 256, false, 4, 2, 4, arch);
+        moe.tensors.push_back(info("blk.0.attn_kv_b.weight", {256, 64, 4}));
+        return types(plan(moe, preset("MXFP4_MOE")));
+    };
+    auto mx = mxfp4("qwen3moe");
+    for (const char* n : {"output.weight", "token_embd.weight", "blk.1.attn_q.weight", "blk.1.attn_v.weight"})
+        EXPECT_EQ(mx[n], "Q8_0") << n;
+    for (const char* n : {"blk.1.ffn_gate_exps.weight", "blk.1.ffn_up_exps.weight", "blk.1.ffn_down_exps.weight",
+                          "blk.0.attn_kv_b.weight"})
+        EXPECT_EQ(mx[n], "MXFP4") << n;
+    EXPECT_EQ(mx["blk.1.ffn_gate_inp.weight"], "F32");
+    auto bailing = mxfp4("bailingmoe3");
+    EXPECT_EQ(bailing["blk.0.attn_kv_b.weight"], "Q8_0");
+    EXPECT_EQ(bailing["blk.1.ffn_down_exps.weight"], "MXFP4");
+    for (const auto& [n, ty] : types(plan(llama(2, 256, true), preset("MXFP4_MOE"))))
+        EXPECT_EQ(ty, n.find("norm") != std::string::npos ? "F32" : "Q8_0") << n;
+    // Q1_0: 128-element blocks; output gets Q6_K. It has no fallback type: a row length that is not
+    // a multiple of 128 is refused (llama-quantize: "no tensor type fallback is defined").
+    auto q1 = types(plan(m, preset("Q1_0")));
+    EXPECT_EQ(q1["output.weight"], "Q6_K");
+    EXPECT_EQ(q1["token_embd.weight"], "Q1_0");
+    EXPECT_EQ(q1["blk.1.ffn_down.weight"], "Q1_0");
+    const RequantPlan odd = plan(llama(1, 160, false, 2, 2), preset("Q1_0"));
+    ASSERT_FALSE(odd.refusals.empty());
+    EXPECT_EQ(odd.refusals[0].subject, "tensor 'token_embd.weight'");
+    EXPECT_NE(odd.refusals[0].what.find("required by Q1_0) and Q1_0 has no fallback"), std::string::npos) << odd.refusals[0].what;
+    EXPECT_EQ(types(odd)["output.weight"], "Q8_0");  // 160 % 128: Q8_0, which fits
 }
 
 TEST(RequantPlan, ModelInfoFromMetadata) {
@@ -396,9 +538,34 @@ TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
         // IQ4_NL: 576 % 32 == 0, so the tied token_embd gets Q6_K, then Q8_0 by fallback.
         {"IQ4_NL", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}},
         {"IQ4_XS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ4_XS", "IQ4_XS"}},
+        // The 256-element i-quants and ternaries: token_embd Q8_0 (576 % 256), MXFP4_MOE Q8_0 for
+        // all (no expert tensors); on 576-wide rows i-quants fall back to IQ4_NL, TQ and Q2_K to
+        // Q4_0, Q4_K to Q5_0; ffn_down (1536 wide) keeps its type. Lowest-bit presets: attn_v Q2_K
+        // (IQ3_S for IQ2_S/IQ2_M), attn_output IQ2_XXS for IQ1_*, IQ3_S for IQ2_S/IQ2_M.
+        {"MXFP4_MOE", "", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}},
+        {"IQ2_XXS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ2_XXS", "IQ2_XXS"}},
+        {"IQ2_XS",  "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ2_XS", "IQ2_XS"}},
+        {"IQ2_S",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ2_XS", "IQ2_XS"}},
+        {"IQ2_M",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ2_S", "IQ2_S"}},
+        {"IQ1_S",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ1_S", "IQ1_S"}},
+        {"IQ1_M",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ1_M", "IQ1_M"}},
+        {"TQ1_0",   "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"TQ1_0", "TQ1_0"}},
+        {"TQ2_0",   "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"TQ2_0", "TQ2_0"}},
+        {"IQ3_S",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ3_S", "IQ3_S"}},
+        // IQ3_XS: IQ3_XXS attn_q/attn_k and blk.0 ffn_gate/ffn_up, IQ3_S elsewhere: IQ4_NL on 576.
+        {"IQ3_XS",  "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ3_S", "IQ3_S"}},
+        // IQ3_M: attn_v and attn_output Q4_K (-> Q5_0).
+        {"IQ3_M",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q5_0", "Q5_0"}, "Q5_0", "IQ4_NL", "IQ4_NL", {"IQ3_S", "IQ3_S"}},
     };
     expect_fixture_plan("smol-like-f16.gguf", rows);
     expect_fixture_plan("smol-like-f16.gguf", rows, true);  // imatrix rules need i < n/8 = 0: no change
+    // IQ3_XXS: attn_q/attn_k IQ2_S, attn_output IQ3_S (all -> IQ4_NL); attn_v IQ3_S without an
+    // imatrix, IQ3_XXS with one (-> IQ4_NL either way); ffn_down Q3_K without an imatrix.
+    expect_fixture_plan("smol-like-f16.gguf",
+                        {{"IQ3_XXS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"Q3_K", "Q3_K"}}});
+    expect_fixture_plan("smol-like-f16.gguf",
+                        {{"IQ3_XXS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ3_XXS", "IQ3_XXS"}}},
+                        true);
 
     // Q2_K_S: only its Q2_K tensors need an imatrix (tensor_requires_imatrix), not the Q4_0 fallbacks.
     GgufFile in = GgufFile::open(test::shared_path("fixtures/smol-like-f16.gguf"));
@@ -408,11 +575,14 @@ TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
 
 // tiny-moe-f16: qwen3moe, 8 experts (n_expert == 8 rules), n_embd 256 (no fallback anywhere), 2
 // layers, n_gqa 2, untied output, 3-D ffn_{gate,up,down}_exps, F32 ffn_gate_inp routers.
-//  - attn_v and attn_k: Q8_0 for every quantized preset (the 8-expert bump comes last).
-//  - attn_output: Q5_K for Q2_K, Q3_K_S, Q3_K_M, IQ4_NL, Q4_K_S, Q4_K_M, IQ4_XS; the preset's type
-//    otherwise (Q3_K_L too: the 8-expert branch has no Q3_K_L case and skips the dense rules).
+//  - attn_v and attn_k: Q8_0 for every quantized preset (the 8-expert bump comes last) but the
+//    lowest-bit ones (IQ1_*, IQ2_*: Q4_K, rows below).
+//  - attn_output: Q5_K for Q2_K, Q3_K_S, Q3_K_M, IQ4_NL, Q4_K_S, Q4_K_M, IQ4_XS (and the IQ3 and
+//    lowest-bit presets, below); the preset's type otherwise (Q3_K_L too: the 8-expert branch has no
+//    Q3_K_L case and skips the dense rules).
 //  - ffn_down_exps: layer from the name; use_more_bits(i, 2) only for blk.1.
-//  - output: Q6_K unless the preset is Q8_0 (256 fits every block size).
+//  - output: Q6_K unless the preset is Q8_0 (256 fits every block size); Q5_K and Q8_0 for the
+//    presets of the rows below that say so.
 TEST(RequantPlanFixtures, TinyMoeEveryPreset) {
     const std::vector<PresetRow> rows = {
         //  preset    output  tok_embd  attn_q  attn_k  attn_v (blk 0, 1)  attn_out gate_exps up_exps down_exps (blk 0, 1)
@@ -436,9 +606,34 @@ TEST(RequantPlanFixtures, TinyMoeEveryPreset) {
         {"Q6_K",   "Q6_K", "Q6_K", "Q6_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q6_K", "Q6_K", "Q6_K", {"Q6_K", "Q6_K"}},
         {"IQ4_NL", "Q6_K", "IQ4_NL", "IQ4_NL", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}},
         {"IQ4_XS", "Q6_K", "IQ4_XS", "IQ4_XS", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ4_XS", "IQ4_XS", {"IQ4_XS", "IQ4_XS"}},
+        // Q1_0, TQ1_0, TQ2_0: outside the 8-expert attn_output list. TQ: token_embd Q4_K.
+        {"Q1_0",   "Q6_K", "Q1_0", "Q1_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q1_0", "Q1_0", "Q1_0", {"Q1_0", "Q1_0"}},
+        {"TQ1_0",  "Q6_K", "Q4_K", "TQ1_0", "Q8_0", {"Q8_0", "Q8_0"}, "TQ1_0", "TQ1_0", "TQ1_0", {"TQ1_0", "TQ1_0"}},
+        {"TQ2_0",  "Q6_K", "Q4_K", "TQ2_0", "Q8_0", {"Q8_0", "Q8_0"}, "TQ2_0", "TQ2_0", "TQ2_0", {"TQ2_0", "TQ2_0"}},
+        // MXFP4_MOE: 3-D experts MXFP4, everything else Q8_0.
+        {"MXFP4_MOE", "Q8_0", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "MXFP4", "MXFP4", {"MXFP4", "MXFP4"}},
+        // Lowest-bit presets: output Q5_K; attn_v Q4_K (n_expert >= 4), attn_k Q4_K and
+        // attn_output Q5_K (8 experts); no ffn_down bump (the first 2/8 = 0 blocks).
+        {"IQ2_XXS", "Q5_K", "Q2_K", "IQ2_XXS", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_XXS", "IQ2_XXS", {"IQ2_XXS", "IQ2_XXS"}},
+        {"IQ2_XS",  "Q5_K", "Q2_K", "IQ2_XS", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_XS", "IQ2_XS", {"IQ2_XS", "IQ2_XS"}},
+        {"IQ2_S",   "Q5_K", "IQ3_S", "IQ2_XS", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_XS", "IQ2_XS", {"IQ2_XS", "IQ2_XS"}},
+        {"IQ2_M",   "Q5_K", "IQ3_S", "IQ2_S", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_S", "IQ2_S", {"IQ2_S", "IQ2_S"}},
+        {"IQ1_S",   "Q5_K", "Q2_K", "IQ1_S", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ1_S", "IQ1_S", {"IQ1_S", "IQ1_S"}},
+        {"IQ1_M",   "Q5_K", "Q2_K", "IQ1_M", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ1_M", "IQ1_M", {"IQ1_M", "IQ1_M"}},
+        // IQ3_S / IQ3_M: in the 8-expert attn_output list; IQ3_M's ffn_down Q4_K where
+        // use_more_bits holds (blk.1).
+        {"IQ3_S",   "Q6_K", "IQ3_S", "IQ3_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_S", "IQ3_S", {"IQ3_S", "IQ3_S"}},
+        {"IQ3_M",   "Q6_K", "IQ3_S", "IQ3_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_S", "IQ3_S", {"IQ3_S", "Q4_K"}},
     };
     expect_fixture_plan("tiny-moe-f16.gguf", rows);
     expect_fixture_plan("tiny-moe-f16.gguf", rows, true);
+    // IQ3_XXS: attn_q IQ2_S, attn_k/attn_v Q8_0 (8 experts), attn_output Q5_K; ffn_down_exps Q3_K
+    // without an imatrix.
+    expect_fixture_plan("tiny-moe-f16.gguf",
+                        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_XXS", "IQ3_XXS", {"Q3_K", "Q3_K"}}});
+    expect_fixture_plan("tiny-moe-f16.gguf",
+                        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_XXS", "IQ3_XXS", {"IQ3_XXS", "IQ3_XXS"}}},
+                        true);
 }
 
 // tiny-llama-f16: llama, n_embd 256, n_ff 768 (all rows fit), 4 layers, n_gqa 2, untied output.
@@ -470,9 +665,27 @@ TEST(RequantPlanFixtures, TinyLlamaEveryPreset) {
         {"Q6_K", "Q6_K", "Q6_K", "Q6_K", "Q6_K", all("Q6_K"), "Q6_K", "Q6_K", "Q6_K", all("Q6_K")},
         {"IQ4_NL", "Q6_K", "IQ4_NL", "IQ4_NL", "IQ4_NL", all("IQ4_NL"), "IQ4_NL", "IQ4_NL", "IQ4_NL", all("IQ4_NL")},
         {"IQ4_XS", "Q6_K", "IQ4_XS", "IQ4_XS", "IQ4_XS", all("IQ4_XS"), "IQ4_XS", "IQ4_XS", "IQ4_XS", all("IQ4_XS")},
+        {"Q1_0", "Q6_K", "Q1_0", "Q1_0", "Q1_0", all("Q1_0"), "Q1_0", "Q1_0", "Q1_0", all("Q1_0")},
+        {"TQ1_0", "Q6_K", "Q4_K", "TQ1_0", "TQ1_0", all("TQ1_0"), "TQ1_0", "TQ1_0", "TQ1_0", all("TQ1_0")},
+        {"TQ2_0", "Q6_K", "Q4_K", "TQ2_0", "TQ2_0", all("TQ2_0"), "TQ2_0", "TQ2_0", "TQ2_0", all("TQ2_0")},
+        {"MXFP4_MOE", "Q8_0", "Q8_0", "Q8_0", "Q8_0", all("Q8_0"), "Q8_0", "Q8_0", "Q8_0", all("Q8_0")},
+        {"IQ2_XXS", "Q5_K", "Q2_K", "IQ2_XXS", "IQ2_XXS", all("Q2_K"), "IQ2_XXS", "IQ2_XXS", "IQ2_XXS", all("IQ2_XXS")},
+        {"IQ2_XS", "Q5_K", "Q2_K", "IQ2_XS", "IQ2_XS", all("Q2_K"), "IQ2_XS", "IQ2_XS", "IQ2_XS", all("IQ2_XS")},
+        {"IQ2_S", "Q5_K", "IQ3_S", "IQ2_XS", "IQ2_XS", all("IQ3_S"), "IQ3_S", "IQ2_XS", "IQ2_XS", all("IQ2_XS")},
+        {"IQ2_M", "Q5_K", "IQ3_S", "IQ2_S", "IQ2_S", all("IQ3_S"), "IQ3_S", "IQ2_S", "IQ2_S", all("IQ2_S")},
+        {"IQ1_S", "Q5_K", "Q2_K", "IQ1_S", "IQ1_S", all("Q2_K"), "IQ2_XXS", "IQ1_S", "IQ1_S", all("IQ1_S")},
+        {"IQ1_M", "Q5_K", "Q2_K", "IQ1_M", "IQ1_M", all("Q2_K"), "IQ2_XXS", "IQ1_M", "IQ1_M", all("IQ1_M")},
+        {"IQ3_S", "Q6_K", "IQ3_S", "IQ3_S", "IQ3_S", all("IQ3_S"), "IQ3_S", "IQ3_S", "IQ3_S", all("IQ3_S")},
+        {"IQ3_M", "Q6_K", "IQ3_S", "IQ3_S", "IQ3_S", all("Q4_K"), "Q4_K", "IQ3_S", "IQ3_S", all("IQ3_S")},
+        // (IQ3_XS changes ffn_gate/ffn_up per block: RequantPlan.Iq3PresetsFollowTheirRules.)
     };
     expect_fixture_plan("tiny-llama-f16.gguf", rows);
     expect_fixture_plan("tiny-llama-f16.gguf", rows, true);
+    expect_fixture_plan("tiny-llama-f16.gguf",
+                        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "IQ2_S", all("IQ3_S"), "IQ3_S", "IQ3_XXS", "IQ3_XXS", all("Q3_K")}});
+    expect_fixture_plan("tiny-llama-f16.gguf",
+                        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "IQ2_S", all("IQ3_XXS"), "IQ3_S", "IQ3_XXS", "IQ3_XXS", all("IQ3_XXS")}},
+                        true);
 }
 
 // llama-2-tiny-random: n_embd 8, n_ff 32, 1 layer, untied. Every quantized preset fails in

@@ -95,7 +95,7 @@ TEST(RequantPoison, OverflowingScaleIsRefused) {
     std::vector<float> rows = ramp(256 * 8);
     for (size_t i = 256 * 3; i < 256 * 4; ++i) rows[i] = 1e38f;
     const std::string in = write_model("huge.gguf", rows, std::vector<float>(256, 1.0f));
-    for (const char* preset : {"Q8_0", "Q4_0", "Q4_1", "Q4_K_M", "Q2_K", "IQ4_NL", "F16"}) {
+    for (const char* preset : {"Q8_0", "Q4_0", "Q4_1", "Q4_K_M", "Q2_K", "IQ4_NL", "Q1_0", "TQ1_0", "TQ2_0", "F16"}) {
         SCOPED_TRACE(preset);
         const std::string out = (test::temp_dir() / "huge-out.gguf").string();
         const std::string e = error_of([&] { requantize(in, out, preset_options(preset), 2); });
@@ -106,6 +106,21 @@ TEST(RequantPoison, OverflowingScaleIsRefused) {
     const std::string out = (test::temp_dir() / "huge-bf16.gguf").string();
     requantize(in, out, preset_options("BF16"), 2);
     EXPECT_TRUE(std::filesystem::exists(out));
+}
+
+// The i-quant grid searches find no grid point for such values and give up: the error names the
+// tensor and the first row the quantizer refuses, and no file is left.
+TEST(RequantPoison, GridSearchFailureNamesTensorAndRow) {
+    std::vector<float> rows = ramp(256 * 8);
+    for (size_t i = 256 * 3 + 5; i < 256 * 4; ++i) rows[i] = 1e38f;
+    const std::string in = write_model("huge-grid.gguf", rows, std::vector<float>(256, 1.0f));
+    for (const char* preset : {"IQ3_S", "IQ3_XS", "IQ3_M"}) {
+        SCOPED_TRACE(preset);
+        const std::string out = (test::temp_dir() / "grid-out.gguf").string();
+        const std::string e = error_of([&] { requantize(in, out, preset_options(preset), 2); });
+        EXPECT_EQ(e, in + ": tensor 'blk.0.ffn_up.weight': row 3: IQ3_S: no grid point fits the block (non-finite values?)");
+        EXPECT_FALSE(std::filesystem::exists(out));
+    }
 }
 
 // A quantized input with a NaN scale (copied or requantized) is refused like ggml's loader does.
