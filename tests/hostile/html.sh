@@ -30,12 +30,12 @@ hostile_case "diff html: B as OUT" 2 "$BIN/gguf-inspect" diff "$TMP/model.gguf" 
 expect_err_contains "refusing to overwrite the input file"
 expect_true "B intact" cmp -s "$M2" "$TMP/b.gguf"
 
-mkdir "$TMP/ro"
+mkdir "$TMP/out"
 hostile_case "html: stdout is /dev/full" 2 sh -c '"$1" "$2" --html - >/dev/full' - "$BIN/gguf-inspect" "$M"
 expect_err_one_line
-hostile_case "html: report written" 0 "$BIN/gguf-inspect" "$M" --html "$TMP/ro/r.html"
-expect_true "only the page" test "$(ls -A "$TMP/ro")" = r.html
-expect_true "complete page" sh -c 'tail -c 8 "$1" | grep -q "</html>"' - "$TMP/ro/r.html"
+hostile_case "html: report written" 0 "$BIN/gguf-inspect" "$M" --html "$TMP/out/r.html"
+expect_true "only the page" test "$(ls -A "$TMP/out")" = r.html
+expect_true "complete page" sh -c 'tail -c 8 "$1" | grep -q "</html>"' - "$TMP/out/r.html"
 hostile_case "html: OUT in a missing directory" 2 "$BIN/gguf-inspect" "$M" --html "$TMP/missing/r.html"
 expect_err_one_line
 hostile_case "html: truncated model, no page" 2 sh -c 'head -c 5000 "$1" > "$2/t.gguf"; "$3" "$2/t.gguf" --html "$2/t.html"' - "$M" "$TMP" "$BIN/gguf-inspect"
