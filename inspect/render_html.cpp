@@ -169,7 +169,11 @@ void cell(std::string& o, const Side& s, const std::vector<size_t>& idx, int lay
     o += fmt::format("<g class=\"cell{}\"{} data-column=\"{}\" data-type=\"{}\"><title>{}{}</title>", marked ? " " + s.mark_class : "",
                      layer >= 0 ? fmt::format(" data-layer=\"{}\"", layer) : "", F(column), type_name(t), X(title), X(why));
     o += fmt::format("<rect class=\"c\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", x, y, w, h, type_fill(t));
-    if (marked) o += fmt::format("<rect class=\"m\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", x + 1.5, y + 1.5, w - 3, h - 3);
+    // The outline thins on small cells so their colour still shows.
+    const double inset = h >= 12 ? 1.5 : 0.75;
+    if (marked)
+        o += fmt::format("<rect class=\"m{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", h >= 12 ? "" : " thin", x + inset, y + inset,
+                         w - 2 * inset, h - 2 * inset);
     if (label)
         o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"{}\">{}</text>", x + w / 2, y + h / 2, dark_fill(t) ? "lt" : "dt", type_name(t));
     o += "</g>";
@@ -346,7 +350,7 @@ text.col{text-anchor:middle;fill:#333}text.colv{fill:#333}text.row{text-anchor:e
 text.lt{text-anchor:middle;dominant-baseline:central;fill:#fff}text.dt{text-anchor:middle;dominant-baseline:central;fill:#000}text.axis{fill:#555}
 rect.none{fill:#f4f4f4;stroke:#e4e4e4}
 rect.c{stroke:#fff;stroke-width:1}.m{fill:none;stroke:#000;stroke-width:2.5}
-.changed .m{stroke:#d55e00;stroke-width:3}
+.changed .m{stroke:#d55e00;stroke-width:3}.m.thin{stroke-width:1.5}
 .maps{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}.maps figure{margin:0}
 figcaption{font-weight:600;margin:4px 0;word-break:break-all;max-width:700px}
 .legend{margin:8px 0;font-size:12px}.key{display:inline-block;margin:2px 12px 2px 0;white-space:nowrap}
