@@ -1,6 +1,6 @@
 // Renderers for gguf-inspect: human tables (fit a terminal width, optional ANSI colour),
-// Markdown (exact integers), and JSON (schema in docs/gguf-inspect.md). They build strings;
-// the tool decides where they go.
+// Markdown (exact integers), JSON (schema in docs/gguf-inspect.md) and a self-contained HTML
+// page (type map, bytes/token charts). They build strings; the tool decides where they go.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -40,6 +40,10 @@ struct RenderOptions {
 std::string render_table(const Report& r, const RenderOptions& o);
 std::string render_markdown(const Report& r, const RenderOptions& o);
 std::string render_json(const Report& r, const RenderOptions& o);
+// One self-contained XHTML-compatible page: header facts, a type map (layers x tensor classes,
+// coloured by bits per weight, slow paths outlined with the reason on hover), bytes/token by
+// group and by layer, the tokens/s ceiling, the audit and summary tables; metadata and tensors folded.
+std::string render_html(const Report& r, const RenderOptions& o);
 
 struct DiffReport {
     const Model& a;
@@ -51,6 +55,9 @@ struct DiffReport {
 
 std::string render_diff_table(const DiffReport& r, const RenderOptions& o);
 std::string render_diff_json(const DiffReport& r, const RenderOptions& o);
+// One self-contained page: both type maps side by side with changed, added and removed tensors
+// outlined, per-layer bytes/token of A and B, and the diff's tables.
+std::string render_diff_html(const DiffReport& r, const RenderOptions& o);
 
 // Quantity with an SI suffix and one decimal: 999 -> "999", 6720000 -> "6.7M", 2.19e9 -> "2.2G".
 std::string si(double v);

@@ -9,6 +9,7 @@
 
 #include "libformat/escape.h"
 #include "libformat/ftype.h"
+#include "inspect/document.h"
 #include "inspect/render.h"
 
 namespace oiw::inspect {
@@ -33,30 +34,12 @@ std::string value_type_string(const GgufValue& v) {
 
 namespace {
 
+using doc::Block;
+using doc::Section;
+using doc::Table;
+
 // ---------------------------------------------------------------------------------------------
 // Document model
-
-struct Table {
-    std::vector<std::string> head;
-    std::string align;  // one 'l' or 'r' per column
-    std::vector<std::vector<std::string>> rows;
-    // Columns that may be truncated to fit the width, in order, with their minimum widths (a
-    // column may appear again with a smaller minimum).
-    std::vector<std::pair<size_t, size_t>> shrink;
-    std::vector<size_t> middle;  // columns cut in the middle (names); others are cut at the end
-};
-
-struct Block {
-    enum class Kind { Fields, Table, Text } kind = Kind::Text;
-    std::vector<std::pair<std::string, std::string>> fields;
-    Table table;
-    std::vector<std::string> text;  // paragraphs; leading spaces are kept as a hanging indent
-};
-
-struct Section {
-    std::string title;
-    std::vector<Block> blocks;
-};
 
 Block fields(std::vector<std::pair<std::string, std::string>> f) {
     Block b;
@@ -277,8 +260,12 @@ std::string bytes_h(uint64_t bytes) { return bytes >= 1000000000 ? gb(bytes) : m
 
 double share_of(uint64_t part, uint64_t whole) { return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
 
-std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool md) {
-    const Fmt F{md};
+}  // namespace
+
+namespace doc {
+
+std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool exact) {
+    const Fmt F{exact};
     const Model& f = r.file;
     const Analysis& a = r.analysis;
     const ModelFacts& m = a.model;
@@ -287,7 +274,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
 
     // 1. Header
     {
-        Section s{"Header", {}};
+        Section s{"Header", {}, "header"};
         std::string ft = "(not set)";
         if (m.file_type) {
             const auto name = ftype_name(*m.file_type);
@@ -318,7 +305,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
 
     // 2. Metadata
     {
-        Section s{fmt::format("Metadata ({} key/value pairs)", f.metadata().size()), {}};
+        Section s{fmt::format("Metadata ({} key/value pairs)", f.metadata().size()), {}, "metadata"};
         Table t;
         t.head = {"key", "type", "value"};
         t.align = "lll";
@@ -337,7 +324,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
 
     // 3. Tensors
     {
-        Section s{fmt::format("Tensors ({})", f.tensors().size()), {}};
+        Section s{fmt::format("Tensors ({})", f.tensors().size()), {}, "tensors"};
         Table t;
         t.head = {"name", "type", "shape", "params", "bytes", "bpw", "offset", "bytes/token"};
         t.align = "lllrrrrr";
@@ -355,7 +342,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
         doc.push_back(std::move(s));
 
         if (digests) {
-            Section d{fmt::format("Tensor digests ({})", hash_name(*r.hash)), {}};
+            Section d{fmt::format("Tensor digests ({})", hash_name(*r.hash)), {}, "digests"};
             Table dt;
             dt.head = {"name", std::string(hash_name(*r.hash))};
             dt.align = "ll";
@@ -382,14 +369,14 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
                           F.pct(share_of(x.bytes_per_token, total_bpt))});
     };
     {
-        Section s{"Summary by type", {}};
+        Section s{"Summary by type", {}, "by-type"};
         Table t = summary_table("type");
         for (const auto& tt : a.by_type) summary_row(t, std::string(type_name(tt.type)), tt);
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));
     }
     {
-        Section s{"Summary by group", {}};
+        Section s{"Summary by group", {}, "by-group"};
         Table t = summary_table("group");
         for (Group g : kAllGroups) {
             const Totals& gt = a.by_group[static_cast<size_t>(g)];
@@ -399,7 +386,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
         doc.push_back(std::move(s));
     }
     {
-        Section s{"Summary by layer", {}};
+        Section s{"Summary by layer", {}, "by-layer"};
         Table t;
         t.head = {"layer", "count", "params", "bytes", "bytes/token", "% traffic"};
         t.align = "lrrrrr";
@@ -413,7 +400,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
 
     // 5. Traffic
     {
-        Section s{"Per-token weight traffic (batch-1 decode)", {}};
+        Section s{"Per-token weight traffic (batch-1 decode)", {}, "traffic"};
         std::vector<std::pair<std::string, std::string>> fl = {
             {"bytes/token", fmt::format("{} ({})", total_bpt, bytes_h(total_bpt))},
             {"lm_head share", F.pct(a.traffic.lm_head_share)},
@@ -448,7 +435,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
     // 6. Audit
     if (r.profile && r.flags) {
         const Profile& p = *r.profile;
-        Section s{fmt::format("Slow-path audit: {} ({})", p.name, p.version), {}};
+        Section s{fmt::format("Slow-path audit: {} ({})", p.name, p.version), {}, "audit"};
         std::vector<std::string> lines;
         if (r.flags->empty()) lines.push_back(fmt::format("no slow paths found for {}", p.name));
         for (const auto& fl : *r.flags) {
@@ -467,18 +454,12 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
     return doc;
 }
 
-}  // namespace
-
-std::string render_table(const Report& r, const RenderOptions& o) { return emit_text(build_report(r, o, false), o); }
-
-std::string render_markdown(const Report& r, const RenderOptions& o) { return emit_markdown(build_report(r, o, true)); }
-
-std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
+std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
     const Diff& d = r.diff;
     std::vector<Section> doc;
     const size_t preview = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
     {
-        Section s{"Files", {}};
+        Section s{"Files", {}, "files"};
         s.blocks.push_back(fields({
             {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.a.path()), r.a.file_size(), r.a.metadata().size(), r.a.tensors().size())},
             {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.b.path()), r.b.file_size(), r.b.metadata().size(), r.b.tensors().size())},
@@ -488,10 +469,10 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
         }));
         doc.push_back(std::move(s));
     }
-    if (!d.header.empty()) doc.push_back({"Header", {text(d.header)}});
+    if (!d.header.empty()) doc.push_back({"Header", {text(d.header)}, "diff-header"});
     if (!d.kv_added.empty() || !d.kv_removed.empty() || !d.kv_changed.empty()) {
         Section s{fmt::format("Metadata: {} added, {} removed, {} changed", d.kv_added.size(), d.kv_removed.size(),
-                              d.kv_changed.size()), {}};
+                              d.kv_changed.size()), {}, "diff-metadata"};
         Table t;
         t.head = {"", "key", "A", "B"};
         t.align = "llll";
@@ -517,7 +498,7 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
     }
     if (!d.tensors_added.empty() || !d.tensors_removed.empty() || !d.tensors_changed.empty()) {
         Section s{fmt::format("Tensors: {} added, {} removed, {} changed, {} in both", d.tensors_added.size(),
-                              d.tensors_removed.size(), d.tensors_changed.size(), d.tensors_common), {}};
+                              d.tensors_removed.size(), d.tensors_changed.size(), d.tensors_common), {}, "diff-tensors"};
         Table t;
         t.head = {"", "name", "type", "shape", "bytes", "bytes/token"};
         t.align = "lllllr";
@@ -546,7 +527,7 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
         doc.push_back(std::move(s));
     }
     {
-        Section s{"Totals", {}};
+        Section s{"Totals", {}, "totals"};
         Table t;
         t.head = {"", "A", "B", "change"};
         t.align = "lrrr";
@@ -565,7 +546,7 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
         doc.push_back(std::move(s));
     }
     if (d.data_compared) {
-        Section s{fmt::format("Data: {} of {} common tensors identical", d.data_identical.size(), d.tensors_common), {}};
+        Section s{fmt::format("Data: {} of {} common tensors identical", d.data_identical.size(), d.tensors_common), {}, "data"};
         std::vector<std::string> lines;
         auto list = [&](const char* label, const std::vector<std::pair<size_t, size_t>>& v) {
             if (v.empty()) return;
@@ -581,7 +562,15 @@ std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
         s.blocks.push_back(text(std::move(lines)));
         doc.push_back(std::move(s));
     }
-    return emit_text(doc, o);
+    return doc;
 }
+
+}  // namespace doc
+
+std::string render_table(const Report& r, const RenderOptions& o) { return emit_text(doc::build_report(r, o, false), o); }
+
+std::string render_markdown(const Report& r, const RenderOptions& o) { return emit_markdown(doc::build_report(r, o, true)); }
+
+std::string render_diff_table(const DiffReport& r, const RenderOptions& o) { return emit_text(doc::build_diff(r, o), o); }
 
 }  // namespace oiw::inspect

@@ -1,5 +1,7 @@
 #include "libformat/escape.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace oiw {
@@ -19,6 +21,58 @@ std::string escape_text(std::string_view s, char quote, bool backslash) {
         } else {
             o += ch;
         }
+    }
+    return o;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i] (1..4) and its code point, or 0 when invalid
+// (truncated, overlong, surrogate, above U+10FFFF).
+size_t utf8_seq(std::string_view s, size_t i, char32_t& cp) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    const unsigned char c = b(0);
+    size_t n;
+    if (c < 0x80) return cp = c, 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
+    else return 0;
+    if (i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; ++k) {
+        if ((b(k) & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (b(k) & 0x3F);
+    }
+    static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+}  // namespace
+
+std::string escape_xml(std::string_view s) {
+    std::string o;
+    o.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        char32_t cp = 0;
+        const size_t n = utf8_seq(s, i, cp);
+        const bool hidden = n == 0 || (cp < 0x20 && cp != '\t' && cp != '\n') || (cp >= 0x7F && cp <= 0x9F) || cp == 0xFFFE || cp == 0xFFFF;
+        if (hidden) {
+            for (size_t k = 0; k < std::max<size_t>(n, 1); ++k) o += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
+        } else if (cp == '&') {
+            o += "&amp;";
+        } else if (cp == '<') {
+            o += "&lt;";
+        } else if (cp == '>') {
+            o += "&gt;";
+        } else if (cp == '"') {
+            o += "&quot;";
+        } else if (cp == '\'') {
+            o += "&#39;";
+        } else {
+            o.append(s.substr(i, n));
+        }
+        i += std::max<size_t>(n, 1);
     }
     return o;
 }

@@ -14,4 +14,11 @@ namespace oiw {
 // quote user text such as regular expressions, whose backslashes must read as typed.
 std::string escape_text(std::string_view s, char quote = '\0', bool backslash = true);
 
+// `s` as XML character data or attribute value (HTML/SVG reports): & < > " ' become entities;
+// valid UTF-8 is kept, except what XML 1.0 forbids or hides (C0 controls but tab and line feed,
+// CR, DEL, C1 controls, U+FFFE, U+FFFF), whose bytes are written as \xNN, as is every byte
+// that is not part of a valid UTF-8 sequence. Any byte string gives well-formed markup; pass
+// text through escape_text first to keep it reversible.
+std::string escape_xml(std::string_view s);
+
 }  // namespace oiw

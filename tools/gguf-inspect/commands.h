@@ -4,6 +4,7 @@
 #include <string>
 
 #include "libformat/error.h"
+#include "libformat/io/atomic_file.h"
 #include "tools/common/tool_support.h"
 
 namespace oiw::inspect_tool {
@@ -17,11 +18,20 @@ inline void write_stdout(const std::string& text) {
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
 }
 
-// gguf-inspect [report] FILE [--json|--markdown] [--full] [--profile NAME] [--bandwidth BW] [--hash [ALGO]]
+// Writes a rendered page to `path` through an AtomicFile (never over an input of the run or a
+// special file), or to stdout when `path` is "-".
+inline void write_output(const std::string& path, const std::string& text) {
+    if (path == "-") return write_stdout(text);
+    AtomicFile out(path);
+    out.write(text.data(), text.size());
+    out.commit();
+}
+
+// gguf-inspect [report] FILE [--json|--markdown] [--full] [--profile NAME] [--bandwidth BW] [--hash [ALGO]] [--html OUT]
 int run_report(int argc, char** argv);
 // gguf-inspect FILE.oiw4 [--json] [--hash [ALGO]]: encodings, planes, checksums, bytes per token.
 int run_oiw4_report(const std::string& path, bool json, const std::string& hash);
-// gguf-inspect diff A B [--data] [--json] [--full]
+// gguf-inspect diff A B [--data] [--json|--html OUT] [--full]
 int run_diff(int argc, char** argv);
 
 }  // namespace oiw::inspect_tool

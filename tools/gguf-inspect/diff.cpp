@@ -19,13 +19,16 @@ int run_diff(int argc, char** argv) {
     CLI::App app{"Compare two GGUF files: metadata, tensors, per-token traffic, and with --data the tensor bytes.\n"
                  "Exit status: 0 identical, 1 different, 2 error.",
                  "gguf-inspect diff"};
-    std::string pa, pb;
+    std::string pa, pb, html;
     bool data = false, json = false, full = false;
     std::string color = "auto";
     app.add_option("A", pa, "first GGUF file")->required();
     app.add_option("B", pb, "second GGUF file")->required();
     app.add_flag("--data", data, "also compare tensor bytes (reads both files)");
-    app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
+    auto* j = app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
+    app.add_option("--html", html, "write a self-contained HTML page (both type maps, per-layer bytes/token) to OUT; - for stdout")
+        ->type_name("OUT")
+        ->excludes(j);
     app.add_flag("--full", full, "show every array element and every tensor name");
     app.add_option("--color", color, "colour: auto (only on a terminal), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -46,8 +49,8 @@ int run_diff(int argc, char** argv) {
     o.full = full;
     o.color = want_color(color);
     const DiffReport r{a, aa, b, ab, d};
-    const std::string out = json ? render_diff_json(r, o) : render_diff_table(r, o);
-    write_stdout(out);
+    if (!html.empty()) write_output(html, render_diff_html(r, o));
+    else write_stdout(json ? render_diff_json(r, o) : render_diff_table(r, o));
     return d.identical() ? kExitOk : kExitDiffers;
 }
 

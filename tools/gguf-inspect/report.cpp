@@ -40,12 +40,16 @@ int run_report(int argc, char** argv) {
     CLI::App app{"Audit a GGUF model: tensor types, bytes per token, slow paths on a runtime profile.\n"
                  "Also: gguf-inspect diff A.gguf B.gguf (see --help there).",
                  "gguf-inspect"};
-    std::string path, profile_name(kDefaultProfile), bandwidth, hash;
+    std::string path, profile_name(kDefaultProfile), bandwidth, hash, html;
     bool json = false, markdown = false, full = false, no_audit = false, list_profiles = false;
     std::string color = "auto";
     app.add_option("FILE", path, "GGUF file to inspect");
     auto* j = app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
-    app.add_flag("--markdown", markdown, "Markdown output (exact integers)")->excludes(j);
+    auto* md = app.add_flag("--markdown", markdown, "Markdown output (exact integers)")->excludes(j);
+    app.add_option("--html", html, "write a self-contained HTML report (type map, bytes/token charts) to OUT; - for stdout")
+        ->type_name("OUT")
+        ->excludes(j)
+        ->excludes(md);
     app.add_flag("--full", full, "show every array element and whole values");
     app.add_option("--profile", profile_name, "runtime profile for the slow-path audit (name or path)")
         ->capture_default_str();
@@ -83,7 +87,10 @@ int run_report(int argc, char** argv) {
     std::optional<Profile> profile;
     if (!no_audit) profile = load_profile(profile_name);
 
-    if (is_oiw4_file(path)) return run_oiw4_report(path, json, hash);
+    if (is_oiw4_file(path)) {
+        if (!html.empty()) throw FormatError(ErrorKind::Usage, path, "", "--html applies to GGUF files only");
+        return run_oiw4_report(path, json, hash);
+    }
     const Model f = open_model(path);
     const Analysis a = analyze(f);
     std::vector<Flag> flags;
@@ -99,6 +106,10 @@ int run_report(int argc, char** argv) {
     RenderOptions o;
     o.full = full;
     o.color = want_color(color);
+    if (!html.empty()) {
+        write_output(html, render_html(r, o));
+        return kExitOk;
+    }
     const std::string out = json ? render_json(r, o) : markdown ? render_markdown(r, o) : render_table(r, o);
     write_stdout(out);
     return kExitOk;
