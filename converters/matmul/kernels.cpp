@@ -1,5 +1,5 @@
-// The one dispatch point of the GEMV kernels: CPU detection (cpuid, x86 only) and the scalar
-// fallback (the references themselves), which every build has.
+// The GEMV kernels' dispatch: the Isa asked for when this CPU runs it (cpu_runs, the project's one
+// CPU detection in converters/quant/dispatch.cpp), else the scalar references every build has.
 #include "converters/matmul/kernels.h"
 
 #include <cstring>
@@ -10,8 +10,6 @@
 #include "libformat/fp16.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
-
 #include "converters/matmul/x86/gemv_x86.h"
 #endif
 
@@ -19,25 +17,6 @@ namespace oiw::matmul {
 namespace {
 
 #if defined(__x86_64__)
-struct CpuFeatures {
-    bool avx = false, avx2 = false, f16c = false;
-    CpuFeatures() {
-        unsigned a, b, c, d;
-        if (!__get_cpuid(1, &a, &b, &c, &d)) return;
-        const bool osxsave = c & bit_OSXSAVE;
-        f16c = c & bit_F16C;
-        if (!osxsave || !(c & bit_AVX)) return;
-        unsigned xlo, xhi;
-        __asm__("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
-        if ((xlo & 6) != 6) return;  // the OS saves xmm and ymm state
-        avx = true;
-        if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) avx2 = b & bit_AVX2;
-    }
-};
-const CpuFeatures& cpu() {
-    static const CpuFeatures f;
-    return f;
-}
 ActView view(const Q8Act& a) { return {a.qs.data(), a.d.data(), a.c8.data()}; }
 #endif
 
@@ -51,32 +30,11 @@ void check_shape(const char* what, int64_t cols, int64_t bs, int64_t n) {
 
 }  // namespace
 
-const char* isa_name(Isa isa) {
-    switch (isa) {
-        case Isa::Avx2: return "avx2";
-        case Isa::Avx1: return "avx1";
-        default: return "scalar";
-    }
-}
-
-bool isa_available(Isa isa) {
-    switch (isa) {
-#if defined(__x86_64__)
-        case Isa::Avx2: return cpu().avx2 && cpu().f16c;
-        case Isa::Avx1: return cpu().avx;
-#endif
-        case Isa::Scalar: return true;
-        default: return false;
-    }
-}
-
-Isa best_isa() { return isa_available(Isa::Avx2) ? Isa::Avx2 : isa_available(Isa::Avx1) ? Isa::Avx1 : Isa::Scalar; }
-
 void oiw4_gemv(Isa isa, const Oiw4Planes& w, const Q8Act* const* acts, int nvec, float* y, int threads,
                [[maybe_unused]] bool two_row) {
     if (nvec < 1 || nvec > kMaxBatch) throw FormatError(ErrorKind::Usage, "", "oiw4", "batch of 1..8 vectors");
     for (int v = 0; v < nvec; ++v) check_shape("oiw4", w.cols, 32, acts[v]->n);
-    if (!isa_available(isa)) isa = Isa::Scalar;
+    if (!cpu_runs(isa)) isa = Isa::Scalar;
 #if defined(__x86_64__)
     if (isa != Isa::Scalar) {
         ActView views[kMaxBatch];
@@ -100,7 +58,7 @@ void q4kx8_gemv([[maybe_unused]] Isa isa, const Q4Kx8View& w, const Q8KAct& a, f
     if (w.rows % 8 != 0) throw FormatError(ErrorKind::Usage, "", "q4kx8", "rows must be a multiple of 8");
     check_shape("q4kx8", w.cols, 256, a.n);
 #if defined(__x86_64__)
-    if (isa == Isa::Avx2 && isa_available(Isa::Avx2)) {
+    if (isa == Isa::Avx2 && cpu_runs(Isa::Avx2)) {
         const KActView v{a.blocks.data(), a.msum.data()};
         parallel_rows(w.rows / 8, threads, 1, [&](int64_t g0, int64_t g1) { avx2::q4kx8_groups(w, v, y, g0, g1); });
         return;
@@ -119,7 +77,7 @@ void q4kx8_gemv([[maybe_unused]] Isa isa, const Q4Kx8View& w, const Q8KAct& a, f
 void q4_0_gemv([[maybe_unused]] Isa isa, const block_q4_0* w, int64_t rows, int64_t cols, const Q8Act& a, float* y, int threads) {
     check_shape("Q4_0", cols, 32, a.n);
 #if defined(__x86_64__)
-    if (isa == Isa::Avx2 && isa_available(Isa::Avx2)) {
+    if (isa == Isa::Avx2 && cpu_runs(Isa::Avx2)) {
         const ActView v = view(a);
         parallel_rows(rows, threads, 1, [&](int64_t r0, int64_t r1) { avx2::q4_0_rows(w, cols, v, y, r0, r1); });
         return;

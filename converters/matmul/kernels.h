@@ -4,16 +4,12 @@
 #include <cstdint>
 
 #include "converters/matmul/w4a8.h"
+#include "converters/quant/dispatch.h"
 
 namespace oiw::matmul {
 
-// Instruction sets with GEMV kernels. Scalar is always available (it runs the references).
-enum class Isa { Scalar, Avx1, Avx2 };
-const char* isa_name(Isa isa);
-// True when this build has the kernels and this CPU runs them (cpuid, x86 only).
-bool isa_available(Isa isa);
-// The fastest available ISA.
-Isa best_isa();
+// Kernels take an explicit Isa (converters/quant/dispatch.h); one this CPU does not run
+// (cpu_runs) falls back to the scalar reference. active_isa() is the default choice.
 
 // Largest number of activation vectors one pass over the weights serves (batched decode).
 inline constexpr int kMaxBatch = 8;

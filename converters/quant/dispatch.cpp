@@ -24,18 +24,6 @@ std::span<const IsaKernel> isa_quantizers(Isa isa) {
     return {};
 }
 
-bool cpu_has_avx2_f16c() {
-#if OIW_X86_KERNELS
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2")) return false;  // also checks the OS saves YMM state
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
-    return (ecx & bit_F16C) != 0;
-#else
-    return false;
-#endif
-}
-
 KernelTable with_isa(Isa isa) {
     KernelTable t = reference_kernels();
     for (const IsaKernel& k : isa_quantizers(isa)) t[static_cast<size_t>(k.type)].fast = k.fast;
@@ -44,10 +32,37 @@ KernelTable with_isa(Isa isa) {
 
 }  // namespace
 
-std::string_view isa_name(Isa isa) { return isa == Isa::Avx2 ? "avx2" : "scalar"; }
+std::string_view isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::Avx2: return "avx2";
+        case Isa::Avx1: return "avx1";
+        default: return "scalar";
+    }
+}
+
+bool cpu_runs(Isa isa) {
+#if OIW_X86_KERNELS
+    struct Features {
+        bool avx, avx2_f16c;
+    };
+    static const Features f = [] {
+        __builtin_cpu_init();  // its avx/avx2 answers also check that the OS saves YMM state
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+        return Features{__builtin_cpu_supports("avx") != 0, __builtin_cpu_supports("avx2") != 0 && f16c};
+    }();
+    switch (isa) {
+        case Isa::Avx1: return f.avx;
+        case Isa::Avx2: return f.avx2_f16c;
+        default: return true;
+    }
+#else
+    return isa == Isa::Scalar;
+#endif
+}
 
 Isa detected_isa() {
-    static const Isa isa = cpu_has_avx2_f16c() ? Isa::Avx2 : Isa::Scalar;
+    static const Isa isa = cpu_runs(Isa::Avx2) ? Isa::Avx2 : cpu_runs(Isa::Avx1) ? Isa::Avx1 : Isa::Scalar;
     return isa;
 }
 

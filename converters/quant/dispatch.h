@@ -11,16 +11,20 @@ namespace oiw {
 
 // Instruction sets with optimized kernels, in increasing order of preference.
 enum class Isa : uint8_t {
-    Scalar,  // the reference only
-    Avx2,    // x86-64 with AVX2 and F16C (converters/quant/x86/*_avx2.cpp)
+    Scalar,  // the references only
+    Avx1,    // x86-64 with AVX (Sandy Bridge): the oiw4 GEMV (converters/matmul/x86/gemv_avx1.cpp)
+    Avx2,    // x86-64 with AVX2 and F16C: quantizers (converters/quant/x86/*_avx2.cpp) and GEMVs
 };
 
-// "scalar", "avx2".
+// "scalar", "avx1", "avx2".
 std::string_view isa_name(Isa isa);
+// True when this build has kernels for `isa` and this CPU (and OS) runs them; Scalar always. The
+// one CPU detection of the project (cpuid, x86-64 only).
+bool cpu_runs(Isa isa);
 // The best instruction set this build has kernels for and this CPU runs (Scalar off x86).
 Isa detected_isa();
 // The instruction set the kernels run with: detected_isa(), or Scalar when the environment sets
-// OIW_ISA=scalar (read once).
+// OIW_ISA=scalar (read once). Quantizers have no AVX1 kernels: under Avx1 they run the reference.
 Isa active_isa();
 
 // The reference kernels plus the optimized quantizers `isa` provides (the reference table when

@@ -88,6 +88,22 @@ TEST(Dispatch, Avx2KernelsOnlyOnX86) {
 #endif
 }
 
+// One CPU detection for quantizers and GEMVs: detected_isa() is the best ISA cpu_runs() accepts.
+TEST(Dispatch, DetectedIsaIsTheBestTheCpuRuns) {
+    EXPECT_EQ(isa_name(Isa::Avx1), "avx1");
+    EXPECT_EQ(isa_name(Isa::Avx2), "avx2");
+    EXPECT_TRUE(cpu_runs(Isa::Scalar));
+    const Isa best = cpu_runs(Isa::Avx2) ? Isa::Avx2 : cpu_runs(Isa::Avx1) ? Isa::Avx1 : Isa::Scalar;
+    EXPECT_EQ(detected_isa(), best);
+    if (cpu_runs(Isa::Avx2)) {
+        EXPECT_TRUE(cpu_runs(Isa::Avx1));  // AVX2 implies AVX
+    }
+#if !defined(__x86_64__)
+    EXPECT_FALSE(cpu_runs(Isa::Avx1));
+    EXPECT_FALSE(cpu_runs(Isa::Avx2));
+#endif
+}
+
 // ctest runs this file once more with OIW_ISA=scalar (CMakeLists.txt): then nothing optimized runs.
 TEST(Dispatch, ActiveIsaHonoursOiwIsa) {
     EXPECT_EQ(active_isa(), forced_scalar() ? Isa::Scalar : detected_isa());

@@ -105,13 +105,13 @@ int run_bench(const BenchOptions& o) {
     };
     const double macs = static_cast<double>(rows) * static_cast<double>(cols);
     for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
-        if (!isa_available(isa)) continue;
+        if (!cpu_runs(isa)) continue;
         for (const bool two : {false, true}) {
             const double t = best_time(o.min_time, [&] { oiw4_gemv(isa, w, ap, 1, y.data(), threads, two); });
             record(fmt::format("oiw4-{}-{}row", isa_name(isa), two ? 2 : 1), t, macs, oiw4_bytes);
         }
     }
-    const Isa best = best_isa();
+    const Isa best = active_isa();
     for (const int b : {1, 2, 4, 8}) {
         const double t = best_time(o.min_time, [&] { oiw4_gemv(best, w, ap, b, y.data(), threads, false); });
         record(fmt::format("oiw4-{}-batch{}", isa_name(best), b), t, macs * b, oiw4_bytes);
@@ -142,7 +142,7 @@ int run_bench(const BenchOptions& o) {
         }
         const Q8KAct ka = unpack_q8_K(quantize_activation(GgmlType::Q8_K, random_floats(rng, static_cast<size_t>(cols)).data(), cols));
         const Q4Kx8View v{x8.data(), rows, cols};
-        const Isa kisa = isa_available(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
+        const Isa kisa = cpu_runs(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
         const double t = best_time(o.min_time, [&] { q4kx8_gemv(kisa, v, ka, y.data(), threads); });
         record(fmt::format("q4kx8-{}", isa_name(kisa)), t, macs, static_cast<double>(x8.size() * sizeof(block_q4_Kx8)));
     }

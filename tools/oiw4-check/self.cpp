@@ -95,7 +95,7 @@ std::vector<std::string> check_operands(const Operands& op, std::mt19937_64& rng
         std::vector<float> ref(static_cast<size_t>(rows * kMaxBatch)), got(ref.size());
         oiw4_gemv(Isa::Scalar, op.w4, ap, kMaxBatch, ref.data(), 1, false);
         for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
-            if (!isa_available(isa)) continue;
+            if (!cpu_runs(isa)) continue;
             for (const int b : {1, 2, 8}) {
                 for (const bool two : {false, true}) {
                     if (two && b != 1) continue;
@@ -108,7 +108,7 @@ std::vector<std::string> check_operands(const Operands& op, std::mt19937_64& rng
         if (op.q40) {
             std::vector<float> r40(static_cast<size_t>(rows)), g40(r40.size());
             q4_0_gemv(Isa::Scalar, op.q40, rows, cols, acts[0], r40.data(), 1);
-            q4_0_gemv(best_isa(), op.q40, rows, cols, acts[0], g40.data(), threads);
+            q4_0_gemv(active_isa(), op.q40, rows, cols, acts[0], g40.data(), threads);
             expect_same("q4_0", g40.data(), r40.data(), rows, bad);
             expect_same("q4_0-vs-oiw4", r40.data(), ref.data(), rows, bad);
         }
@@ -117,7 +117,7 @@ std::vector<std::string> check_operands(const Operands& op, std::mt19937_64& rng
         const QuantizedVector q = quantize_activation(GgmlType::Q8_K, heavy_tailed(rng, cols).data(), cols);
         std::vector<float> ref(static_cast<size_t>(rows)), got(ref.size());
         for (int64_t r = 0; r < rows; ++r) ref[r] = q4kx8_dot_ref(op.x8, r, q);
-        q4kx8_gemv(best_isa(), op.x8, unpack_q8_K(q), got.data(), threads);
+        q4kx8_gemv(active_isa(), op.x8, unpack_q8_K(q), got.data(), threads);
         expect_same("q4kx8", got.data(), ref.data(), rows, bad);
     }
     return bad;
@@ -176,11 +176,11 @@ int run_self(const SelfOptions& o) {
     });
     if (o.json) {
         fmt::print("{{\"file\":{},\"isa\":{},\"tensors_checked\":{},\"failed\":{},\"failures\":[", json_str(o.file),
-                   json_str(isa_name(best_isa())), checked, failed);
+                   json_str(std::string(isa_name(active_isa()))), checked, failed);
         for (size_t i = 0; i < lines.size(); ++i) fmt::print("{}{}", i ? "," : "", json_str(lines[i]));
         fmt::print("]}}\n");
     } else {
-        fmt::print("{} tensors checked on {}: {} failed\n", checked, isa_name(best_isa()), failed);
+        fmt::print("{} tensors checked on {}: {} failed\n", checked, isa_name(active_isa()), failed);
     }
     for (const auto& l : lines) fmt::print(stderr, "oiw4-check: {}\n", l);
     return failed ? kExitDiffers : kExitOk;
