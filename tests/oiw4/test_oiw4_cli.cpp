@@ -180,6 +180,54 @@ TEST(Oiw4Cli, ProgressOnATerminal) {
     }
 }
 
+TEST(Oiw4Cli, JsonReports) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_0");
+    const auto dir = test::temp_dir();
+    const std::string o = (dir / "j.oiw4").string(), g = (dir / "j.gguf").string();
+    std::string out;
+    ASSERT_EQ(run(src + " " + o + " --dry-run --json", &out), 0) << out;
+    const auto plan = nlohmann::json::parse(out);
+    EXPECT_TRUE(plan.at("output").is_null());
+    ASSERT_EQ(run(src + " " + o + " --json", &out), 0) << out;
+    const auto conv = nlohmann::json::parse(out);
+    const Oiw4File f = Oiw4File::open(o);
+    EXPECT_EQ(conv.at("output"), o);
+    EXPECT_EQ(conv.at("output_bytes"), fs::file_size(o));
+    EXPECT_EQ(plan.at("output_bytes"), fs::file_size(o));
+    EXPECT_EQ(conv.at("input_bytes"), fs::file_size(src));
+    ASSERT_EQ(conv.at("tensors").size(), f.tensors().size());
+    uint64_t planes = 0;
+    for (size_t i = 0; i < f.tensors().size(); ++i) {
+        const auto& t = f.tensors()[i];
+        const auto& jt = conv.at("tensors")[i];
+        EXPECT_EQ(jt.at("name"), t.info.name);
+        EXPECT_EQ(jt.at("encoding"), encoding_name(t.encoding));
+        ASSERT_EQ(jt.at("planes").size(), t.planes.size());
+        for (size_t p = 0; p < t.planes.size(); ++p) EXPECT_EQ(jt.at("planes")[p].at("size"), t.planes[p].size);
+        planes += t.planes.size();
+    }
+    ASSERT_EQ(run("--verify " + o + " --json", &out), 0) << out;
+    auto v = nlohmann::json::parse(out);
+    EXPECT_EQ(v.at("ok"), true);
+    EXPECT_EQ(v.at("planes"), planes);
+    EXPECT_EQ(v.at("header_xxh3"), fmt::format("{:016x}", f.header_xxh3()));
+    ASSERT_EQ(test::run(tool() + " --to-gguf " + o + " " + g + " --json", &out), 0) << out;
+    const auto back = nlohmann::json::parse(out);
+    EXPECT_EQ(back.at("identical_to_source"), true);
+    EXPECT_EQ(back.at("lossless"), true);
+    EXPECT_TRUE(back.at("warnings").empty());
+    auto b = test::read_file(o);
+    const auto& p = f.tensors()[2].planes[0];
+    b[p.offset] ^= 0x10;
+    test::write_file(o, b);
+    ASSERT_EQ(test::run(tool() + " --verify " + o + " --json 2>/dev/null", &out), 1) << out;
+    v = nlohmann::json::parse(out);
+    EXPECT_EQ(v.at("ok"), false);
+    ASSERT_EQ(v.at("mismatches").size(), 1u);
+    EXPECT_EQ(v.at("mismatches")[0].at("tensor"), f.tensors()[2].info.name);
+    EXPECT_EQ(v.at("mismatches")[0].at("plane"), p.name);
+}
+
 TEST(Oiw4Cli, InspectShowsEncodingsAndPlanes) {
     const std::string src = test::mini_requant("mini-llama", "Q4_K_M");
     const std::string o = (test::temp_dir() / "i.oiw4").string();
