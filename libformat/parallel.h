@@ -1,4 +1,5 @@
-// The one pool of worker threads: requant's ordered conversion and inspect's digest/diff passes.
+// The one pool of worker threads: requant's ordered conversion, OIW4 plane compression and
+// inspect's digest/diff passes.
 #pragma once
 #include <condition_variable>
 #include <cstdint>

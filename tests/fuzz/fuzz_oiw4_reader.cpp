@@ -1,6 +1,8 @@
 // libFuzzer target for the OIW4 reader: Oiw4File::parse must either throw FormatError naming the
 // file or hand out tensors whose planes are inside the input, 4096-aligned, sized for their
-// encoding and disjoint; verify_planes and the oiw4 views must then read only those bytes.
+// encoding and disjoint; verify_planes and the oiw4 views must then read only those bytes, and
+// decoding a zstd plane (up to 1 MiB decoded) must give exactly its decoded size or throw
+// FormatError naming the file.
 //
 // With OIW_FUZZ_EMIT_SEEDS=<dir> the binary writes a few small valid files to <dir> and exits.
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "libformat/oiw4/oiw4.h"
+#include "libformat/oiw4/zstd/oiw4_zstd.h"
 
 namespace {
 
@@ -26,6 +29,12 @@ using namespace oiw;
     } while (0)
 
 volatile uint64_t g_sink;
+constexpr uint64_t kMaxDecoded = 1 << 20;  // larger planes are not decoded (memory of the run)
+
+void check_name(const FormatError& e) {
+    CHECK(std::strncmp(e.what(), "fuzz.oiw4: ", 11) == 0);
+    CHECK(e.file() == "fuzz.oiw4");
+}
 
 void check_file(const Oiw4File& f, std::span<const uint8_t> in) {
     CHECK(f.file_size() == in.size());
@@ -44,6 +53,13 @@ void check_file(const Oiw4File& f, std::span<const uint8_t> in) {
             const auto d = f.plane_data(i, p);
             CHECK(d.data() == in.data() + pl.offset && d.size() == pl.size);
             spans.push_back({pl.offset, pl.size});
+            if (pl.codec != Oiw4Codec::None && pl.decoded_size <= kMaxDecoded) {
+                try {
+                    CHECK(decode_plane(f, i, p).size() == pl.decoded_size);
+                } catch (const FormatError& e) {
+                    check_name(e);
+                }
+            }
         }
         if (t.encoding == Oiw4Encoding::Oiw4 && !f.compressed() && reinterpret_cast<uintptr_t>(in.data()) % alignof(float) == 0) {
             const Oiw4View v = f.oiw4_view(i);
@@ -64,8 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         check_file(Oiw4File::parse(in, "fuzz.oiw4"), in);
     } catch (const FormatError& e) {
-        CHECK(std::strncmp(e.what(), "fuzz.oiw4: ", 11) == 0);
-        CHECK(e.file() == "fuzz.oiw4");
+        check_name(e);
     }
     return 0;
 }
@@ -77,7 +92,8 @@ namespace {
 
 void emit_seed(const std::string& path, std::vector<std::pair<GgufTensorInfo, Oiw4Encoding>> tensors) {
     Oiw4Writer w(path, {});
-    w.set_metadata(3, {{"general.architecture", GgufValue::make_string("llama")}}, {{"oiw4.tool", GgufValue::make_string("fuzz seed")}});
+    w.set_metadata(3, Metadata(std::vector<GgufKV>{{"general.architecture", GgufValue::make_string("llama")}}),
+                   Metadata(std::vector<GgufKV>{{"oiw4.tool", GgufValue::make_string("fuzz seed")}}));
     for (const auto& [t, e] : tensors) w.add_tensor(t, e);
     for (const auto& [t, e] : tensors)
         for (const auto& p : encoding_planes(e, t, path)) w.write_plane(std::vector<uint8_t>(p.size, 0x5A));
@@ -95,6 +111,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
                                            {ti("c", GgmlType::Q4_K, {256, 16}), Oiw4Encoding::Q4Kx8Il4},
                                            {ti("n", GgmlType::F32, {8}), Oiw4Encoding::Raw}});
         emit_seed(d + "/seed-empty.oiw4", {});
+        CodecOptions o;
+        o.threads = 1;
+        compress_oiw4(Oiw4File::open(d + "/seed-mixed.oiw4"), d + "/seed-zstd.oiw4", o);
         std::exit(0);
     }
     return 0;

@@ -1,6 +1,7 @@
 # OIW4 files and oiw4-convert under hostile input: damaged headers, directories and planes,
 # truncation, wrong file kinds, outputs over inputs. Errors are one line, exit 2; --verify exits 1.
 C="$BIN/oiw4-convert"
+ZF="python3 $(dirname "${BASH_SOURCE[0]}")/zframe.py"
 flip() { printf '\377' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
 
 hostile_case "oiw4: requant source" 0 "$BIN/gguf-requant" "$DATA/models/mini-llama-f16.gguf" "$TMP/q.gguf" --preset Q4_0
@@ -60,3 +61,15 @@ expect_err_one_line
 expect_no_file "$TMP/zout.oiw4"
 hostile_case "oiw4: compressed file to GGUF" 2 "$C" --to-gguf "$TMP/z.oiw4" "$TMP/z.gguf"
 expect_err_contains "--decompress"
+for mode in size truncate; do
+    cp "$TMP/z.oiw4" "$TMP/z-$mode.oiw4"; $ZF "$TMP/z-$mode.oiw4" $mode
+    for t in 1 2; do
+        hostile_case "oiw4: zstd frame damaged ($mode, $t threads)" 2 "$C" --decompress "$TMP/z-$mode.oiw4" "$TMP/zout.oiw4" --threads $t
+        expect_err_one_line
+        expect_err_contains "plane '"
+        expect_err_contains "$([ $mode = size ] && echo "declares" || echo "truncated")"
+        expect_no_file "$TMP/zout.oiw4"
+    done
+    hostile_case "oiw4: zstd frame damaged ($mode, verify)" 1 "$C" --verify "$TMP/z-$mode.oiw4"
+    expect_err_contains "checksum mismatch"
+done

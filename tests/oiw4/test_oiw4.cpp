@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <regex>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include "converters/quant/quants.h"
 #include "converters/repack/oiw4_convert.h"
@@ -308,7 +310,9 @@ TEST(Oiw4Writer, RefusesWrongPlaneSizesAndLeavesNoFile) {
 TEST(Oiw4Zstd, CompressDecompressRestoresTheFile) {
     const std::string path = convert(test::mini_requant("mini-llama", "Q4_K_M"));
     const std::string z = (test::temp_dir() / "z.oiw4").string(), u = (test::temp_dir() / "u.oiw4").string();
-    const CodecReport cr = compress_oiw4(Oiw4File::open(path), z, 3, 2);
+    CodecOptions co;
+    co.threads = 2;
+    const CodecReport cr = compress_oiw4(Oiw4File::open(path), z, co);
     EXPECT_TRUE(cr.contains("q4kx8") && cr.contains("raw"));
     const Oiw4File zf = Oiw4File::open(z);
     EXPECT_TRUE(zf.compressed());
@@ -317,7 +321,7 @@ TEST(Oiw4Zstd, CompressDecompressRestoresTheFile) {
         for (const auto& p : t.planes) EXPECT_EQ(p.codec, Oiw4Codec::Zstd);
     EXPECT_LT(fs::file_size(z), fs::file_size(path));
     EXPECT_THROW(write_gguf_from_oiw4(zf, (test::temp_dir() / "no.gguf").string()), FormatError);
-    decompress_oiw4(zf, u);
+    decompress_oiw4(zf, u, {});
     EXPECT_EQ(test::sha256_hex(test::read_file(u)), test::sha256_hex(test::read_file(path)));
     // A damaged frame (checksum resealed so only zstd can tell) fails decompression, naming the plane.
     auto b = test::read_file(z);
@@ -325,10 +329,122 @@ TEST(Oiw4Zstd, CompressDecompressRestoresTheFile) {
     b[p.offset + p.size - 2] ^= 0x40;  // inside the content checksum
     const Oiw4File bad = Oiw4File::parse(b, "bad.oiw4");
     try {
-        decompress_oiw4(bad, (test::temp_dir() / "bad-out.oiw4").string());
+        decompress_oiw4(bad, (test::temp_dir() / "bad-out.oiw4").string(), {});
         FAIL();
     } catch (const FormatError& e) {
         EXPECT_NE(std::string(e.what()).find("tensor '" + zf.tensors()[3].info.name + "' plane '"), std::string::npos) << e.what();
+    }
+}
+
+// Every encoding at once: mini-llama Q4_K_M with ffn_down requantized to oiw4 and attn_q in il4.
+std::string all_encodings_file() {
+    return convert(test::mini_requant("mini-llama", "Q4_K_M"), {parse_encode_rule("ffn_down=oiw4", true), parse_encode_rule("attn_q=q4kx8-il4", false)});
+}
+
+TEST(Oiw4Zstd, BytesIndependentOfThreadsAndWindow) {
+    const std::string path = all_encodings_file();
+    const Oiw4File f = Oiw4File::open(path);
+    std::vector<uint64_t> sizes;
+    for (const auto& t : f.tensors())
+        for (const auto& p : t.planes) sizes.push_back(p.size);
+    std::sort(sizes.begin(), sizes.end());
+    // A window of the median plane: the larger planes stream through the writer, the smaller
+    // ones are buffered by the workers and wait for room.
+    const uint64_t median = sizes[sizes.size() / 2];
+    ASSERT_GT(std::count_if(sizes.begin(), sizes.end(), [&](uint64_t s) { return ZSTD_compressBound(s) > median; }), 2);
+    ASSERT_GT(std::count_if(sizes.begin(), sizes.end(), [&](uint64_t s) { return ZSTD_compressBound(s) <= median; }), 2);
+    const auto plain = test::read_file(path);
+    std::string first;
+    for (const auto& [threads, window] : std::vector<std::pair<unsigned, uint64_t>>{
+             {1, kDefaultCodecWindow}, {2, kDefaultCodecWindow}, {4, kDefaultCodecWindow}, {4, median}, {1, median}}) {
+        SCOPED_TRACE(fmt::format("{} threads, window {}", threads, window));
+        CodecOptions o;
+        o.threads = threads;
+        o.window_bytes = window;
+        std::vector<size_t> seen;  // progress: once per plane, in order
+        o.progress = [&](size_t i, uint64_t, std::string_view) { seen.push_back(i); };
+        const std::string z = (test::temp_dir() / "t.oiw4").string(), u = (test::temp_dir() / "u.oiw4").string();
+        const CodecReport r = compress_oiw4(f, z, o);
+        EXPECT_EQ(r.size(), 4u);
+        const std::string h = test::sha256_hex(test::read_file(z));
+        if (first.empty()) first = h;
+        EXPECT_EQ(h, first);
+        EXPECT_EQ(seen.size(), sizes.size());
+        EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+        EXPECT_EQ(seen.back(), f.tensors().size() - 1);
+        decompress_oiw4(Oiw4File::open(z), u, o);
+        EXPECT_TRUE(test::read_file(u) == plain);
+    }
+}
+
+// A zstd frame of `src` (content size and checksum flags as asked).
+std::vector<uint8_t> zstd_frame(std::span<const uint8_t> src, bool checksum, bool content_size) {
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, checksum);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, content_size);
+    std::vector<uint8_t> out(ZSTD_compressBound(src.size()));
+    const size_t n = ZSTD_compress2(c, out.data(), out.size(), src.data(), src.size());
+    ZSTD_freeCCtx(c);
+    EXPECT_FALSE(ZSTD_isError(n));
+    out.resize(n);
+    return out;
+}
+
+TEST(Oiw4Zstd, BadFramesAreOneLineErrorsNamingThePlane) {
+    std::vector<uint8_t> plain(1024);
+    for (size_t k = 0; k < plain.size(); ++k) plain[k] = static_cast<uint8_t>(k * k / 7);
+    const auto good = zstd_frame(plain, true, true);
+    const auto with = [&](size_t cut, std::vector<uint8_t> tail) {
+        std::vector<uint8_t> b(good.begin(), good.end() - static_cast<ptrdiff_t>(cut));
+        b.insert(b.end(), tail.begin(), tail.end());
+        return b;
+    };
+    auto bad_sum = good;
+    bad_sum.back() ^= 0x01;
+    const std::vector<std::tuple<std::string, std::vector<uint8_t>, std::string, ErrorKind>> cases{
+        {"good", good, "", ErrorKind::Io},
+        {"short", zstd_frame(std::span(plain).first(1020), true, true), "declares 1020 bytes, the plane has 1024", ErrorKind::BadData},
+        {"truncated", with(6, {}), "truncated", ErrorKind::Truncated},
+        {"trailing", with(0, {0, 0, 0}), "3 trailing bytes after the frame", ErrorKind::BadData},
+        {"no-checksum", zstd_frame(plain, false, true), "no content checksum", ErrorKind::BadData},
+        {"no-size", zstd_frame(plain, true, false), "no content size", ErrorKind::BadData},
+        {"not-zstd", std::vector<uint8_t>(64, 0x5A), "no zstd frame magic", ErrorKind::BadData},
+        {"bad-sum", bad_sum, "checksum", ErrorKind::BadChecksum},
+    };
+    const GgufTensorInfo w = make_tensor_info("w", GgmlType::F32, std::vector<int64_t>{256});
+    for (const auto& [name, frame, what, kind] : cases) {
+        SCOPED_TRACE(name);
+        const std::string path = (test::temp_dir() / (name + ".oiw4")).string(), out = (test::temp_dir() / "out.oiw4").string();
+        {
+            Oiw4Writer wr(path, {});
+            wr.set_metadata(3, {}, {});
+            wr.add_tensor(w, Oiw4Encoding::Raw);
+            wr.write_plane(frame, Oiw4Codec::Zstd);
+            wr.finish();
+        }
+        const Oiw4File f = Oiw4File::open(path);
+        if (what.empty()) {
+            EXPECT_TRUE(decode_plane(f, 0, 0) == plain);
+            continue;
+        }
+        try {
+            decode_plane(f, 0, 0);
+            ADD_FAILURE() << "no error";
+        } catch (const FormatError& e) {
+            EXPECT_EQ(e.kind(), kind);
+            EXPECT_NE(std::string(e.what()).find(path + ": tensor 'w' plane 'data': zstd frame: "), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        }
+        for (unsigned threads : {1u, 2u}) {
+            CodecOptions o;
+            o.threads = threads;
+            EXPECT_THROW(decompress_oiw4(f, out, o), FormatError);
+            EXPECT_FALSE(fs::exists(out));
+        }
+        std::string text;
+        EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " --decompress " + path + " " + out, &text, true), 2);
+        EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+        EXPECT_NE(text.find(what), std::string::npos) << text;
     }
 }
 

@@ -2,7 +2,10 @@
 // byte identity through the CLI, inspect's JSON planes (q4kx8 plane SHA-256 = ggml's golden).
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -82,18 +85,147 @@ TEST(Oiw4Cli, DryRunPrintsThePlanAndWritesNothing) {
     EXPECT_NE(out.find("qs 40960, d 10240"), std::string::npos) << out;  // ffn_down: 320 x 256
 }
 
-TEST(Oiw4Cli, CompressDecompress) {
-    const std::string src = test::mini_requant("mini-llama", "Q4_0");
+// Planes and bytes per encoding, summed from a file's directory.
+std::map<std::string, std::pair<uint64_t, uint64_t>> plane_sums(const std::string& path) {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> m;
+    const Oiw4File f = Oiw4File::open(path);
+    for (const auto& t : f.tensors())
+        for (const auto& p : t.planes) {
+            auto& e = m[std::string(encoding_name(t.encoding))];
+            ++e.first;
+            e.second += p.size;
+        }
+    return m;
+}
+
+// The report's figures (JSON and text) against the planes of the files before and after.
+void expect_codec_report(const std::string& text, const std::string& json, const std::string& plain, const std::string& packed) {
+    const auto dec = plane_sums(plain), com = plane_sums(packed);
+    ASSERT_EQ(dec.size(), 4u);  // raw, oiw4, q4kx8, q4kx8-il4
+    const auto j = nlohmann::json::parse(json);
+    ASSERT_EQ(j.at("encodings").size(), dec.size());
+    uint64_t planes = 0, d = 0, c = 0;
+    for (const auto& e : j.at("encodings")) {
+        const std::string enc = e.at("encoding");
+        SCOPED_TRACE(enc);
+        ASSERT_TRUE(dec.contains(enc));
+        EXPECT_EQ(e.at("planes"), dec.at(enc).first);
+        EXPECT_EQ(e.at("decoded_bytes"), dec.at(enc).second);
+        EXPECT_EQ(e.at("compressed_bytes"), com.at(enc).second);
+        EXPECT_DOUBLE_EQ(e.at("ratio").get<double>(), static_cast<double>(dec.at(enc).second) / static_cast<double>(com.at(enc).second));
+        EXPECT_LT(com.at(enc).second, dec.at(enc).second);
+        // The text row: encoding, planes, decoded, compressed, ratio.
+        const auto at = text.find("\n" + enc + " ");
+        ASSERT_NE(at, std::string::npos) << text;
+        std::istringstream row(text.substr(at + 1, text.find('\n', at + 1) - at - 1));
+        std::string name;
+        uint64_t rp = 0, rd = 0, rc = 0;
+        double ratio = 0;
+        row >> name >> rp >> rd >> rc >> ratio;
+        EXPECT_EQ(rp, dec.at(enc).first);
+        EXPECT_EQ(rd, dec.at(enc).second);
+        EXPECT_EQ(rc, com.at(enc).second);
+        EXPECT_NEAR(ratio, e.at("ratio").get<double>(), 5e-4);
+        planes += dec.at(enc).first;
+        d += dec.at(enc).second;
+        c += com.at(enc).second;
+    }
+    EXPECT_EQ(j.at("total").at("planes"), planes);
+    EXPECT_EQ(j.at("total").at("decoded_bytes"), d);
+    EXPECT_EQ(j.at("total").at("compressed_bytes"), c);
+    EXPECT_DOUBLE_EQ(j.at("total").at("ratio").get<double>(), static_cast<double>(d) / static_cast<double>(c));
+    EXPECT_NE(text.find(fmt::format("\ntotal {:>12} {:>16} {:>16}", planes, d, c)), std::string::npos) << text;
+}
+
+TEST(Oiw4Cli, CompressDecompressReportRatiosPerEncoding) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_K_M");
     const auto dir = test::temp_dir();
     const std::string o = (dir / "c.oiw4").string(), z = (dir / "c.zst.oiw4").string(), u = (dir / "c.u.oiw4").string();
-    std::string out;
-    ASSERT_EQ(run(src + " " + o), 0);
-    ASSERT_EQ(run("--compress=5 " + o + " " + z + " --threads 2", &out), 0) << out;
-    EXPECT_NE(out.find("oiw4 "), std::string::npos) << out;
-    EXPECT_NE(out.find("ratio"), std::string::npos) << out;
+    std::string out, text, json, err;
+    ASSERT_EQ(run(src + " " + o + " --requant ffn_down=oiw4 --encode attn_q=q4kx8-il4"), 0);
+    std::vector<uint8_t> first;
+    for (const std::string threads : {"1", "2", "4"}) {
+        ASSERT_EQ(run("--compress=5 " + o + " " + z + " --threads " + threads, &text), 0) << text;
+        if (first.empty()) first = test::read_file(z);
+        EXPECT_TRUE(test::read_file(z) == first) << threads << " threads";
+    }
+    ASSERT_EQ(run("--compress=5 " + o + " " + z + " --json", &json), 0) << json;
+    EXPECT_EQ(nlohmann::json::parse(json).at("level"), 5);
+    expect_codec_report(text, json, o, z);
     ASSERT_EQ(run("--verify " + z, &out), 0) << out;
-    ASSERT_EQ(run("--decompress " + z + " " + u, &out), 0) << out;
-    EXPECT_EQ(test::read_file(u), test::read_file(o));
+    ASSERT_EQ(run("--decompress " + z + " " + u, &text), 0) << text;
+    ASSERT_EQ(run("--decompress " + z + " " + u + " --json --threads 1", &json), 0) << json;
+    EXPECT_TRUE(nlohmann::json::parse(json).at("level").is_null());
+    EXPECT_EQ(nlohmann::json::parse(json).at("threads"), 1);
+    expect_codec_report(text, json, u, z);
+    EXPECT_TRUE(test::read_file(u) == test::read_file(o));
+    // Piped: no progress on stderr.
+    const std::string e = (dir / "stderr.txt").string();
+    ASSERT_EQ(test::run(tool() + " --compress " + o + " " + z + " 2>" + e + " >/dev/null"), 0);
+    EXPECT_TRUE(test::read_file(e).empty());
+}
+
+TEST(Oiw4Cli, ProgressOnATerminal) {
+    if (test::run("script -qec true /dev/null >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1) to give the tool a terminal";
+    const std::string src = test::mini_requant("mini-llama", "Q4_0");
+    const auto dir = test::temp_dir();
+    const std::string o = (dir / "p.oiw4").string(), z = (dir / "p.zst.oiw4").string();
+    ASSERT_EQ(run(src + " " + o), 0);
+    const size_t n = Oiw4File::open(o).tensors().size();
+    for (const std::string& mode : {"--compress " + o + " " + z, "--decompress " + z + " " + o + ".u"}) {
+        std::string out;
+        ASSERT_EQ(test::run("script -qec '" + tool() + " " + mode + "' /dev/null", &out), 0) << out;
+        const std::string bar = fmt::format("\r\x1b[2K{} [{}/{}] ", mode.substr(2, mode.find(' ') - 2), n, n);
+        EXPECT_NE(out.find(bar), std::string::npos) << out;
+    }
+}
+
+TEST(Oiw4Cli, JsonReports) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_0");
+    const auto dir = test::temp_dir();
+    const std::string o = (dir / "j.oiw4").string(), g = (dir / "j.gguf").string();
+    std::string out;
+    ASSERT_EQ(run(src + " " + o + " --dry-run --json", &out), 0) << out;
+    const auto plan = nlohmann::json::parse(out);
+    EXPECT_TRUE(plan.at("output").is_null());
+    ASSERT_EQ(run(src + " " + o + " --json", &out), 0) << out;
+    const auto conv = nlohmann::json::parse(out);
+    const Oiw4File f = Oiw4File::open(o);
+    EXPECT_EQ(conv.at("output"), o);
+    EXPECT_EQ(conv.at("output_bytes"), fs::file_size(o));
+    EXPECT_EQ(plan.at("output_bytes"), fs::file_size(o));
+    EXPECT_EQ(conv.at("input_bytes"), fs::file_size(src));
+    ASSERT_EQ(conv.at("tensors").size(), f.tensors().size());
+    uint64_t planes = 0;
+    for (size_t i = 0; i < f.tensors().size(); ++i) {
+        const auto& t = f.tensors()[i];
+        const auto& jt = conv.at("tensors")[i];
+        EXPECT_EQ(jt.at("name"), t.info.name);
+        EXPECT_EQ(jt.at("encoding"), encoding_name(t.encoding));
+        ASSERT_EQ(jt.at("planes").size(), t.planes.size());
+        for (size_t p = 0; p < t.planes.size(); ++p) EXPECT_EQ(jt.at("planes")[p].at("size"), t.planes[p].size);
+        planes += t.planes.size();
+    }
+    ASSERT_EQ(run("--verify " + o + " --json", &out), 0) << out;
+    auto v = nlohmann::json::parse(out);
+    EXPECT_EQ(v.at("ok"), true);
+    EXPECT_EQ(v.at("planes"), planes);
+    EXPECT_EQ(v.at("header_xxh3"), fmt::format("{:016x}", f.header_xxh3()));
+    ASSERT_EQ(test::run(tool() + " --to-gguf " + o + " " + g + " --json", &out), 0) << out;
+    const auto back = nlohmann::json::parse(out);
+    EXPECT_EQ(back.at("identical_to_source"), true);
+    EXPECT_EQ(back.at("lossless"), true);
+    EXPECT_TRUE(back.at("warnings").empty());
+    auto b = test::read_file(o);
+    const auto& p = f.tensors()[2].planes[0];
+    b[p.offset] ^= 0x10;
+    test::write_file(o, b);
+    ASSERT_EQ(test::run(tool() + " --verify " + o + " --json 2>/dev/null", &out), 1) << out;
+    v = nlohmann::json::parse(out);
+    EXPECT_EQ(v.at("ok"), false);
+    ASSERT_EQ(v.at("mismatches").size(), 1u);
+    EXPECT_EQ(v.at("mismatches")[0].at("tensor"), f.tensors()[2].info.name);
+    EXPECT_EQ(v.at("mismatches")[0].at("plane"), p.name);
 }
 
 TEST(Oiw4Cli, InspectShowsEncodingsAndPlanes) {

@@ -1,8 +1,9 @@
 // oiw4-convert: GGUF -> OIW4 (pre-packed planes), back to GGUF, zstd shipping form, verification.
 //   oiw4-convert IN.gguf OUT.oiw4 [--encode REGEX=ENC ...] [--requant REGEX=oiw4 ...] [--dry-run]
 //   oiw4-convert --to-gguf IN.oiw4 OUT.gguf
-//   oiw4-convert --compress[=LEVEL] IN.oiw4 OUT.oiw4 [--threads N]   |   --decompress IN.oiw4 OUT.oiw4
+//   oiw4-convert --compress[=LEVEL] IN.oiw4 OUT.oiw4   |   --decompress IN.oiw4 OUT.oiw4   [--threads N]
 //   oiw4-convert --verify FILE.oiw4          (exit 1 naming the tensor and plane on a mismatch)
+// Every report is text on stdout, or JSON with --json; progress on stderr when it is a TTY.
 #include <map>
 #include <string>
 #include <vector>
@@ -11,7 +12,10 @@
 #include <fmt/format.h>
 
 #include "converters/repack/oiw4_convert.h"
+#include "inspect/json.h"
+#include "libformat/escape.h"
 #include "libformat/oiw4/zstd/oiw4_zstd.h"
+#include "libformat/parallel.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 
@@ -21,7 +25,7 @@ using namespace oiw;
 
 struct Options {
     std::vector<std::string> files, encode, requant;
-    bool dry_run = false, to_gguf = false, decompress = false, verify = false;
+    bool dry_run = false, to_gguf = false, decompress = false, verify = false, json = false;
     int compress = 0;  // zstd level; 0: not compressing
     unsigned threads = 0;
 };
@@ -36,14 +40,80 @@ std::string human(uint64_t b) {
     return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
 }
 
-void print_plan(const Model& in, const Oiw4Plan& plan) {
+double ratio(const CodecTotals& t) { return t.stored ? static_cast<double>(t.decoded) / static_cast<double>(t.stored) : 1.0; }
+
+void json_totals(json::Writer& j, const CodecTotals& t) {
+    j.key("planes");
+    j.value(t.planes);
+    j.key("decoded_bytes");
+    j.value(t.decoded);
+    j.key("compressed_bytes");
+    j.value(t.stored);
+    j.key("ratio");
+    j.value(ratio(t));
+}
+
+void print_plan(const Options& o, const Model& in, const Oiw4Plan& plan) {
+    if (o.json) {
+        json::Writer j;
+        j.begin_object();
+        j.key("input");
+        j.value(o.files[0]);
+        j.key("output");
+        if (o.dry_run) j.null();
+        else j.value(o.files[1]);
+        j.key("dry_run");
+        j.value(o.dry_run);
+        j.key("tensors");
+        j.begin_array();
+        for (const auto& tp : plan.tensors) {
+            const auto& t = in.tensors()[tp.index];
+            j.begin_object();
+            j.key("name");
+            j.value(t.name);
+            j.key("type");
+            j.value(type_name(t.type));
+            j.key("shape");
+            j.begin_array(true);
+            for (int64_t d : t.shape()) j.value(d);
+            j.end_array();
+            j.key("encoding");
+            j.value(encoding_name(tp.encoding));
+            j.key("requant");
+            j.value(tp.requant);
+            j.key("planes");
+            j.begin_array();
+            for (const auto& p : tp.planes) {
+                j.begin_object();
+                j.key("name");
+                j.value(p.name);
+                j.key("size");
+                j.value(p.size);
+                j.end_object();
+            }
+            j.end_array();
+            j.end_object();
+        }
+        j.end_array();
+        j.key("input_bytes");
+        j.value(in.file_size());
+        j.key("output_bytes");
+        j.value(plan.out_size);
+        j.end_object();
+        fmt::print("{}\n", j.str());
+        return;
+    }
+    if (!o.dry_run) {
+        fmt::print("wrote {}: {} tensors, {} ({} bytes)\n", escape_text(o.files[1]), plan.tensors.size(), human(plan.out_size), plan.out_size);
+        return;
+    }
     std::map<std::string, int> count;
     for (const auto& tp : plan.tensors) {
         const auto& t = in.tensors()[tp.index];
         std::string planes;
         for (const auto& p : tp.planes) planes += fmt::format("{}{} {}", planes.empty() ? "" : ", ", p.name, p.size);
         const std::string enc = std::string(encoding_name(tp.encoding)) + (tp.requant ? " (requant)" : "");
-        fmt::print("{:<32} {:<7} {:<20} -> {:<16} {}\n", t.name, type_name(t.type), t.shape_string(), enc, planes);
+        fmt::print("{:<32} {:<7} {:<20} -> {:<16} {}\n", escape_text(t.name), type_name(t.type), t.shape_string(), enc, planes);
         ++count[enc];
     }
     std::string by;
@@ -52,53 +122,159 @@ void print_plan(const Model& in, const Oiw4Plan& plan) {
                human(plan.out_size), plan.out_size);
 }
 
-void print_codec(const CodecReport& r) {
-    for (const auto& [enc, t] : r)
-        fmt::print("{:<10} {:>14} -> {:>14} bytes  ratio {:.3f}\n", enc, t.decoded, t.stored,
-                   t.decoded ? static_cast<double>(t.stored) / static_cast<double>(t.decoded) : 1.0);
+// Planes and bytes per encoding and in total; ratio = decoded / compressed bytes.
+void print_codec(const Options& o, const CodecReport& r, unsigned threads) {
+    CodecTotals total;
+    for (const auto& [enc, t] : r) {
+        total.planes += t.planes;
+        total.decoded += t.decoded;
+        total.stored += t.stored;
+    }
+    if (o.json) {
+        json::Writer j;
+        j.begin_object();
+        j.key("mode");
+        j.value(o.decompress ? "decompress" : "compress");
+        j.key("input");
+        j.value(o.files[0]);
+        j.key("output");
+        j.value(o.files[1]);
+        j.key("level");
+        if (o.decompress) j.null();
+        else j.value(o.compress);
+        j.key("threads");
+        j.value(threads);
+        j.key("encodings");
+        j.begin_array();
+        for (const auto& [enc, t] : r) {
+            j.begin_object();
+            j.key("encoding");
+            j.value(enc);
+            json_totals(j, t);
+            j.end_object();
+        }
+        j.end_array();
+        j.key("total");
+        j.begin_object();
+        json_totals(j, total);
+        j.end_object();
+        j.end_object();
+        fmt::print("{}\n", j.str());
+        return;
+    }
+    fmt::print("{} {} -> {} (zstd{}, {} thread{})\n", o.decompress ? "decompressed" : "compressed", escape_text(o.files[0]),
+               escape_text(o.files[1]), o.decompress ? "" : fmt::format(" level {}", o.compress), threads, threads == 1 ? "" : "s");
+    fmt::print("{:<10} {:>7} {:>16} {:>16} {:>8}\n", "encoding", "planes", "decoded bytes", "compressed", "ratio");
+    const auto row = [](const std::string& name, const CodecTotals& t) {
+        fmt::print("{:<10} {:>7} {:>16} {:>16} {:>8.3f}\n", name, t.planes, t.decoded, t.stored, ratio(t));
+    };
+    for (const auto& [enc, t] : r) row(enc, t);
+    row("total", total);
+}
+
+int verify(const Options& o) {
+    need_files(o, 1, "--verify FILE.oiw4");
+    const Oiw4File f = Oiw4File::open(o.files[0]);
+    const auto bad = verify_planes(f);
+    for (const auto& m : bad)
+        fmt::print(stderr, "oiw4-convert: {}: tensor '{}' plane '{}': checksum mismatch\n", escape_text(f.path()), escape_text(m.tensor), m.plane);
+    uint64_t planes = 0;
+    for (const auto& t : f.tensors()) planes += t.planes.size();
+    if (o.json) {
+        json::Writer j;
+        j.begin_object();
+        j.key("file");
+        j.value(f.path());
+        j.key("ok");
+        j.value(bad.empty());
+        j.key("tensors");
+        j.value(f.tensors().size());
+        j.key("planes");
+        j.value(planes);
+        j.key("header_xxh3");
+        j.value(fmt::format("{:016x}", f.header_xxh3()));
+        j.key("mismatches");
+        j.begin_array();
+        for (const auto& m : bad) {
+            j.begin_object();
+            j.key("tensor");
+            j.value(m.tensor);
+            j.key("plane");
+            j.value(m.plane);
+            j.end_object();
+        }
+        j.end_array();
+        j.end_object();
+        fmt::print("{}\n", j.str());
+    } else if (bad.empty()) {
+        fmt::print("{}: ok ({} tensors, {} planes, header checksum {:016x})\n", escape_text(f.path()), f.tensors().size(), planes, f.header_xxh3());
+    }
+    return bad.empty() ? kExitOk : kExitDiffers;
+}
+
+int to_gguf(const Options& o) {
+    need_files(o, 2, "--to-gguf IN.oiw4 OUT.gguf");
+    const Oiw4File f = Oiw4File::open(o.files[0]);
+    const ToGgufResult r = write_gguf_from_oiw4(f, o.files[1]);
+    for (const auto& w : r.warnings) fmt::print(stderr, "oiw4-convert: warning: {}\n", escape_text(w));
+    if (o.json) {
+        json::Writer j;
+        j.begin_object();
+        j.key("input");
+        j.value(o.files[0]);
+        j.key("output");
+        j.value(o.files[1]);
+        j.key("tensors");
+        j.value(f.tensors().size());
+        j.key("lossless");
+        j.value(r.lossless);
+        j.key("identical_to_source");
+        j.value(r.identical_to_source);
+        j.key("warnings");
+        j.begin_array();
+        for (const auto& w : r.warnings) j.value(w);
+        j.end_array();
+        j.end_object();
+        fmt::print("{}\n", j.str());
+        return kExitOk;
+    }
+    fmt::print("wrote {}: {} tensors, {}\n", escape_text(o.files[1]), f.tensors().size(),
+               r.identical_to_source ? "byte-identical to the source GGUF" : r.lossless ? "lossless (source layout differs)" : "lossy");
+    return kExitOk;
+}
+
+int codec(const Options& o) {
+    need_files(o, 2, "--compress/--decompress IN.oiw4 OUT.oiw4");
+    const Oiw4File f = Oiw4File::open(o.files[0]);
+    uint64_t planes = 0;
+    for (const auto& t : f.tensors()) planes += t.planes.size();
+    CodecOptions co;
+    co.level = o.compress;
+    co.threads = thread_count(o.threads, planes);
+    Progress bar(o.decompress ? "decompress" : "compress", f.tensors().size(), f.file_size());
+    co.progress = [&](size_t i, uint64_t bytes, std::string_view name) { bar.update(i, bytes, escape_text(name)); };
+    const CodecReport r = o.decompress ? decompress_oiw4(f, o.files[1], co) : compress_oiw4(f, o.files[1], co);
+    bar.done();
+    print_codec(o, r, co.threads);
+    return kExitOk;
 }
 
 int run(const Options& o) {
-    if (o.verify) {
-        need_files(o, 1, "--verify FILE.oiw4");
-        const Oiw4File f = Oiw4File::open(o.files[0]);
-        const auto bad = verify_planes(f);
-        for (const auto& m : bad) fmt::print(stderr, "oiw4-convert: {}: tensor '{}' plane '{}': checksum mismatch\n", f.path(), m.tensor, m.plane);
-        if (!bad.empty()) return kExitDiffers;
-        uint64_t planes = 0;
-        for (const auto& t : f.tensors()) planes += t.planes.size();
-        fmt::print("{}: ok ({} tensors, {} planes, header checksum {:016x})\n", f.path(), f.tensors().size(), planes, f.header_xxh3());
-        return kExitOk;
-    }
-    if (o.to_gguf) {
-        need_files(o, 2, "--to-gguf IN.oiw4 OUT.gguf");
-        const Oiw4File f = Oiw4File::open(o.files[0]);
-        const ToGgufResult r = write_gguf_from_oiw4(f, o.files[1]);
-        for (const auto& w : r.warnings) fmt::print(stderr, "oiw4-convert: warning: {}\n", w);
-        fmt::print("wrote {}: {} tensors, {}\n", o.files[1], f.tensors().size(),
-                   r.identical_to_source ? "byte-identical to the source GGUF" : r.lossless ? "lossless (source layout differs)" : "lossy");
-        return kExitOk;
-    }
-    if (o.compress || o.decompress) {
-        need_files(o, 2, "--compress/--decompress IN.oiw4 OUT.oiw4");
-        const Oiw4File f = Oiw4File::open(o.files[0]);
-        print_codec(o.decompress ? decompress_oiw4(f, o.files[1]) : compress_oiw4(f, o.files[1], o.compress, o.threads));
-        return kExitOk;
-    }
+    if (o.verify) return verify(o);
+    if (o.to_gguf) return to_gguf(o);
+    if (o.compress || o.decompress) return codec(o);
     need_files(o, o.dry_run ? (o.files.size() == 1 ? 1 : 2) : 2, "IN.gguf OUT.oiw4");
     std::vector<EncodeRule> rules;
     for (const auto& s : o.requant) rules.push_back(parse_encode_rule(s, true));
     for (const auto& s : o.encode) rules.push_back(parse_encode_rule(s, false));
     const Model in = open_model(o.files[0]);
     const Oiw4Plan plan = plan_oiw4(in, rules);
-    if (o.dry_run) {
-        print_plan(in, plan);
-        return kExitOk;
+    if (!o.dry_run) {
+        Progress bar("oiw4-convert", plan.tensors.size(), in.file_size());
+        write_oiw4(in, plan, o.files[1], [&](size_t i, std::string_view name) { bar.update(i, 0, escape_text(name)); });
+        bar.done();
     }
-    Progress bar("oiw4-convert", plan.tensors.size(), in.file_size());
-    write_oiw4(in, plan, o.files[1], [&](size_t i, std::string_view name) { bar.update(i, 0, name); });
-    bar.done();
-    fmt::print("wrote {}: {} tensors, {} ({} bytes)\n", o.files[1], plan.tensors.size(), human(plan.out_size), plan.out_size);
+    print_plan(o, in, plan);
     return kExitOk;
 }
 
@@ -112,10 +288,11 @@ int main(int argc, char** argv) {
     app.add_option("--requant", o.requant, "REGEX=oiw4: dequantize matching tensors of any type and quantize to oiw4");
     app.add_flag("--dry-run", o.dry_run, "print the plan and sizes, write nothing");
     auto* tg = app.add_flag("--to-gguf", o.to_gguf, "convert IN.oiw4 back to GGUF");
-    auto* cz = app.add_flag("--compress{3}", o.compress, "zstd-compress every plane (level 1..19, default 3)");
+    auto* cz = app.add_flag("--compress{3}", o.compress, "zstd-compress every plane, one frame each (level 1..22, default 3)");
     auto* dz = app.add_flag("--decompress", o.decompress, "decode every zstd plane");
     auto* vf = app.add_flag("--verify", o.verify, "recompute every plane checksum (exit 1 on a mismatch)");
-    app.add_option("--threads", o.threads, "zstd worker threads (0: all hardware threads)");
+    app.add_option("--threads", o.threads, "--compress/--decompress worker threads (at most the hardware threads and the planes; default: all)");
+    app.add_flag("--json", o.json, "report as JSON");
     for (auto* a : {tg, cz, dz, vf})
         for (auto* b : {tg, cz, dz, vf})
             if (a != b) a->excludes(b);
