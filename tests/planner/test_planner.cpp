@@ -1,0 +1,220 @@
+// gguf-plan: the knapsack solver against brute force, budgets, pins and ties, the plan file, and
+// the quality point (a plan at a preset's exact file size has a lower error than the preset).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "converters/planner/planner.h"
+#include "converters/planner/solve.h"
+#include "tests/support/helpers.h"
+
+namespace oiw {
+namespace {
+using namespace test;
+
+double brute_force(const std::vector<KnapsackItem>& items, uint64_t budget) {
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<size_t> c(items.size(), 0);
+    while (true) {
+        uint64_t cost = 0;
+        double v = 0;
+        for (size_t i = 0; i < items.size(); ++i) cost += items[i][c[i]].cost, v += items[i][c[i]].value;
+        if (cost <= budget) best = std::min(best, v);
+        size_t i = 0;
+        while (i < items.size() && ++c[i] == items[i].size()) c[i++] = 0;
+        if (i == items.size()) return best;
+    }
+}
+
+TEST(PlannerSolve, ExactAgainstBruteForceOnRandomInstances) {
+    std::mt19937_64 rng(12);
+    for (int round = 0; round < 300; ++round) {
+        std::vector<KnapsackItem> items(1 + rng() % 6);
+        uint64_t lo = 0, hi = 0;
+        for (auto& item : items) {
+            item.resize(1 + rng() % 4);
+            uint64_t a = UINT64_MAX, b = 0;
+            for (auto& c : item) {
+                c.cost = 1 + rng() % 60;
+                c.value = static_cast<double>(rng() % 1000) / 100;
+                a = std::min(a, c.cost), b = std::max(b, c.cost);
+            }
+            lo += a, hi += b;
+        }
+        const uint64_t budget = lo + rng() % (hi - lo + 1);
+        const KnapsackResult r = solve_knapsack(items, budget);
+        ASSERT_EQ(r.unit, 1u);
+        EXPECT_LE(r.cost, budget);
+        EXPECT_DOUBLE_EQ(r.value, brute_force(items, budget)) << "round " << round;
+        uint64_t cost = 0;
+        for (size_t i = 0; i < items.size(); ++i) cost += items[i][r.choice[i]].cost;
+        EXPECT_EQ(cost, r.cost);
+        EXPECT_LE(r.lower_bound, r.value + 1e-12);
+    }
+}
+
+TEST(PlannerSolve, LagrangianBoundIsTightOnAConvexInstance) {
+    // Two identical items, values on a line: the relaxation's optimum is the integer optimum.
+    const std::vector<KnapsackItem> items(2, KnapsackItem{{10, 4}, {20, 2}, {30, 0}});
+    const KnapsackResult r = solve_knapsack(items, 40);
+    EXPECT_DOUBLE_EQ(r.value, 4);
+    EXPECT_NEAR(r.lower_bound, 4, 1e-9);
+}
+
+TEST(PlannerSolve, ImpossibleBudgetIsAUsageError) {
+    const std::vector<KnapsackItem> items(2, KnapsackItem{{10, 1}, {20, 0}});
+    EXPECT_THROW(solve_knapsack(items, 19), FormatError);
+    EXPECT_EQ(solve_knapsack(items, 20).cost, 20u);
+}
+
+struct Mini {
+    std::string model, imatrix;
+};
+const Mini kLlama{"models/mini-llama-f16.gguf", "models/mini-llama.imatrix.gguf"};
+const Mini kMoe{"models/mini-moe-f16.gguf", "models/mini-moe.imatrix.gguf"};
+
+const PlanTable& table_of(const Mini& m) {
+    static std::map<std::string, PlanTable> cache;
+    auto it = cache.find(m.model);
+    if (it == cache.end()) it = cache.emplace(m.model, measure_plan(open_model(data_path(m.model)), {}, data_path(m.imatrix))).first;
+    return it->second;
+}
+
+RequantJob preset_job(const Mini& m, const std::string& preset) {
+    RequantOptions ro;
+    ro.plan.preset = &find_preset(preset);
+    ro.plan.has_imatrix = true;
+    ro.imatrix_path = data_path(m.imatrix);
+    ro.dry_run = true;
+    return prepare_requant(open_model(data_path(m.model)), ro);
+}
+
+TEST(Planner, LargerBudgetNeverGivesLargerErrorAndNeverExceedsIt) {
+    const PlanTable& t = table_of(kLlama);
+    const uint64_t lo = preset_job(kLlama, "Q2_K").file_size, hi = preset_job(kLlama, "Q8_0").file_size;
+    double last = std::numeric_limits<double>::infinity();
+    for (uint64_t b = lo; b <= hi; b += (hi - lo) / 40) {
+        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(b)}, {}, {}, {}});
+        EXPECT_LE(r.file_size, b);
+        EXPECT_LE(r.error, last) << b;
+        EXPECT_LE(r.lower_bound, r.error + 1e-12);
+        last = r.error;
+    }
+}
+
+TEST(Planner, BpwAndBytesPerTokenBudgetsHold) {
+    const PlanTable& t = table_of(kMoe);
+    const PlanResult a = choose_plan(t, {{BudgetKind::Bpw, 4.5}, {}, {}, {}});
+    EXPECT_LE(a.bpw, 4.5);
+    EXPECT_GT(a.bpw, 4.3);
+    const PlanResult b = choose_plan(t, {{BudgetKind::BytesPerToken, 700000}, {}, {}, {}});
+    EXPECT_LE(b.bytes_per_token, 700000u);
+    EXPECT_GT(b.bytes_per_token, 650000u);
+}
+
+TEST(Planner, ImpossibleBudgetIsAUsageError) {
+    EXPECT_THROW(choose_plan(table_of(kLlama), {{BudgetKind::FileSize, 100000}, {}, {}, {}}), FormatError);
+}
+
+TEST(Planner, PinsAndTiesAreRespected) {
+    const PlanTable& t = table_of(kLlama);
+    ChooseOptions o{{BudgetKind::Bpw, 4.0}, {}, {{"attn_q", GgmlType::Q8_0}}, {"ffn_(gate|up)"}};
+    const PlanResult r = choose_plan(t, o);
+    std::map<int, GgmlType> gate, up;
+    int n_pinned = 0;
+    for (size_t i = 0; i < t.tensors.size(); ++i) {
+        const std::string& n = t.tensors[i].name;
+        if (n.find("attn_q") != std::string::npos) {
+            EXPECT_EQ(r.type[i], GgmlType::Q8_0);
+            ++n_pinned;
+        }
+        if (n.find("ffn_gate") != std::string::npos) gate[t.tensors[i].layer] = r.type[i];
+        if (n.find("ffn_up") != std::string::npos) up[t.tensors[i].layer] = r.type[i];
+    }
+    EXPECT_EQ(n_pinned, 2);
+    ASSERT_EQ(gate.size(), 2u);
+    EXPECT_EQ(gate, up);
+    EXPECT_LE(r.bpw, 4.0);
+    // A pin the row length does not allow is refused (ffn_down rows are 320 long).
+    EXPECT_THROW(choose_plan(t, {{BudgetKind::Bpw, 8}, {}, {{"ffn_down", GgmlType::Q4_K}}, {}}), FormatError);
+}
+
+TEST(Planner, PlanFileRoundTripsAndRejectsUnanchoredLines) {
+    const PlanTable& t = table_of(kLlama);
+    const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}});
+    const auto dir = temp_dir();
+    const std::string path = (dir / "a.plan").string();
+    std::ofstream(path) << format_plan_file(t, r);
+    const PlanFile f = read_plan_file(path);
+    const PlanFile g = plan_file_of(t, r);
+    EXPECT_EQ(f.names, g.names);
+    EXPECT_EQ(f.predicted_size, r.file_size);
+    EXPECT_EQ(f.preset, g.preset);
+    ASSERT_EQ(f.rules.size(), t.tensors.size());
+    EXPECT_EQ(f.rules[0].pattern, "^output\\.weight$");
+    std::vector<std::pair<std::string, GgmlType>> types;
+    for (size_t i = 0; i < t.tensors.size(); ++i) types.emplace_back(t.tensors[i].name, r.type[i]);
+    EXPECT_EQ(plan_mismatch(f, types, r.file_size), "");
+    EXPECT_NE(plan_mismatch(f, types, r.file_size + 32), "");
+    types[3].second = types[3].second == GgmlType::Q8_0 ? GgmlType::Q6_K : GgmlType::Q8_0;
+    EXPECT_NE(plan_mismatch(f, types, r.file_size).find("the plan says"), std::string::npos);
+    std::ofstream(path) << "# x\nffn_down=Q4_K\n";
+    EXPECT_THROW(read_plan_file(path), FormatError);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Planner, RequantExecutesThePlanToThePredictedByte) {
+    const auto dir = temp_dir();
+    for (const Mini& m : {kLlama, kMoe}) {
+        const std::string plan = (dir / "p.plan").string(), out = (dir / "o.gguf").string();
+        const std::string im = data_path(m.imatrix), in = data_path(m.model);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --target-bpw 4.8 -o '{}' 2>/dev/null", tool_path("gguf-plan"), in, im, plan)), 0);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 0);
+        const PlanFile f = read_plan_file(plan);
+        EXPECT_EQ(std::filesystem::file_size(out), f.predicted_size);
+        const Model o = open_model(out);
+        for (size_t i = 0; i < f.names.size(); ++i) EXPECT_EQ(o.tensors()[o.find_tensor(f.names[i])].type, f.rules[i].type);
+        // A plan whose predicted size is wrong is refused before anything is written.
+        std::string text(reinterpret_cast<const char*>(read_file(plan).data()), read_file(plan).size());
+        const auto pos = text.find("# predicted-size: ");
+        text.insert(pos + 18, "1");
+        std::ofstream(plan) << text;
+        std::filesystem::remove(out);
+        EXPECT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 2);
+        EXPECT_FALSE(std::filesystem::exists(out));
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// The point of the feature: at exactly a preset's file size, the plan's summed gain-weighted error
+// is below the preset's own (measured with the same code on the preset's per-tensor types).
+TEST(Planner, BeatsPresetsAtTheirOwnFileSize) {
+    for (const Mini& m : {kLlama, kMoe}) {
+        const PlanTable& t = table_of(m);
+        for (const char* preset : {"Q3_K_M", "Q4_K_M", "Q5_K_M", "IQ4_XS"}) {
+            const RequantJob job = preset_job(m, preset);
+            std::map<std::string, GgmlType> by_name;
+            for (const auto& tp : job.plan.tensors) by_name[tp.name] = tp.dst_type;
+            std::vector<GgmlType> types;
+            for (const auto& c : t.tensors) types.push_back(by_name.at(c.name));
+            const auto start = std::chrono::steady_clock::now();
+            const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(job.file_size)}, {}, {}, {}});
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            const double preset_err = plan_error(t, r.gain, types);
+            const std::vector<double> ones(t.tensors.size(), 1.0);
+            fmt::print("{} {}: size {} plan {}: preset error {:.5f} (unweighted {:.5f}), plan error {:.5f} (unweighted {:.5f}), {:.1f} ms\n",
+                       m.model, preset, job.file_size, r.file_size, preset_err, plan_error(t, ones, types), r.error,
+                       plan_error(t, ones, r.type), ms);
+            EXPECT_LE(r.file_size, job.file_size);
+            EXPECT_LT(r.error, preset_err) << m.model << " " << preset;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace oiw
