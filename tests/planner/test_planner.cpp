@@ -121,24 +121,33 @@ TEST(Planner, ImpossibleBudgetIsAUsageError) {
     EXPECT_THROW(choose_plan(table_of(kLlama), {{BudgetKind::FileSize, 100000}, {}, {}, {}}), FormatError);
 }
 
-TEST(Planner, PinsAndTiesAreRespected) {
-    const PlanTable& t = table_of(kLlama);
-    ChooseOptions o{{BudgetKind::Bpw, 4.0}, {}, {{"attn_q", GgmlType::Q8_0}}, {"ffn_(gate|up)"}};
-    const PlanResult r = choose_plan(t, o);
-    std::map<int, GgmlType> gate, up;
-    int n_pinned = 0;
+// attn_q and attn_v of a layer, by name part, -> their types.
+std::map<int, std::pair<GgmlType, GgmlType>> q_and_v(const PlanTable& t, const PlanResult& r) {
+    std::map<int, std::pair<GgmlType, GgmlType>> m;
     for (size_t i = 0; i < t.tensors.size(); ++i) {
         const std::string& n = t.tensors[i].name;
-        if (n.find("attn_q") != std::string::npos) {
+        if (n.find("attn_q") != std::string::npos) m[t.tensors[i].layer].first = r.type[i];
+        if (n.find("attn_v") != std::string::npos) m[t.tensors[i].layer].second = r.type[i];
+    }
+    return m;
+}
+
+TEST(Planner, PinsAndTiesAreRespected) {
+    const PlanTable& t = table_of(kLlama);
+    ChooseOptions o{{BudgetKind::Bpw, 4.0}, {}, {{"ffn_gate", GgmlType::Q8_0}}, {}};
+    // Unconstrained, attn_v (gain 2) gets more bits than attn_q: the tie below changes the plan.
+    const auto free = q_and_v(t, choose_plan(t, o));
+    ASSERT_NE(free.at(0).first, free.at(0).second);
+    o.ties = {"attn_(q|v)"};
+    const PlanResult r = choose_plan(t, o);
+    for (const auto& [layer, qv] : q_and_v(t, r)) EXPECT_EQ(qv.first, qv.second) << layer;
+    int n_pinned = 0;
+    for (size_t i = 0; i < t.tensors.size(); ++i)
+        if (t.tensors[i].name.find("ffn_gate") != std::string::npos) {
             EXPECT_EQ(r.type[i], GgmlType::Q8_0);
             ++n_pinned;
         }
-        if (n.find("ffn_gate") != std::string::npos) gate[t.tensors[i].layer] = r.type[i];
-        if (n.find("ffn_up") != std::string::npos) up[t.tensors[i].layer] = r.type[i];
-    }
     EXPECT_EQ(n_pinned, 2);
-    ASSERT_EQ(gate.size(), 2u);
-    EXPECT_EQ(gate, up);
     EXPECT_LE(r.bpw, 4.0);
     // A pin the row length does not allow is refused (ffn_down rows are 320 long).
     EXPECT_THROW(choose_plan(t, {{BudgetKind::Bpw, 8}, {}, {{"ffn_down", GgmlType::Q4_K}}, {}}), FormatError);
