@@ -18,7 +18,6 @@ int main(int argc, char** argv) {
     return run_tool("gguf-requant", [&] {
         Model in = open_model(o.in);
         RequantJob job = prepare_requant(in, o.requant);
-        for (const auto& w : job.plan.warnings) fmt::print(stderr, "gguf-requant: warning: {}\n", w);
         auto types_of = [](const auto& list, auto type) {
             std::vector<std::pair<std::string, GgmlType>> v;
             for (const auto& t : list) v.emplace_back(t.name, type(t));
@@ -28,6 +27,7 @@ int main(int argc, char** argv) {
             const std::string why = plan_mismatch(*o.plan, types_of(job.plan.tensors, [](const TensorPlan& t) { return t.dst_type; }), job.file_size);
             if (!why.empty()) throw FormatError(ErrorKind::Usage, "", "--plan", why);
         }
+        for (const auto& w : job.plan.warnings) fmt::print(stderr, "gguf-requant: warning: {}\n", w);
         std::optional<double> seconds;
         if (!o.requant.dry_run) {
             const auto start = std::chrono::steady_clock::now();
