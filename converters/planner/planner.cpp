@@ -56,7 +56,8 @@ std::vector<GgmlType> default_plan_types() {
     return {T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::Q8_0, T::IQ4_XS, T::Q4_0, T::Q5_0, T::Q5_1, T::IQ4_NL};
 }
 
-PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, const std::string& imatrix_path) {
+PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, const std::string& imatrix_path,
+                       const std::vector<GgmlType>& excluded) {
     RequantOptions ro;
     ro.plan.preset = &find_preset("Q8_0");
     ro.plan.pure = true;
@@ -69,7 +70,8 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
     table.alignment = in.alignment();
     table.fixed_file_bytes = job.file_size;
     const bool defaults = types.empty();
-    const std::vector<GgmlType> cands = defaults ? default_plan_types() : types;
+    std::vector<GgmlType> cands = defaults ? default_plan_types() : types;
+    std::erase_if(cands, [&](GgmlType t) { return std::find(excluded.begin(), excluded.end(), t) != excluded.end(); });
     std::vector<MeasureTask> tasks;
     for (const TensorPlan& tp : job.plan.tensors) {
         table.n_elements += static_cast<uint64_t>(tp.n_elements);

@@ -43,8 +43,10 @@ std::vector<GgmlType> default_plan_types();
 // tensors and the fixed part of the file (with the imatrix: its quantize.imatrix.* keys, the path
 // as given, so gguf-requant must get the same path string); measures every (tensor, candidate type) on all threads.
 // `types` empty: default_plan_types() (the 32-block ones only for rows not a multiple of 256).
+// `excluded` types are never candidates (gguf-plan --profile: those without a SIMD dot there).
 // Throws FormatError for a bad imatrix or a tensor no candidate fits.
-PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, const std::string& imatrix_path);
+PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, const std::string& imatrix_path,
+                       const std::vector<GgmlType>& excluded = {});
 
 enum class BudgetKind { FileSize, Bpw, BytesPerToken };
 struct PlanBudget {

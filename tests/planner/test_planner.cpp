@@ -8,9 +8,11 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "converters/planner/planner.h"
 #include "converters/planner/solve.h"
+#include "inspect/profile.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {
@@ -198,6 +200,27 @@ TEST(Planner, RequantExecutesThePlanToThePredictedByte) {
         EXPECT_FALSE(std::filesystem::exists(out));
     }
     std::filesystem::remove_all(dir);
+}
+
+// --profile candle-x86: no planned type lacks a SIMD dot there (the 320-wide ffn_down rows,
+// which would get Q5_0/Q5_1/IQ4_NL without the profile, get Q4_0 or Q8_0).
+TEST(Planner, ProfileExcludesTypesWithoutASimdDot) {
+    const inspect::Profile p = inspect::load_profile(std::string(OIW_SOURCE_DIR) + "/inspect/profiles/candle-x86.profile");
+    auto run_plan = [&](const std::string& extra) {
+        std::string out;
+        EXPECT_EQ(run(fmt::format("'{}' '{}' --target-bpw 5.2 --json {} 2>/dev/null", tool_path("gguf-plan"), data_path(kLlama.model), extra), &out), 0);
+        std::set<std::string> types;
+        const auto plan = nlohmann::json::parse(out);
+        for (const auto& t : plan["tensors"]) types.insert(t["type"].get<std::string>());
+        return types;
+    };
+    auto simd = [&](const std::string& name) {
+        const auto* e = p.entry(parse_target_type(name, "type"));
+        return e && e->dot == inspect::Dot::Simd;
+    };
+    const auto free = run_plan("");
+    EXPECT_TRUE(std::any_of(free.begin(), free.end(), [&](const std::string& t) { return !simd(t); }));
+    for (const auto& t : run_plan("--profile candle-x86")) EXPECT_TRUE(simd(t)) << t;
 }
 
 // The point of the feature: at exactly a preset's file size, the plan's summed gain-weighted error

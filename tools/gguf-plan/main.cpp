@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     return run_tool("gguf-plan", [&] {
         const auto start = std::chrono::steady_clock::now();
         Model in = open_model(o.in);
-        const PlanTable table = measure_plan(in, o.types, o.imatrix);
+        const PlanTable table = measure_plan(in, o.types, o.imatrix, o.excluded);
         const auto measured = std::chrono::steady_clock::now();
         const PlanResult r = choose_plan(table, o.choose);
         // The size gguf-requant --dry-run computes for this plan must be the solver's.

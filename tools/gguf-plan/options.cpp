@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "inspect/model.h"
+#include "inspect/profile.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 
@@ -35,7 +36,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     CLI::App app{"gguf-plan: per-tensor quantization types that minimise the imatrix-weighted error within a budget\n"
                  "(the plan is executed by gguf-requant IN OUT --plan PLAN, or llama-quantize --tensor-type-file)",
                  "gguf-plan"};
-    std::string size, bpw, bpt, tps, bandwidth, types, gains;
+    std::string profile, size, bpw, bpt, tps, bandwidth, types, gains;
     std::vector<std::string> pins;
     app.add_option("IN", o.in, "input .gguf")->required();
     app.add_option("-o,--output", o.out, "plan file to write (default: stdout)");
@@ -46,6 +47,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_option("--bandwidth", bandwidth, "memory bandwidth for --target-tokens-per-s (20GB/s, 25GiB/s)");
     app.add_option("--imatrix", o.imatrix, "importance matrix (GGUF or legacy .dat); without: unit weights");
     app.add_option("--types", types, "comma-separated candidate types (default: Q2_K,Q3_K,Q4_K,Q5_K,Q6_K,Q8_0,IQ4_XS + 32-block fallbacks)");
+    app.add_option("--profile", profile, "runtime profile (gguf-inspect's): types without a SIMD dot there are not candidates");
     app.add_option("--pin", pins, "REGEX=TYPE: matching tensors get TYPE (repeatable, first match wins)");
     app.add_option("--tie", o.choose.ties, "REGEX: matching tensors of one layer share a type (repeatable)");
     app.add_option("--gains", gains, "file of REGEX=GAIN lines tried before the default gains");
@@ -65,6 +67,13 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
         std::istringstream list(types);
         for (std::string t; std::getline(list, t, ',');) o.types.push_back(parse_target_type(t, "--types"));
         for (const auto& p : pins) o.choose.pins.push_back(parse_tensor_type_rule(p));
+        if (!profile.empty()) {
+            const inspect::Profile p = inspect::load_profile(profile);
+            for (size_t id = 0; id < kGgmlTypeCount; ++id) {
+                const auto& e = p.entries[id];
+                if (!e || e->dot != inspect::Dot::Simd) o.excluded.push_back(static_cast<GgmlType>(id));
+            }
+        }
         if (!gains.empty()) o.choose.gains = read_gains_file(gains);
         return -1;
     });

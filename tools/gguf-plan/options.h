@@ -11,6 +11,7 @@ struct ToolOptions {
     std::string in, out;            // out empty: the plan goes to stdout
     std::string imatrix;            // --imatrix
     std::vector<GgmlType> types;    // --types (empty: default_plan_types())
+    std::vector<GgmlType> excluded; // --profile: types without a SIMD dot there
     ChooseOptions choose;           // budget, gains, pins, ties
     bool json = false;
 };
