@@ -23,11 +23,11 @@ struct KnapsackResult {
 };
 
 // Minimises the summed value subject to summed cost <= budget. Costs above each item's cheapest
-// choice are rounded up to a grid step: `min_unit`, or larger when needed to keep the grid at
-// about 2000 cells per item, chosen so the rounding loses at most 0.1% of the cheapest total cost
-// (and so of any feasible budget). The grid depends on the items only, never on the budget, so a
-// larger budget never gives a larger value. With step == min_unit and costs multiples of it, the
-// result is exact. Throws FormatError(Usage) when even the cheapest choices exceed the budget.
+// choice are rounded up to a grid step: the largest multiple of `min_unit` (at least min_unit)
+// with n_items * step <= 0.1% of the cheapest total cost, so the rounding loses at most 0.1% of
+// any feasible budget. The grid depends on the items only, never on the budget, so a larger budget
+// never gives a larger value. With step == min_unit and costs multiples of it, the result is
+// exact. Throws FormatError(Usage) when even the cheapest choices exceed the budget.
 KnapsackResult solve_knapsack(const std::vector<KnapsackItem>& items, uint64_t budget, uint64_t min_unit = 1);
 
 // Lagrangian lower bound: max over lambda >= 0 of sum_i min_c (value + lambda cost) - lambda budget.
