@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "converters/planner/errtable.h"
 #include "converters/planner/planner.h"
 #include "converters/planner/solve.h"
 #include "inspect/profile.h"
@@ -184,7 +185,7 @@ TEST(Planner, RequantExecutesThePlanToThePredictedByte) {
     for (const Mini& m : {kLlama, kMoe}) {
         const std::string plan = (dir / "p.plan").string(), out = (dir / "o.gguf").string();
         const std::string im = data_path(m.imatrix), in = data_path(m.model);
-        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --target-bpw 4.8 -o '{}' 2>/dev/null", tool_path("gguf-plan"), in, im, plan)), 0);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --no-cache --target-bpw 4.8 -o '{}' 2>/dev/null", tool_path("gguf-plan"), in, im, plan)), 0);
         ASSERT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 0);
         const PlanFile f = read_plan_file(plan);
         EXPECT_EQ(std::filesystem::file_size(out), f.predicted_size);
@@ -208,7 +209,7 @@ TEST(Planner, ProfileExcludesTypesWithoutASimdDot) {
     const inspect::Profile p = inspect::load_profile(std::string(OIW_SOURCE_DIR) + "/inspect/profiles/candle-x86.profile");
     auto run_plan = [&](const std::string& extra) {
         std::string out;
-        EXPECT_EQ(run(fmt::format("'{}' '{}' --target-bpw 5.2 --json {} 2>/dev/null", tool_path("gguf-plan"), data_path(kLlama.model), extra), &out), 0);
+        EXPECT_EQ(run(fmt::format("'{}' '{}' --no-cache --target-bpw 5.2 --json {} 2>/dev/null", tool_path("gguf-plan"), data_path(kLlama.model), extra), &out), 0);
         std::set<std::string> types;
         const auto plan = nlohmann::json::parse(out);
         for (const auto& t : plan["tensors"]) types.insert(t["type"].get<std::string>());
@@ -221,6 +222,42 @@ TEST(Planner, ProfileExcludesTypesWithoutASimdDot) {
     const auto free = run_plan("");
     EXPECT_TRUE(std::any_of(free.begin(), free.end(), [&](const std::string& t) { return !simd(t); }));
     for (const auto& t : run_plan("--profile candle-x86")) EXPECT_TRUE(simd(t)) << t;
+}
+
+TEST(Planner, ErrorTableCacheRoundTripsAndIsKeyed) {
+    const PlanTable& t = table_of(kMoe);
+    const std::string text = format_errtable(t, "k1");
+    const auto back = parse_errtable(text, "k1");
+    ASSERT_TRUE(back);
+    EXPECT_EQ(format_errtable(*back, "k1"), text);
+    for (size_t i = 0; i < t.tensors.size(); ++i) EXPECT_EQ(back->tensors[i].err, t.tensors[i].err);
+    EXPECT_FALSE(parse_errtable(text, "k2"));
+    EXPECT_FALSE(parse_errtable(text.substr(0, text.size() / 2), "k1"));
+    const Model m = open_model(data_path(kMoe.model));
+    EXPECT_NE(errtable_key(m, {}, "", {}), errtable_key(m, {GgmlType::Q4_K}, "", {}));
+    EXPECT_NE(errtable_key(m, {}, "", {}), errtable_key(m, {}, data_path(kMoe.imatrix), {}));
+}
+
+TEST(Planner, SecondRunReadsTheSidecarAndPlansTheSame) {
+    const auto dir = temp_dir();
+    const std::string cache = (dir / "t.errtable").string();
+    auto plan = [&](std::string* err) {
+        std::string out;
+        EXPECT_EQ(run(fmt::format("'{}' '{}' --cache '{}' --target-bpw 5 2>'{}'", tool_path("gguf-plan"), data_path(kMoe.model), cache,
+                                  (dir / "err").string()), &out), 0);
+        const auto e = read_file((dir / "err").string());
+        *err = std::string(e.begin(), e.end());
+        return out;
+    };
+    std::string e1, e2, e3;
+    const std::string first = plan(&e1);
+    EXPECT_EQ(e1.find("error table from"), std::string::npos);
+    EXPECT_EQ(plan(&e2), first);
+    EXPECT_NE(e2.find("error table from"), std::string::npos);
+    std::ofstream(cache) << "oiw-errtable 1 damaged\n";
+    EXPECT_EQ(plan(&e3), first);
+    EXPECT_EQ(e3.find("error table from"), std::string::npos);
+    std::filesystem::remove_all(dir);
 }
 
 // The point of the feature: at exactly a preset's file size, the plan's summed gain-weighted error

@@ -5,10 +5,41 @@
 
 #include <fmt/format.h>
 
+#include "converters/planner/errtable.h"
 #include "converters/planner/planner.h"
+#include "libformat/io/text_file.h"
+#include "libformat/escape.h"
 #include "libformat/io/atomic_file.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-plan/options.h"
+
+namespace oiw::plan_cli {
+
+// The error table from the sidecar when it matches, else measured (and the sidecar rewritten;
+// a sidecar that cannot be written is a warning).
+PlanTable cached_table(const Model& in, const ToolOptions& o) {
+    if (o.cache.empty()) return measure_plan(in, o.types, o.imatrix, o.excluded);
+    const std::string key = errtable_key(in, o.types, o.imatrix, o.excluded);
+    try {
+        if (auto t = parse_errtable(read_text_file(o.cache), key)) {
+            fmt::print(stderr, "gguf-plan: error table from {}\n", escape_text(o.cache));
+            return *t;
+        }
+    } catch (const FormatError&) {  // absent or unreadable: measure
+    }
+    PlanTable t = measure_plan(in, o.types, o.imatrix, o.excluded);
+    try {
+        const std::string text = format_errtable(t, key);
+        AtomicFile f(o.cache, in.files());
+        f.write(text.data(), text.size());
+        f.commit();
+    } catch (const FormatError& e) {
+        fmt::print(stderr, "gguf-plan: warning: error table not cached: {}\n", e.what());
+    }
+    return t;
+}
+
+}  // namespace oiw::plan_cli
 
 int main(int argc, char** argv) {
     using namespace oiw;
@@ -17,7 +48,7 @@ int main(int argc, char** argv) {
     return run_tool("gguf-plan", [&] {
         const auto start = std::chrono::steady_clock::now();
         Model in = open_model(o.in);
-        const PlanTable table = measure_plan(in, o.types, o.imatrix, o.excluded);
+        const PlanTable table = plan_cli::cached_table(in, o);
         const auto measured = std::chrono::steady_clock::now();
         const PlanResult r = choose_plan(table, o.choose);
         // The size gguf-requant --dry-run computes for this plan must be the solver's.

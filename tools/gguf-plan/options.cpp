@@ -51,6 +51,9 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_option("--pin", pins, "REGEX=TYPE: matching tensors get TYPE (repeatable, first match wins)");
     app.add_option("--tie", o.choose.ties, "REGEX: matching tensors of one layer share a type (repeatable)");
     app.add_option("--gains", gains, "file of REGEX=GAIN lines tried before the default gains");
+    bool no_cache = false;
+    app.add_option("--cache", o.cache, "error-table sidecar (default: IN.errtable; re-planning the same input skips the measurement)");
+    app.add_flag("--no-cache", no_cache, "measure, neither read nor write the sidecar");
     app.add_flag("--json", o.json, "the plan as JSON on stdout");
     OIW_CLI_PARSE(app, argc, argv);
 
@@ -67,6 +70,8 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
         std::istringstream list(types);
         for (std::string t; std::getline(list, t, ',');) o.types.push_back(parse_target_type(t, "--types"));
         for (const auto& p : pins) o.choose.pins.push_back(parse_tensor_type_rule(p));
+        if (o.cache.empty() && !no_cache) o.cache = o.in + ".errtable";
+        if (no_cache) o.cache.clear();
         if (!profile.empty()) {
             const inspect::Profile p = inspect::load_profile(profile);
             for (size_t id = 0; id < kGgmlTypeCount; ++id) {

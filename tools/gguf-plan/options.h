@@ -13,6 +13,7 @@ struct ToolOptions {
     std::vector<GgmlType> types;    // --types (empty: default_plan_types())
     std::vector<GgmlType> excluded; // --profile: types without a SIMD dot there
     ChooseOptions choose;           // budget, gains, pins, ties
+    std::string cache;              // error-table sidecar ("" with --no-cache)
     bool json = false;
 };
 
