@@ -142,9 +142,11 @@ std::vector<GainRule> read_gains_file(const std::string& path) {
         const auto eq = line.rfind('=');
         char* end = nullptr;
         const double g = eq == std::string::npos ? -1 : std::strtod(line.c_str() + eq + 1, &end);
-        if (eq == std::string::npos || eq == 0 || !end || *end || !std::isfinite(g) || g < 0)
+        if (eq == std::string::npos || eq == 0 || end == line.c_str() + eq + 1 || *end || !std::isfinite(g) || g < 0)
             throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n), "expected REGEX=GAIN with a finite gain >= 0");
-        rules.push_back({line.substr(0, eq), g});
+        std::string pattern = line.substr(0, eq);
+        pattern.erase(pattern.find_last_not_of(" \t") + 1);  // "REGEX = GAIN" reads as "REGEX=GAIN"
+        rules.push_back({pattern, g});
     }
     return rules;
 }

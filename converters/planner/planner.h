@@ -60,7 +60,8 @@ struct GainRule {
 };
 // The documented default gains (docs/gguf-plan.md), after which every tensor gets 1.
 std::vector<GainRule> default_gains();
-// REGEX=GAIN lines ('#' comments, blank lines allowed). Throws FormatError(Usage).
+// REGEX=GAIN lines ('#' comments, blank lines allowed; blanks around '=' ignored). Throws
+// FormatError(Usage) naming the line.
 std::vector<GainRule> read_gains_file(const std::string& path);
 
 struct ChooseOptions {

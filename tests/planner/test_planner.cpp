@@ -156,6 +156,34 @@ TEST(Planner, PinsAndTiesAreRespected) {
     EXPECT_THROW(choose_plan(t, {{BudgetKind::Bpw, 8}, {}, {{"ffn_down", GgmlType::Q4_K}}, {}}), FormatError);
 }
 
+TEST(Planner, GainsFileOverridesTheDefaults) {
+    const auto dir = temp_dir();
+    const std::string path = (dir / "g.txt").string();
+    std::ofstream(path) << "# more weight on attn_q\n  attn_q = 50\n\nffn_up=0.5\n";
+    const auto gains = read_gains_file(path);
+    ASSERT_EQ(gains.size(), 2u);
+    EXPECT_EQ(gains[0].pattern, "attn_q");
+    EXPECT_EQ(gains[0].gain, 50);
+    EXPECT_EQ(gains[1].gain, 0.5);
+    const PlanTable& t = table_of(kLlama);
+    const PlanResult base = choose_plan(t, {{BudgetKind::Bpw, 4.0}, {}, {}, {}});
+    ChooseOptions o{{BudgetKind::Bpw, 4.0}, gains, {}, {}};
+    const PlanResult r = choose_plan(t, o);
+    for (size_t i = 0; i < t.tensors.size(); ++i)
+        if (t.tensors[i].name.find("attn_q") != std::string::npos) {
+            EXPECT_EQ(r.gain[i], 50);
+            EXPECT_GT(traits(r.type[i]).type_size * 1.0 / traits(r.type[i]).block_size,
+                      traits(base.type[i]).type_size * 1.0 / traits(base.type[i]).block_size);
+        }
+    std::ofstream(path) << "attn_q=-1\n";
+    EXPECT_THROW(read_gains_file(path), FormatError);
+    std::ofstream(path) << "attn_q=\n";
+    EXPECT_THROW(read_gains_file(path), FormatError);
+    std::ofstream(path) << "attn_q\n";
+    EXPECT_THROW(read_gains_file(path), FormatError);
+    std::filesystem::remove_all(dir);
+}
+
 TEST(Planner, PlanFileRoundTripsAndRejectsUnanchoredLines) {
     const PlanTable& t = table_of(kLlama);
     const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}});
