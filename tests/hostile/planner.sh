@@ -27,6 +27,14 @@ expect_err_contains "invalid regular expression"; expect_err_one_line
 hostile_case "plan: pin to a type the rows refuse" 2 "$PLAN" "$MINI" $nc --target-bpw 8 --pin 'ffn_down=Q4_K'
 expect_err_contains "not a candidate"; expect_err_one_line
 
+hostile_case "plan: no candidate fits a row length" 2 "$PLAN" "$MINI" $nc --target-bpw 5 --types Q4_K
+expect_err_contains "no candidate type fits"; expect_err_one_line
+printf 'attn_q=lots\n' >"$TMP/gains.txt"
+hostile_case "plan: bad gains file" 2 "$PLAN" "$MINI" $nc --target-bpw 5 --gains "$TMP/gains.txt"
+expect_err_contains "line 1"; expect_err_one_line
+hostile_case "plan: missing imatrix" 2 "$PLAN" "$MINI" $nc --target-bpw 5 --imatrix "$TMP/none.gguf"
+expect_err_one_line
+
 hostile_case "plan: a good plan" 0 "$PLAN" "$MINI" $nc --target-bpw 5 -o "$TMP/good.plan"
 sed 's/^\^blk\\\.0\\\.ffn_up/^blk\\.9\\.ffn_up/' "$TMP/good.plan" >"$TMP/missing.plan"
 hostile_case "requant --plan: tensor missing from the model" 2 "$RQ" "$MINI" "$TMP/o.gguf" --plan "$TMP/missing.plan"
