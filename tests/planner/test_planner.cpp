@@ -81,20 +81,26 @@ struct Mini {
 const Mini kLlama{"models/mini-llama-f16.gguf", "models/mini-llama.imatrix.gguf"};
 const Mini kMoe{"models/mini-moe-f16.gguf", "models/mini-moe.imatrix.gguf"};
 
+// tests/data paths, or ../shared ones ("shared:fixtures/..."); "" stays "".
+std::string path_of(const std::string& rel) {
+    if (rel.empty()) return "";
+    return rel.rfind("shared:", 0) == 0 ? shared_path(rel.substr(7)) : data_path(rel);
+}
+
 const PlanTable& table_of(const Mini& m) {
     static std::map<std::string, PlanTable> cache;
     auto it = cache.find(m.model);
-    if (it == cache.end()) it = cache.emplace(m.model, measure_plan(open_model(data_path(m.model)), {}, data_path(m.imatrix))).first;
+    if (it == cache.end()) it = cache.emplace(m.model, measure_plan(open_model(path_of(m.model)), {}, path_of(m.imatrix))).first;
     return it->second;
 }
 
 RequantJob preset_job(const Mini& m, const std::string& preset) {
     RequantOptions ro;
     ro.plan.preset = &find_preset(preset);
-    ro.plan.has_imatrix = true;
-    ro.imatrix_path = data_path(m.imatrix);
+    ro.plan.has_imatrix = !m.imatrix.empty();
+    ro.imatrix_path = path_of(m.imatrix);
     ro.dry_run = true;
-    return prepare_requant(open_model(data_path(m.model)), ro);
+    return prepare_requant(open_model(path_of(m.model)), ro);
 }
 
 TEST(Planner, LargerBudgetNeverGivesLargerErrorAndNeverExceedsIt) {
@@ -288,29 +294,40 @@ TEST(Planner, SecondRunReadsTheSidecarAndPlansTheSame) {
     std::filesystem::remove_all(dir);
 }
 
+void beats_presets(const Mini& m) {
+    const PlanTable& t = table_of(m);
+    for (const char* preset : {"Q3_K_M", "Q4_K_M", "Q5_K_M", "IQ4_XS"}) {
+        const RequantJob job = preset_job(m, preset);
+        std::map<std::string, GgmlType> by_name;
+        for (const auto& tp : job.plan.tensors) by_name[tp.name] = tp.dst_type;
+        std::vector<GgmlType> types;
+        for (const auto& c : t.tensors) types.push_back(by_name.at(c.name));
+        const auto start = std::chrono::steady_clock::now();
+        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(job.file_size)}, {}, {}, {}});
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        const double preset_err = plan_error(t, r.gain, types);
+        const std::vector<double> ones(t.tensors.size(), 1.0);
+        fmt::print("{} {}: size {} plan {}: preset error {:.5f} (unweighted {:.5f}), plan error {:.5f} (unweighted {:.5f}), {:.1f} ms\n",
+                   m.model, preset, job.file_size, r.file_size, preset_err, plan_error(t, ones, types), r.error,
+                   plan_error(t, ones, r.type), ms);
+        EXPECT_LE(r.file_size, job.file_size);
+        EXPECT_LT(r.error, preset_err) << m.model << " " << preset;
+    }
+}
+
 // The point of the feature: at exactly a preset's file size, the plan's summed gain-weighted error
 // is below the preset's own (measured with the same code on the preset's per-tensor types).
 TEST(Planner, BeatsPresetsAtTheirOwnFileSize) {
-    for (const Mini& m : {kLlama, kMoe}) {
-        const PlanTable& t = table_of(m);
-        for (const char* preset : {"Q3_K_M", "Q4_K_M", "Q5_K_M", "IQ4_XS"}) {
-            const RequantJob job = preset_job(m, preset);
-            std::map<std::string, GgmlType> by_name;
-            for (const auto& tp : job.plan.tensors) by_name[tp.name] = tp.dst_type;
-            std::vector<GgmlType> types;
-            for (const auto& c : t.tensors) types.push_back(by_name.at(c.name));
-            const auto start = std::chrono::steady_clock::now();
-            const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(job.file_size)}, {}, {}, {}});
-            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-            const double preset_err = plan_error(t, r.gain, types);
-            const std::vector<double> ones(t.tensors.size(), 1.0);
-            fmt::print("{} {}: size {} plan {}: preset error {:.5f} (unweighted {:.5f}), plan error {:.5f} (unweighted {:.5f}), {:.1f} ms\n",
-                       m.model, preset, job.file_size, r.file_size, preset_err, plan_error(t, ones, types), r.error,
-                       plan_error(t, ones, r.type), ms);
-            EXPECT_LE(r.file_size, job.file_size);
-            EXPECT_LT(r.error, preset_err) << m.model << " " << preset;
-        }
-    }
+    beats_presets(kLlama);
+    beats_presets(kMoe);
+}
+
+// The same on the ../shared fixtures (tiny-llama with its imatrix; the others with unit weights).
+TEST(Planner, BeatsPresetsOnSharedFixtures) {
+    OIW_NEED_SHARED("fixtures/tiny-llama-f16.gguf");
+    beats_presets({"shared:fixtures/tiny-llama-f16.gguf", "shared:fixtures/tiny-llama.imatrix.gguf"});
+    beats_presets({"shared:fixtures/tiny-moe-f16.gguf", ""});
+    beats_presets({"shared:fixtures/smol-like-f16.gguf", ""});
 }
 
 }  // namespace
