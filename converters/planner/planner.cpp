@@ -12,6 +12,7 @@
 #include "converters/planner/measure.h"
 #include "converters/planner/solve.h"
 #include "converters/requant/imatrix.h"
+#include "inspect/json.h"
 #include "inspect/model.h"
 #include "libformat/error.h"
 #include "libformat/escape.h"
@@ -310,16 +311,35 @@ std::string format_plan_file(const PlanTable& table, const PlanResult& r) {
 }
 
 std::string format_plan_json(const PlanTable& table, const PlanResult& r) {
-    std::string s = fmt::format("{{\"budget\":\"{}\",\"predicted_size\":{},\"bpw\":{:.6f},\"bytes_per_token\":{},"
-                                "\"error\":{:.9g},\"lower_bound\":{:.9g},\"preset\":\"{}\",\"tensors\":[",
-                                budget_text(r.budget), r.file_size, r.bpw, r.bytes_per_token, r.error, r.lower_bound, r.preset->name);
+    json::Writer w;
+    w.begin_object();
+    auto field = [&](std::string_view k, auto v) {
+        w.key(k);
+        w.value(v);
+    };
+    field("budget", budget_text(r.budget));
+    field("predicted_size", r.file_size);
+    field("bpw", r.bpw);
+    field("bytes_per_token", r.bytes_per_token);
+    field("error", r.error);
+    field("lower_bound", r.lower_bound);
+    field("preset", r.preset->name);
+    w.key("tensors");
+    w.begin_array();
     for (size_t i = 0; i < table.tensors.size(); ++i) {
         const auto& c = table.tensors[i];
         const size_t j = static_cast<size_t>(std::find(c.types.begin(), c.types.end(), r.type[i]) - c.types.begin());
-        s += fmt::format("{}{{\"name\":\"{}\",\"type\":\"{}\",\"gain\":{},\"error\":{:.9g},\"bytes\":{}}}", i ? "," : "", c.name,
-                         type_name(r.type[i]), r.gain[i], c.err[j], c.bytes[j]);
+        w.begin_object();
+        field("name", c.name);
+        field("type", type_name(r.type[i]));
+        field("gain", r.gain[i]);
+        field("error", c.err[j]);
+        field("bytes", c.bytes[j]);
+        w.end_object();
     }
-    return s + "]}\n";
+    w.end_array();
+    w.end_object();
+    return w.take() + "\n";
 }
 
 PlanFile read_plan_file(const std::string& path) {
