@@ -3,12 +3,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "libformat/io/hash.h"
-#include "libformat/io/text_file.h"
 
 namespace oiw {
 
@@ -22,7 +22,11 @@ std::string errtable_key(const Model& in, const std::vector<GgmlType>& types, co
     s += header;
     for (GgmlType t : types) s += fmt::format("type {}\n", static_cast<int>(t));
     for (GgmlType t : excluded) s += fmt::format("excluded {}\n", static_cast<int>(t));
-    if (!imatrix_path.empty()) s += "imatrix " + imatrix_path + "\n" + read_text_file(imatrix_path);
+    if (!imatrix_path.empty()) {  // unreadable: a key no written cache has; measure_plan then reports the error
+        s += "imatrix " + imatrix_path + "\n";
+        std::ifstream m(imatrix_path, std::ios::binary);
+        s.append(std::istreambuf_iterator<char>(m), std::istreambuf_iterator<char>());
+    }
     return xxh3_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
 }
 
