@@ -1,10 +1,12 @@
 // gguf-requant IN.gguf OUT.gguf --preset NAME [options]: llama-quantize's conversions, streamed.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "libformat/escape.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-requant/options.h"
 #include "tools/gguf-requant/report.h"
@@ -16,6 +18,15 @@ int main(int argc, char** argv) {
     return run_tool("gguf-requant", [&] {
         Model in = open_model(o.in);
         RequantJob job = prepare_requant(in, o.requant);
+        auto types_of = [](const auto& list, auto type) {
+            std::vector<std::pair<std::string, GgmlType>> v;
+            for (const auto& t : list) v.emplace_back(t.name, type(t));
+            return v;
+        };
+        if (o.plan) {  // before writing: the plan as gguf-requant plans it (exit 2, nothing written)
+            const std::string why = plan_mismatch(*o.plan, types_of(job.plan.tensors, [](const TensorPlan& t) { return t.dst_type; }), job.file_size);
+            if (!why.empty()) throw FormatError(ErrorKind::Usage, "", "--plan", why);
+        }
         for (const auto& w : job.plan.warnings) fmt::print(stderr, "gguf-requant: warning: {}\n", w);
         std::optional<double> seconds;
         if (!o.requant.dry_run) {
@@ -24,6 +35,15 @@ int main(int argc, char** argv) {
             write_requant(in, job, o.out, o.threads,
                           [&](size_t i, uint64_t bytes, std::string_view name) { bar.update(i, bytes, name); });
             bar.done();
+            if (o.plan) {  // after writing: the file itself (exit 1, the file is left for inspection)
+                const Model out = open_model(o.out);
+                const std::string why = plan_mismatch(*o.plan, types_of(out.tensors(), [](const GgufTensorInfo& t) { return t.type; }),
+                                                      std::filesystem::file_size(o.out));
+                if (!why.empty()) {
+                    fmt::print(stderr, "gguf-requant: error: {}: written file differs from the plan: {}\n", escape_text(o.out), why);
+                    return kExitDiffers;
+                }
+            }
             seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         }
         if (o.json) fmt::print("{}", requant_cli::json_report(o, job, seconds));

@@ -32,7 +32,9 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     PlanOptions& p = r.plan;
     app.add_option("IN", o.in, "input .gguf")->required();
     app.add_option("OUT", o.out, "output .gguf (not needed with --dry-run)");
-    app.add_option("--preset", preset, "llama-quantize type: Q4_K_M, Q8_0, ... (an unknown name lists them all)")->required();
+    std::string plan;
+    app.add_option("--preset", preset, "llama-quantize type: Q4_K_M, Q8_0, ... (an unknown name lists them all; with --plan: the plan's)");
+    app.add_option("--plan", plan, "execute a gguf-plan plan; fails unless every tensor gets its planned type and the file its predicted size");
     auto* tt = app.add_option("--tensor-type", type_rules, "REGEX=TYPE: tensors whose name matches get TYPE (first match wins)");
     auto* tf = app.add_option("--tensor-type-file", type_files, "file of REGEX=TYPE entries separated by whitespace");
     app.add_option("--output-tensor-type", output_type, "type of output.weight");
@@ -54,6 +56,12 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
 
     return run_tool("gguf-requant", [&] {
         if (o.out.empty() && !r.dry_run) throw FormatError(ErrorKind::Usage, "", "OUT", "output path required (or --dry-run)");
+        if (!plan.empty()) {
+            o.plan = read_plan_file(plan);
+            if (preset.empty()) preset = o.plan->preset;
+            p.tensor_types = o.plan->rules;
+        }
+        if (preset.empty()) throw FormatError(ErrorKind::Usage, "", "--preset", "required (or --plan)");
         p.preset = &find_preset(preset);
         if (!output_type.empty()) p.output_tensor_type = parse_target_type(output_type, "--output-tensor-type");
         if (!embd_type.empty()) p.token_embedding_type = parse_target_type(embd_type, "--token-embedding-type");

@@ -2,6 +2,9 @@
 #pragma once
 #include <string>
 
+#include <optional>
+
+#include "converters/planner/planner.h"
 #include "converters/requant/requant.h"
 
 namespace oiw::requant_cli {
@@ -11,6 +14,7 @@ struct ToolOptions {
     RequantOptions requant;    // everything the engine needs (requant.dry_run: plan only, write nothing)
     unsigned threads = 0;      // 0: all hardware threads
     bool json = false;         // report as JSON on stdout
+    std::optional<PlanFile> plan;  // --plan: its rules come first; checked before and after writing
 };
 
 // Parses argv. Returns -1 and fills `o` to continue, otherwise the exit status (0 after --help,

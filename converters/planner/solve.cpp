@@ -1,0 +1,97 @@
+#include "converters/planner/solve.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "libformat/error.h"
+
+namespace oiw {
+namespace {
+
+// L(lambda) and the cost of its minimising choices (the slope of L is that cost minus the budget).
+std::pair<double, double> lagrangian(const std::vector<KnapsackItem>& items, uint64_t budget, double lambda) {
+    double sum = -lambda * static_cast<double>(budget), cost = 0;
+    for (const auto& item : items) {
+        double best = std::numeric_limits<double>::infinity(), best_cost = 0;
+        for (const auto& c : item) {
+            const double v = c.value + lambda * static_cast<double>(c.cost);
+            if (v < best) best = v, best_cost = static_cast<double>(c.cost);
+        }
+        sum += best;
+        cost += best_cost;
+    }
+    return {sum, cost};
+}
+
+}  // namespace
+
+double lagrangian_bound(const std::vector<KnapsackItem>& items, uint64_t budget) {
+    // L is concave and piecewise linear: its maximum is where the minimisers' cost crosses the
+    // budget. Bisection on log(lambda) by that cost; every evaluated L is a valid lower bound.
+    auto [best, cost0] = lagrangian(items, budget, 0);
+    if (cost0 <= static_cast<double>(budget)) return best;
+    double lo = -40, hi = 40;  // log10(lambda)
+    for (int it = 0; it < 200; ++it) {
+        const double mid = (lo + hi) / 2;
+        const auto [l, cost] = lagrangian(items, budget, std::pow(10.0, mid));
+        best = std::max(best, l);
+        if (cost > static_cast<double>(budget)) lo = mid;
+        else hi = mid;
+    }
+    return best;
+}
+
+KnapsackResult solve_knapsack(const std::vector<KnapsackItem>& items, uint64_t budget, uint64_t min_unit) {
+    const size_t n = items.size();
+    std::vector<uint64_t> base(n);
+    uint64_t min_total = 0, spread = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (items[i].empty()) throw FormatError(ErrorKind::Usage, "", "plan", fmt::format("item {} has no choice", i));
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (const auto& c : items[i]) lo = std::min(lo, c.cost), hi = std::max(hi, c.cost);
+        base[i] = lo;
+        min_total += lo;
+        spread += hi - lo;
+    }
+    if (min_total > budget)
+        throw FormatError(ErrorKind::Usage, "", "budget",
+                          fmt::format("impossible: the cheapest candidate types need {} bytes, the budget allows {}", min_total, budget));
+    // Step: n * unit <= 0.1% of min_total (the rounding loss bound), at least min_unit, a multiple of it.
+    min_unit = std::max<uint64_t>(min_unit, 1);
+    uint64_t unit = n ? min_total / 1000 / n : 1;
+    unit = std::max(min_unit, unit / min_unit * min_unit);
+    const uint64_t cells = std::min((budget - min_total) / unit, (spread + unit - 1) / unit + n);
+
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> dp(cells + 1, 0.0), next(cells + 1);
+    std::vector<std::vector<uint8_t>> pick(n, std::vector<uint8_t>(cells + 1));
+    for (size_t i = 0; i < n; ++i) {
+        std::fill(next.begin(), next.end(), inf);
+        for (size_t c = 0; c < items[i].size(); ++c) {
+            const uint64_t w = (items[i][c].cost - base[i] + unit - 1) / unit;
+            for (uint64_t b = w; b <= cells; ++b) {
+                const double v = dp[b - w] + items[i][c].value;
+                if (v < next[b]) next[b] = v, pick[i][b] = static_cast<uint8_t>(c);
+            }
+        }
+        dp.swap(next);
+    }
+    KnapsackResult r;
+    r.unit = unit;
+    r.choice.resize(n);
+    uint64_t b = cells;
+    for (size_t i = n; i-- > 0;) {
+        const size_t c = pick[i][b];
+        r.choice[i] = c;
+        b -= (items[i][c].cost - base[i] + unit - 1) / unit;
+        r.cost += items[i][c].cost;
+        r.value += items[i][c].value;
+    }
+    r.lower_bound = std::min(lagrangian_bound(items, budget), r.value);
+    return r;
+}
+
+}  // namespace oiw

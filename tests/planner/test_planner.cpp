@@ -1,0 +1,334 @@
+// gguf-plan: the knapsack solver against brute force, budgets, pins and ties, the plan file, and
+// the quality point (a plan at a preset's exact file size has a lower error than the preset).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "converters/planner/errtable.h"
+#include "converters/planner/planner.h"
+#include "converters/planner/solve.h"
+#include "inspect/profile.h"
+#include "tests/support/helpers.h"
+
+namespace oiw {
+namespace {
+using namespace test;
+
+double brute_force(const std::vector<KnapsackItem>& items, uint64_t budget) {
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<size_t> c(items.size(), 0);
+    while (true) {
+        uint64_t cost = 0;
+        double v = 0;
+        for (size_t i = 0; i < items.size(); ++i) cost += items[i][c[i]].cost, v += items[i][c[i]].value;
+        if (cost <= budget) best = std::min(best, v);
+        size_t i = 0;
+        while (i < items.size() && ++c[i] == items[i].size()) c[i++] = 0;
+        if (i == items.size()) return best;
+    }
+}
+
+TEST(PlannerSolve, ExactAgainstBruteForceOnRandomInstances) {
+    std::mt19937_64 rng(12);
+    for (int round = 0; round < 300; ++round) {
+        std::vector<KnapsackItem> items(1 + rng() % 6);
+        uint64_t lo = 0, hi = 0;
+        for (auto& item : items) {
+            item.resize(1 + rng() % 4);
+            uint64_t a = UINT64_MAX, b = 0;
+            for (auto& c : item) {
+                c.cost = 1 + rng() % 60;
+                c.value = static_cast<double>(rng() % 1000) / 100;
+                a = std::min(a, c.cost), b = std::max(b, c.cost);
+            }
+            lo += a, hi += b;
+        }
+        const uint64_t budget = lo + rng() % (hi - lo + 1);
+        const KnapsackResult r = solve_knapsack(items, budget);
+        ASSERT_EQ(r.unit, 1u);
+        EXPECT_LE(r.cost, budget);
+        EXPECT_DOUBLE_EQ(r.value, brute_force(items, budget)) << "round " << round;
+        uint64_t cost = 0;
+        for (size_t i = 0; i < items.size(); ++i) cost += items[i][r.choice[i]].cost;
+        EXPECT_EQ(cost, r.cost);
+        EXPECT_LE(r.lower_bound, r.value + 1e-12);
+    }
+}
+
+TEST(PlannerSolve, LagrangianBoundIsTightOnAConvexInstance) {
+    // Two identical items, values on a line: the relaxation's optimum is the integer optimum.
+    const std::vector<KnapsackItem> items(2, KnapsackItem{{10, 4}, {20, 2}, {30, 0}});
+    const KnapsackResult r = solve_knapsack(items, 40);
+    EXPECT_DOUBLE_EQ(r.value, 4);
+    EXPECT_NEAR(r.lower_bound, 4, 1e-9);
+}
+
+TEST(PlannerSolve, ImpossibleBudgetIsAUsageError) {
+    const std::vector<KnapsackItem> items(2, KnapsackItem{{10, 1}, {20, 0}});
+    EXPECT_THROW(solve_knapsack(items, 19), FormatError);
+    EXPECT_EQ(solve_knapsack(items, 20).cost, 20u);
+}
+
+struct Mini {
+    std::string model, imatrix;
+};
+const Mini kLlama{"models/mini-llama-f16.gguf", "models/mini-llama.imatrix.gguf"};
+const Mini kMoe{"models/mini-moe-f16.gguf", "models/mini-moe.imatrix.gguf"};
+
+// tests/data paths, or ../shared ones ("shared:fixtures/..."); "" stays "".
+std::string path_of(const std::string& rel) {
+    if (rel.empty()) return "";
+    return rel.rfind("shared:", 0) == 0 ? shared_path(rel.substr(7)) : data_path(rel);
+}
+
+const PlanTable& table_of(const Mini& m) {
+    static std::map<std::string, PlanTable> cache;
+    auto it = cache.find(m.model);
+    if (it == cache.end()) it = cache.emplace(m.model, measure_plan(open_model(path_of(m.model)), {}, path_of(m.imatrix))).first;
+    return it->second;
+}
+
+RequantJob preset_job(const Mini& m, const std::string& preset) {
+    RequantOptions ro;
+    ro.plan.preset = &find_preset(preset);
+    ro.plan.has_imatrix = !m.imatrix.empty();
+    ro.imatrix_path = path_of(m.imatrix);
+    ro.dry_run = true;
+    return prepare_requant(open_model(path_of(m.model)), ro);
+}
+
+TEST(Planner, LargerBudgetNeverGivesLargerErrorAndNeverExceedsIt) {
+    const PlanTable& t = table_of(kLlama);
+    const uint64_t lo = preset_job(kLlama, "Q2_K").file_size, hi = preset_job(kLlama, "Q8_0").file_size;
+    double last = std::numeric_limits<double>::infinity();
+    for (uint64_t b = lo; b <= hi; b += (hi - lo) / 40) {
+        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(b)}, {}, {}, {}});
+        EXPECT_LE(r.file_size, b);
+        EXPECT_LE(r.error, last) << b;
+        EXPECT_LE(r.lower_bound, r.error + 1e-12);
+        last = r.error;
+    }
+}
+
+TEST(Planner, BpwAndBytesPerTokenBudgetsHold) {
+    const PlanTable& t = table_of(kMoe);
+    const PlanResult a = choose_plan(t, {{BudgetKind::Bpw, 4.5}, {}, {}, {}});
+    EXPECT_LE(a.bpw, 4.5);
+    EXPECT_GT(a.bpw, 4.3);
+    const PlanResult b = choose_plan(t, {{BudgetKind::BytesPerToken, 700000}, {}, {}, {}});
+    EXPECT_LE(b.bytes_per_token, 700000u);
+    EXPECT_GT(b.bytes_per_token, 650000u);
+}
+
+TEST(Planner, ImpossibleBudgetIsAUsageError) {
+    EXPECT_THROW(choose_plan(table_of(kLlama), {{BudgetKind::FileSize, 100000}, {}, {}, {}}), FormatError);
+}
+
+// attn_q and attn_v of a layer, by name part, -> their types.
+std::map<int, std::pair<GgmlType, GgmlType>> q_and_v(const PlanTable& t, const PlanResult& r) {
+    std::map<int, std::pair<GgmlType, GgmlType>> m;
+    for (size_t i = 0; i < t.tensors.size(); ++i) {
+        const std::string& n = t.tensors[i].name;
+        if (n.find("attn_q") != std::string::npos) m[t.tensors[i].layer].first = r.type[i];
+        if (n.find("attn_v") != std::string::npos) m[t.tensors[i].layer].second = r.type[i];
+    }
+    return m;
+}
+
+TEST(Planner, PinsAndTiesAreRespected) {
+    const PlanTable& t = table_of(kLlama);
+    ChooseOptions o{{BudgetKind::Bpw, 4.0}, {}, {{"ffn_gate", GgmlType::Q8_0}}, {}};
+    // Unconstrained, attn_v (gain 2) gets more bits than attn_q: the tie below changes the plan.
+    const auto free = q_and_v(t, choose_plan(t, o));
+    ASSERT_NE(free.at(0).first, free.at(0).second);
+    o.ties = {"attn_(q|v)"};
+    const PlanResult r = choose_plan(t, o);
+    for (const auto& [layer, qv] : q_and_v(t, r)) EXPECT_EQ(qv.first, qv.second) << layer;
+    int n_pinned = 0;
+    for (size_t i = 0; i < t.tensors.size(); ++i)
+        if (t.tensors[i].name.find("ffn_gate") != std::string::npos) {
+            EXPECT_EQ(r.type[i], GgmlType::Q8_0);
+            ++n_pinned;
+        }
+    EXPECT_EQ(n_pinned, 2);
+    EXPECT_LE(r.bpw, 4.0);
+    // A pin the row length does not allow is refused (ffn_down rows are 320 long).
+    EXPECT_THROW(choose_plan(t, {{BudgetKind::Bpw, 8}, {}, {{"ffn_down", GgmlType::Q4_K}}, {}}), FormatError);
+}
+
+TEST(Planner, GainsFileOverridesTheDefaults) {
+    const auto dir = temp_dir();
+    const std::string path = (dir / "g.txt").string();
+    std::ofstream(path) << "# more weight on attn_q\n  attn_q = 50\n\nffn_up=0.5\n";
+    const auto gains = read_gains_file(path);
+    ASSERT_EQ(gains.size(), 2u);
+    EXPECT_EQ(gains[0].pattern, "attn_q");
+    EXPECT_EQ(gains[0].gain, 50);
+    EXPECT_EQ(gains[1].gain, 0.5);
+    const PlanTable& t = table_of(kLlama);
+    const PlanResult base = choose_plan(t, {{BudgetKind::Bpw, 4.0}, {}, {}, {}});
+    ChooseOptions o{{BudgetKind::Bpw, 4.0}, gains, {}, {}};
+    const PlanResult r = choose_plan(t, o);
+    for (size_t i = 0; i < t.tensors.size(); ++i)
+        if (t.tensors[i].name.find("attn_q") != std::string::npos) {
+            EXPECT_EQ(r.gain[i], 50);
+            EXPECT_GT(traits(r.type[i]).type_size * 1.0 / traits(r.type[i]).block_size,
+                      traits(base.type[i]).type_size * 1.0 / traits(base.type[i]).block_size);
+        }
+    std::ofstream(path) << "attn_q=-1\n";
+    EXPECT_THROW(read_gains_file(path), FormatError);
+    std::ofstream(path) << "attn_q=\n";
+    EXPECT_THROW(read_gains_file(path), FormatError);
+    std::ofstream(path) << "attn_q\n";
+    EXPECT_THROW(read_gains_file(path), FormatError);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Planner, PlanFileRoundTripsAndRejectsUnanchoredLines) {
+    const PlanTable& t = table_of(kLlama);
+    const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}});
+    const auto dir = temp_dir();
+    const std::string path = (dir / "a.plan").string();
+    std::ofstream(path) << format_plan_file(t, r);
+    const PlanFile f = read_plan_file(path);
+    const PlanFile g = plan_file_of(t, r);
+    EXPECT_EQ(f.names, g.names);
+    EXPECT_EQ(f.predicted_size, r.file_size);
+    EXPECT_EQ(f.preset, g.preset);
+    ASSERT_EQ(f.rules.size(), t.tensors.size());
+    EXPECT_EQ(f.rules[0].pattern, "^output\\.weight$");
+    std::vector<std::pair<std::string, GgmlType>> types;
+    for (size_t i = 0; i < t.tensors.size(); ++i) types.emplace_back(t.tensors[i].name, r.type[i]);
+    EXPECT_EQ(plan_mismatch(f, types, r.file_size), "");
+    EXPECT_NE(plan_mismatch(f, types, r.file_size + 32), "");
+    types[3].second = types[3].second == GgmlType::Q8_0 ? GgmlType::Q6_K : GgmlType::Q8_0;
+    EXPECT_NE(plan_mismatch(f, types, r.file_size).find("the plan says"), std::string::npos);
+    std::ofstream(path) << "# x\nffn_down=Q4_K\n";
+    EXPECT_THROW(read_plan_file(path), FormatError);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Planner, RequantExecutesThePlanToThePredictedByte) {
+    const auto dir = temp_dir();
+    for (const Mini& m : {kLlama, kMoe}) {
+        const std::string plan = (dir / "p.plan").string(), out = (dir / "o.gguf").string();
+        const std::string im = data_path(m.imatrix), in = data_path(m.model);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --no-cache --target-bpw 4.8 -o '{}' 2>/dev/null", tool_path("gguf-plan"), in, im, plan)), 0);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 0);
+        const PlanFile f = read_plan_file(plan);
+        EXPECT_EQ(std::filesystem::file_size(out), f.predicted_size);
+        const Model o = open_model(out);
+        for (size_t i = 0; i < f.names.size(); ++i) EXPECT_EQ(o.tensors()[o.find_tensor(f.names[i])].type, f.rules[i].type);
+        // A plan whose predicted size is wrong is refused before anything is written.
+        std::string text(reinterpret_cast<const char*>(read_file(plan).data()), read_file(plan).size());
+        const auto pos = text.find("# predicted-size: ");
+        text.insert(pos + 18, "1");
+        std::ofstream(plan) << text;
+        std::filesystem::remove(out);
+        EXPECT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 2);
+        EXPECT_FALSE(std::filesystem::exists(out));
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// --profile candle-x86: no planned type lacks a SIMD dot there (the 320-wide ffn_down rows,
+// which would get Q5_0/Q5_1/IQ4_NL without the profile, get Q4_0 or Q8_0).
+TEST(Planner, ProfileExcludesTypesWithoutASimdDot) {
+    const inspect::Profile p = inspect::load_profile(std::string(OIW_SOURCE_DIR) + "/inspect/profiles/candle-x86.profile");
+    auto run_plan = [&](const std::string& extra) {
+        std::string out;
+        EXPECT_EQ(run(fmt::format("'{}' '{}' --no-cache --target-bpw 5.2 --json {} 2>/dev/null", tool_path("gguf-plan"), data_path(kLlama.model), extra), &out), 0);
+        std::set<std::string> types;
+        const auto plan = nlohmann::json::parse(out);
+        for (const auto& t : plan["tensors"]) types.insert(t["type"].get<std::string>());
+        return types;
+    };
+    auto simd = [&](const std::string& name) {
+        const auto* e = p.entry(parse_target_type(name, "type"));
+        return e && e->dot == inspect::Dot::Simd;
+    };
+    const auto free = run_plan("");
+    EXPECT_TRUE(std::any_of(free.begin(), free.end(), [&](const std::string& t) { return !simd(t); }));
+    for (const auto& t : run_plan("--profile candle-x86")) EXPECT_TRUE(simd(t)) << t;
+}
+
+TEST(Planner, ErrorTableCacheRoundTripsAndIsKeyed) {
+    const PlanTable& t = table_of(kMoe);
+    const std::string text = format_errtable(t, "k1");
+    const auto back = parse_errtable(text, "k1");
+    ASSERT_TRUE(back);
+    EXPECT_EQ(format_errtable(*back, "k1"), text);
+    for (size_t i = 0; i < t.tensors.size(); ++i) EXPECT_EQ(back->tensors[i].err, t.tensors[i].err);
+    EXPECT_FALSE(parse_errtable(text, "k2"));
+    EXPECT_FALSE(parse_errtable(text.substr(0, text.size() / 2), "k1"));
+    const Model m = open_model(data_path(kMoe.model));
+    EXPECT_NE(errtable_key(m, {}, "", {}), errtable_key(m, {GgmlType::Q4_K}, "", {}));
+    EXPECT_NE(errtable_key(m, {}, "", {}), errtable_key(m, {}, data_path(kMoe.imatrix), {}));
+}
+
+TEST(Planner, SecondRunReadsTheSidecarAndPlansTheSame) {
+    const auto dir = temp_dir();
+    const std::string cache = (dir / "t.errtable").string();
+    auto plan = [&](std::string* err) {
+        std::string out;
+        EXPECT_EQ(run(fmt::format("'{}' '{}' --cache '{}' --target-bpw 5 2>'{}'", tool_path("gguf-plan"), data_path(kMoe.model), cache,
+                                  (dir / "err").string()), &out), 0);
+        const auto e = read_file((dir / "err").string());
+        *err = std::string(e.begin(), e.end());
+        return out;
+    };
+    std::string e1, e2, e3;
+    const std::string first = plan(&e1);
+    EXPECT_EQ(e1.find("error table from"), std::string::npos);
+    EXPECT_EQ(plan(&e2), first);
+    EXPECT_NE(e2.find("error table from"), std::string::npos);
+    std::ofstream(cache) << "oiw-errtable 1 damaged\n";
+    EXPECT_EQ(plan(&e3), first);
+    EXPECT_EQ(e3.find("error table from"), std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+void beats_presets(const Mini& m) {
+    const PlanTable& t = table_of(m);
+    for (const char* preset : {"Q3_K_M", "Q4_K_M", "Q5_K_M", "IQ4_XS"}) {
+        const RequantJob job = preset_job(m, preset);
+        std::map<std::string, GgmlType> by_name;
+        for (const auto& tp : job.plan.tensors) by_name[tp.name] = tp.dst_type;
+        std::vector<GgmlType> types;
+        for (const auto& c : t.tensors) types.push_back(by_name.at(c.name));
+        const auto start = std::chrono::steady_clock::now();
+        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(job.file_size)}, {}, {}, {}});
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        const double preset_err = plan_error(t, r.gain, types);
+        const std::vector<double> ones(t.tensors.size(), 1.0);
+        fmt::print("{} {}: size {} plan {}: preset error {:.5f} (unweighted {:.5f}), plan error {:.5f} (unweighted {:.5f}), {:.1f} ms\n",
+                   m.model, preset, job.file_size, r.file_size, preset_err, plan_error(t, ones, types), r.error,
+                   plan_error(t, ones, r.type), ms);
+        EXPECT_LE(r.file_size, job.file_size);
+        EXPECT_LT(r.error, preset_err) << m.model << " " << preset;
+    }
+}
+
+// The point of the feature: at exactly a preset's file size, the plan's summed gain-weighted error
+// is below the preset's own (measured with the same code on the preset's per-tensor types).
+TEST(Planner, BeatsPresetsAtTheirOwnFileSize) {
+    beats_presets(kLlama);
+    beats_presets(kMoe);
+}
+
+// The same on the ../shared fixtures (tiny-llama with its imatrix; the others with unit weights).
+TEST(Planner, BeatsPresetsOnSharedFixtures) {
+    OIW_NEED_SHARED("fixtures/tiny-llama-f16.gguf");
+    beats_presets({"shared:fixtures/tiny-llama-f16.gguf", "shared:fixtures/tiny-llama.imatrix.gguf"});
+    beats_presets({"shared:fixtures/tiny-moe-f16.gguf", ""});
+    beats_presets({"shared:fixtures/smol-like-f16.gguf", ""});
+}
+
+}  // namespace
+}  // namespace oiw

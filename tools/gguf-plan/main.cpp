@@ -1,0 +1,77 @@
+// gguf-plan IN.gguf --target SIZE|--target-bpw X|--target-bytes-per-token B|--target-tokens-per-s T
+// [options] -o PLAN: per-tensor types minimising the imatrix-weighted error within a budget.
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "converters/planner/errtable.h"
+#include "converters/planner/planner.h"
+#include "libformat/io/text_file.h"
+#include "libformat/escape.h"
+#include "libformat/io/atomic_file.h"
+#include "tools/common/tool_support.h"
+#include "tools/gguf-plan/options.h"
+
+namespace oiw::plan_cli {
+
+// The error table from the sidecar when it matches, else measured (and the sidecar rewritten;
+// a sidecar that cannot be written is a warning).
+PlanTable cached_table(const Model& in, const ToolOptions& o) {
+    if (o.cache.empty()) return measure_plan(in, o.types, o.imatrix, o.excluded);
+    const std::string key = errtable_key(in, o.types, o.imatrix, o.excluded);
+    try {
+        if (auto t = parse_errtable(read_text_file(o.cache), key)) {
+            fmt::print(stderr, "gguf-plan: error table from {}\n", escape_text(o.cache));
+            return *t;
+        }
+    } catch (const FormatError&) {  // absent or unreadable: measure
+    }
+    PlanTable t = measure_plan(in, o.types, o.imatrix, o.excluded);
+    try {
+        const std::string text = format_errtable(t, key);
+        AtomicFile f(o.cache, in.files());
+        f.write(text.data(), text.size());
+        f.commit();
+    } catch (const FormatError& e) {
+        fmt::print(stderr, "gguf-plan: warning: error table not cached: {}\n", e.what());
+    }
+    return t;
+}
+
+}  // namespace oiw::plan_cli
+
+int main(int argc, char** argv) {
+    using namespace oiw;
+    plan_cli::ToolOptions o;
+    if (int rc = plan_cli::parse_options(argc, argv, o); rc >= 0) return rc;
+    return run_tool("gguf-plan", [&] {
+        const auto start = std::chrono::steady_clock::now();
+        Model in = open_model(o.in);
+        const PlanTable table = plan_cli::cached_table(in, o);
+        const auto measured = std::chrono::steady_clock::now();
+        const PlanResult r = choose_plan(table, o.choose);
+        // The size gguf-requant --dry-run computes for this plan must be the solver's.
+        const PlanFile pf = plan_file_of(table, r);
+        RequantOptions ro = requant_options_for(pf, o.imatrix);
+        ro.allow_requantize = true;
+        ro.dry_run = true;
+        const uint64_t size = prepare_requant(in, ro).file_size;
+        if (size != r.file_size)
+            throw FormatError(ErrorKind::BadData, o.in, "plan", fmt::format("predicted {} bytes, gguf-requant plans {}", r.file_size, size));
+        const std::string text = format_plan_file(table, r);
+        if (!o.out.empty()) {
+            AtomicFile f(o.out, in.files());
+            f.write(text.data(), text.size());
+            f.commit();
+        }
+        const double t_measure = std::chrono::duration<double>(measured - start).count();
+        const double t_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (o.json) fmt::print("{}", format_plan_json(table, r));
+        else if (o.out.empty()) fmt::print("{}", text);
+        fmt::print(stderr, "gguf-plan: {} tensors, predicted {} bytes ({:.4f} bpw, {} bytes/token), error {:.6g} (lower bound {:.6g}); "
+                           "measured in {:.2f} s, planned in {:.3f} s\n",
+                   table.tensors.size(), r.file_size, r.bpw, r.bytes_per_token, r.error, r.lower_bound, t_measure, t_total - t_measure);
+        return kExitOk;
+    });
+}
