@@ -200,11 +200,12 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
         if (kv.key == "oiw4.source.size") size = &kv.value;
         if (kv.key == "oiw4.source.xxh3") sum = &kv.value;
     }
-    const std::optional<int64_t> source_size = size ? size->as_int() : std::nullopt;
+    const int64_t source_size = size ? size->as_int().value_or(-1) : -1;  // -1: not recorded
     GgufWriter w(out_path, {in.path()}, in.gguf_version());
     w.set_kvs(in.metadata());
     // A tensorless source (vocabulary files) may or may not pad its header: keep what it did.
-    if (in.tensors().empty() && source_size && static_cast<uint64_t>(*source_size) == serialize_gguf_header(in.gguf_version(), in.metadata(), {}).size())
+    if (in.tensors().empty() && source_size >= 0 &&
+        static_cast<uint64_t>(source_size) == serialize_gguf_header(in.gguf_version(), in.metadata(), {}).size())
         w.set_pad_empty(false);
     for (const auto& t : in.tensors()) {
         const GgmlType type = t.encoding == Oiw4Encoding::Oiw4 ? GgmlType::Q4_0 : t.info.type;
@@ -250,7 +251,7 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
     }
     w.finish();
     // Byte identity with the recorded source: same size and XXH3-64 of the whole file.
-    if (sum && sum->as_string() && source_size && static_cast<uint64_t>(*source_size) == w.planned_size()) {
+    if (sum && sum->as_string() && source_size >= 0 && static_cast<uint64_t>(source_size) == w.planned_size()) {
         res.identical_to_source = file_xxh3_hex(out_path) == *sum->as_string();
     }
     return res;
