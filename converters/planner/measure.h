@@ -8,6 +8,7 @@
 // so the sample is fixed and reproducible.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,10 +24,16 @@ struct MeasureTask {
     std::vector<GgmlType> types;     // candidate types (the row length must allow each)
 };
 
+// Called after each (tensor, type) measurement, from one thread at a time: measurements done and
+// in all, sampled weights done and in all, and the tensor just measured.
+using MeasureProgress = std::function<void(size_t done, size_t total, uint64_t weights_done, uint64_t weights_total,
+                                           const std::string& tensor)>;
+
 // err[t][k] for tasks[t].types[k], measured on all threads. `imatrix` maps tensor names to
 // ne0 * n_matrices weights (entries of another size are a FormatError naming the tensor).
 std::vector<std::vector<double>> measure_errors(const Model& model, const std::vector<MeasureTask>& tasks,
-                                                const std::map<std::string, std::vector<float>>& imatrix);
+                                                const std::map<std::string, std::vector<float>>& imatrix,
+                                                const MeasureProgress& progress = {});
 
 // The error of one tensor at one type (the same computation, single-threaded).
 double measure_error(const Model& model, size_t input_index, GgmlType type, const std::vector<float>* imatrix);

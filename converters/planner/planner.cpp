@@ -58,7 +58,7 @@ std::vector<GgmlType> default_plan_types() {
 }
 
 PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, const std::string& imatrix_path,
-                       const std::vector<GgmlType>& excluded) {
+                       const std::vector<GgmlType>& excluded, const MeasureProgress& progress) {
     RequantOptions ro;
     ro.plan.preset = &find_preset("Q8_0");
     ro.plan.pure = true;
@@ -123,7 +123,7 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
         imatrix = load_imatrix(imatrix_path).entries;
         table.has_imatrix = true;
     }
-    auto err = measure_errors(in, tasks, imatrix);
+    auto err = measure_errors(in, tasks, imatrix, progress);
     for (size_t i = 0; i < table.tensors.size(); ++i) table.tensors[i].err = std::move(err[i]);
     return table;
 }

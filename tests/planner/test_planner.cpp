@@ -258,6 +258,16 @@ TEST(Planner, ProfileExcludesTypesWithoutASimdDot) {
     for (const auto& t : run_plan("--profile candle-x86")) EXPECT_TRUE(simd(t)) << t;
 }
 
+TEST(Planner, ProgressOnATerminalOnly) {
+    if (run("script -qec true /dev/null >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1) to give the tool a terminal";
+    const std::string cmd = fmt::format("'{}' '{}' --no-cache --target-bpw 5", tool_path("gguf-plan"), data_path(kLlama.model));
+    std::string tty, piped;
+    ASSERT_EQ(run("script -qec \"" + cmd + "\" /dev/null", &tty), 0) << tty;
+    EXPECT_NE(tty.find("\r\x1b[2Kgguf-plan: measuring ["), std::string::npos) << tty;
+    ASSERT_EQ(run(cmd + " 2>&1 >/dev/null", &piped), 0);
+    EXPECT_EQ(piped.find("measuring"), std::string::npos) << piped;
+}
+
 TEST(Planner, ErrorTableCacheRoundTripsAndIsKeyed) {
     const PlanTable& t = table_of(kMoe);
     const std::string text = format_errtable(t, "k1");

@@ -1,6 +1,7 @@
 // gguf-plan IN.gguf --target SIZE|--target-bpw X|--target-bytes-per-token B|--target-tokens-per-s T
 // [options] -o PLAN: per-tensor types minimising the imatrix-weighted error within a budget.
 #include <chrono>
+#include <memory>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -15,10 +16,22 @@
 
 namespace oiw::plan_cli {
 
+// Measures the error table, with progress on a TTY (stderr; quiet when piped).
+PlanTable measured_table(const Model& in, const ToolOptions& o) {
+    std::unique_ptr<Progress> bar;
+    PlanTable t = measure_plan(in, o.types, o.imatrix, o.excluded,
+                               [&](size_t done, size_t total, uint64_t w_done, uint64_t w_total, const std::string& tensor) {
+                                   if (!bar) bar = std::make_unique<Progress>("gguf-plan: measuring", total, w_total * 4);
+                                   bar->update(done - 1, w_done * 4, tensor);
+                               });
+    if (bar) bar->done();
+    return t;
+}
+
 // The error table from the sidecar when it matches, else measured (and the sidecar rewritten;
 // a sidecar that cannot be written is a warning).
 PlanTable cached_table(const Model& in, const ToolOptions& o) {
-    if (o.cache.empty()) return measure_plan(in, o.types, o.imatrix, o.excluded);
+    if (o.cache.empty()) return measured_table(in, o);
     const std::string key = errtable_key(in, o.types, o.imatrix, o.excluded);
     try {
         if (auto t = parse_errtable(read_text_file(o.cache), key)) {
@@ -27,7 +40,7 @@ PlanTable cached_table(const Model& in, const ToolOptions& o) {
         }
     } catch (const FormatError&) {  // absent or unreadable: measure
     }
-    PlanTable t = measure_plan(in, o.types, o.imatrix, o.excluded);
+    PlanTable t = measured_table(in, o);
     try {
         const std::string text = format_errtable(t, key);
         AtomicFile f(o.cache, in.files());
