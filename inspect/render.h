@@ -51,6 +51,9 @@ struct DiffReport {
     const Model& b;
     const Analysis& ab;
     const Diff& diff;
+    std::string b_name = {};  // shown for B instead of its path when set (a plan preview)
+
+    const std::string& b_path() const { return b_name.empty() ? b.path() : b_name; }
 };
 
 std::string render_diff_table(const DiffReport& r, const RenderOptions& o);

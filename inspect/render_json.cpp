@@ -282,7 +282,7 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
     json::Writer w;
     auto file = [&](const Model& f, const Analysis& a) {
         w.begin_object();
-        field(w, "path", f.path());
+        field(w, "path", &f == &r.b ? r.b_path() : f.path());
         field(w, "size", f.file_size());
         field(w, "kv_count", f.metadata().size());
         field(w, "tensor_count", f.tensors().size());

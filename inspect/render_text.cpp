@@ -462,7 +462,7 @@ std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
         Section s{"Files", {}, "files"};
         s.blocks.push_back(fields({
             {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.a.path()), r.a.file_size(), r.a.metadata().size(), r.a.tensors().size())},
-            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.b.path()), r.b.file_size(), r.b.metadata().size(), r.b.tensors().size())},
+            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.b_path()), r.b.file_size(), r.b.metadata().size(), r.b.tensors().size())},
             {"verdict", d.identical() ? (d.data_compared ? "identical (metadata, tensor infos and data)"
                                                          : "identical metadata and tensor infos (data not compared; use --data)")
                                       : "different"},

@@ -49,3 +49,14 @@ printf 'blk.0.ffn_up=Q4_K\n' >"$TMP/loose.plan"
 hostile_case "requant --plan: unanchored entry" 2 "$RQ" "$MINI" "$TMP/o.gguf" --plan "$TMP/loose.plan"
 expect_err_contains "anchored"; expect_no_file "$TMP/o.gguf"
 hostile_case "requant --plan: the good plan" 0 "$RQ" "$MINI" "$TMP/o.gguf" --plan "$TMP/good.plan"
+# gguf-inspect diff --plan: bad plans are one-line errors and leave no temporary file behind.
+hostile_case "inspect diff --plan: missing plan" 2 "$BIN/gguf-inspect" diff "$MINI" --plan "$TMP/none.plan"
+expect_err_one_line
+hostile_case "inspect diff --plan: unanchored plan" 2 "$BIN/gguf-inspect" diff "$MINI" --plan "$TMP/loose.plan"
+expect_err_contains "anchored"
+hostile_case "inspect diff: B and --plan together" 2 "$BIN/gguf-inspect" diff "$MINI" "$MINI" --plan "$TMP/good.plan"
+expect_err_one_line
+hostile_case "inspect diff: neither B nor --plan" 2 "$BIN/gguf-inspect" diff "$MINI"
+expect_err_one_line
+hostile_case "inspect diff --plan: the good plan" 1 "$BIN/gguf-inspect" diff "$MINI" --plan "$TMP/good.plan" --html "$TMP/p.html"
+expect_true "no preview file left" sh -c '! ls "${TMPDIR:-/tmp}"/oiw-plan-preview-* >/dev/null 2>&1'

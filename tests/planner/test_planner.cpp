@@ -239,6 +239,30 @@ TEST(Planner, RequantExecutesThePlanToThePredictedByte) {
 
 // --profile candle-x86: no planned type lacks a SIMD dot there (the 320-wide ffn_down rows,
 // which would get Q5_0/Q5_1/IQ4_NL without the profile, get Q4_0 or Q8_0).
+// `gguf-inspect diff A --plan P` reports exactly what `diff A OUT` reports for the file
+// `gguf-requant A OUT --plan P` writes (text, JSON and HTML; B's name aside), and leaves no file.
+TEST(Planner, InspectDiffPlanPreviewsTheWrittenOutput) {
+    const auto dir = temp_dir();
+    for (const Mini& m : {kLlama, kMoe}) {
+        const std::string plan = (dir / "v.plan").string(), out = (dir / "v.gguf").string();
+        const std::string im = data_path(m.imatrix), in = data_path(m.model);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --no-cache --target-bpw 4.6 -o '{}' 2>/dev/null", tool_path("gguf-plan"), in, im, plan)), 0);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 0);
+        for (const std::string fmt_opt : {"--color never", "--json", "--html -"}) {
+            std::string written, preview;
+            EXPECT_EQ(run(fmt::format("'{}' diff '{}' '{}' {}", tool_path("gguf-inspect"), in, out, fmt_opt), &written), 1);
+            EXPECT_EQ(run(fmt::format("'{}' diff '{}' --plan '{}' --imatrix '{}' {}", tool_path("gguf-inspect"), in, plan, im, fmt_opt), &preview), 1);
+            auto replace_all = [](std::string s, const std::string& from) {
+                for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p)) s.replace(p, from.size(), "B");
+                return s;
+            };
+            EXPECT_EQ(replace_all(written, out), replace_all(preview, plan + " (planned)")) << m.model << " " << fmt_opt;
+        }
+        for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+            EXPECT_NE(e.path().filename().string().rfind("oiw-plan-preview-", 0), 0u) << e.path();  // nothing left behind
+    }
+}
+
 TEST(Planner, ProfileExcludesTypesWithoutASimdDot) {
     const inspect::Profile p = inspect::load_profile(std::string(OIW_SOURCE_DIR) + "/inspect/profiles/candle-x86.profile");
     auto run_plan = [&](const std::string& extra) {

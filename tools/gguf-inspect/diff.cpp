@@ -1,9 +1,11 @@
 // gguf-inspect diff A B: metadata, tensor and (with --data) byte differences. Exit 0 identical,
-// 1 different, 2 error, like cmp.
+// 1 different, 2 error, like cmp. diff A --plan PLAN: B is what gguf-requant A --plan PLAN would
+// write (its header; converters/planner/preview.h), so the report shows the planned types.
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "converters/planner/preview.h"
 #include "inspect/diff.h"
 #include "inspect/model.h"
 #include "inspect/render.h"
@@ -19,11 +21,16 @@ int run_diff(int argc, char** argv) {
     CLI::App app{"Compare two GGUF files: metadata, tensors, per-token traffic, and with --data the tensor bytes.\n"
                  "Exit status: 0 identical, 1 different, 2 error.",
                  "gguf-inspect diff"};
-    std::string pa, pb, html;
+    std::string pa, pb, html, plan, imatrix;
     bool data = false, json = false, full = false;
     std::string color = "auto";
     app.add_option("A", pa, "first GGUF file")->required();
-    app.add_option("B", pb, "second GGUF file")->required();
+    auto* b_opt = app.add_option("B", pb, "second GGUF file");
+    auto* plan_opt = app.add_option("--plan", plan, "compare A with what `gguf-requant A OUT --plan PLAN` would write (instead of B)")
+                         ->type_name("PLAN")
+                         ->excludes(b_opt);
+    app.add_option("--imatrix", imatrix, "with --plan: the imatrix the plan was made with (its keys are in the output)")
+        ->needs(plan_opt);
     app.add_flag("--data", data, "also compare tensor bytes (reads both files)");
     auto* j = app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
     app.add_option("--html", html, "write a self-contained HTML page (both type maps, per-layer bytes/token) to OUT; - for stdout")
@@ -41,14 +48,15 @@ int run_diff(int argc, char** argv) {
         throw FormatError(ErrorKind::Usage, "", "", std::string(e.what()) + " (see --help)");
     }
 
+    if (pb.empty() && plan.empty()) throw FormatError(ErrorKind::Usage, "", "B", "second file (or --plan PLAN) required");
     const Model a = open_model(pa);
-    const Model b = open_model(pb);
+    const Model b = plan.empty() ? open_model(pb) : plan_preview(a, read_plan_file(plan), imatrix);
     const Analysis aa = analyze(a), ab = analyze(b);
-    const Diff d = diff(a, aa, b, ab, data);
+    const Diff d = diff(a, aa, b, ab, data && plan.empty());
     RenderOptions o;
     o.full = full;
     o.color = want_color(color);
-    const DiffReport r{a, aa, b, ab, d};
+    const DiffReport r{a, aa, b, ab, d, plan.empty() ? "" : plan + " (planned)"};
     if (!html.empty()) write_output(html, render_diff_html(r, o));
     else write_stdout(json ? render_diff_json(r, o) : render_diff_table(r, o));
     return d.identical() ? kExitOk : kExitDiffers;
