@@ -390,9 +390,15 @@ std::vector<uint8_t> zstd_frame(std::span<const uint8_t> src, bool checksum, boo
     return out;
 }
 
-TEST(Oiw4Zstd, BadFramesAreOneLineErrorsNamingThePlane) {
-    std::vector<uint8_t> plain(1024);
-    for (size_t k = 0; k < plain.size(); ++k) plain[k] = static_cast<uint8_t>(k * k / 7);
+struct BadFrame {
+    std::string name;
+    std::string path;  // a one-tensor OIW4 file whose only plane is the frame
+    std::string what;  // expected in the error ("" for the good frame)
+    ErrorKind kind;
+};
+
+// One good and seven damaged zstd frames of `plain`, each as the plane of its own OIW4 file.
+std::vector<BadFrame> bad_frame_files(const std::vector<uint8_t>& plain) {
     const auto good = zstd_frame(plain, true, true);
     const auto with = [&](size_t cut, std::vector<uint8_t> tail) {
         std::vector<uint8_t> b(good.begin(), good.end() - static_cast<ptrdiff_t>(cut));
@@ -412,18 +418,32 @@ TEST(Oiw4Zstd, BadFramesAreOneLineErrorsNamingThePlane) {
         {"bad-sum", bad_sum, "checksum", ErrorKind::BadChecksum},
     };
     const GgufTensorInfo w = make_tensor_info("w", GgmlType::F32, std::vector<int64_t>{256});
+    std::vector<BadFrame> out;
     for (const auto& [name, frame, what, kind] : cases) {
-        SCOPED_TRACE(name);
-        const std::string path = (test::temp_dir() / (name + ".oiw4")).string(), out = (test::temp_dir() / "out.oiw4").string();
-        {
-            Oiw4Writer wr(path, {});
-            wr.set_metadata(3, {}, {});
-            wr.add_tensor(w, Oiw4Encoding::Raw);
-            wr.write_plane(frame, Oiw4Codec::Zstd);
-            wr.finish();
-        }
-        const Oiw4File f = Oiw4File::open(path);
-        if (what.empty()) {
+        const std::string path = (test::temp_dir() / (name + ".oiw4")).string();
+        Oiw4Writer wr(path, {});
+        wr.set_metadata(3, {}, {});
+        wr.add_tensor(w, Oiw4Encoding::Raw);
+        wr.write_plane(frame, Oiw4Codec::Zstd);
+        wr.finish();
+        out.push_back({name, path, what, kind});
+    }
+    return out;
+}
+
+std::vector<uint8_t> frame_plain() {
+    std::vector<uint8_t> plain(1024);
+    for (size_t k = 0; k < plain.size(); ++k) plain[k] = static_cast<uint8_t>(k * k / 7);
+    return plain;
+}
+
+TEST(Oiw4Zstd, BadFramesAreErrorsNamingThePlane) {
+    const auto plain = frame_plain();
+    for (const BadFrame& c : bad_frame_files(plain)) {
+        SCOPED_TRACE(c.name);
+        const std::string out = (test::temp_dir() / "out.oiw4").string();
+        const Oiw4File f = Oiw4File::open(c.path);
+        if (c.what.empty()) {
             EXPECT_TRUE(decode_plane(f, 0, 0) == plain);
             continue;
         }
@@ -431,9 +451,9 @@ TEST(Oiw4Zstd, BadFramesAreOneLineErrorsNamingThePlane) {
             decode_plane(f, 0, 0);
             ADD_FAILURE() << "no error";
         } catch (const FormatError& e) {
-            EXPECT_EQ(e.kind(), kind);
-            EXPECT_NE(std::string(e.what()).find(path + ": tensor 'w' plane 'data': zstd frame: "), std::string::npos) << e.what();
-            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+            EXPECT_EQ(e.kind(), c.kind);
+            EXPECT_NE(std::string(e.what()).find(c.path + ": tensor 'w' plane 'data': zstd frame: "), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(c.what), std::string::npos) << e.what();
         }
         for (unsigned threads : {1u, 2u}) {
             CodecOptions o;
@@ -441,10 +461,21 @@ TEST(Oiw4Zstd, BadFramesAreOneLineErrorsNamingThePlane) {
             EXPECT_THROW(decompress_oiw4(f, out, o), FormatError);
             EXPECT_FALSE(fs::exists(out));
         }
+    }
+}
+
+// The tool on the same frames: one error line, exit 2, nothing written (spawns the tool, so it is
+// not in the qemu subset of scripts/test).
+TEST(Oiw4Cli, BadFramesAreOneLineErrors) {
+    for (const BadFrame& c : bad_frame_files(frame_plain())) {
+        if (c.what.empty()) continue;
+        SCOPED_TRACE(c.name);
+        const std::string out = (test::temp_dir() / "out.oiw4").string();
         std::string text;
-        EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " --decompress " + path + " " + out, &text, true), 2);
+        EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " --decompress " + c.path + " " + out, &text, true), 2);
         EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
-        EXPECT_NE(text.find(what), std::string::npos) << text;
+        EXPECT_NE(text.find(c.what), std::string::npos) << text;
+        EXPECT_FALSE(fs::exists(out));
     }
 }
 
