@@ -11,7 +11,6 @@
 
 #include "converters/planner/measure.h"
 #include "converters/planner/solve.h"
-#include "converters/requant/imatrix.h"
 #include "inspect/json.h"
 #include "inspect/model.h"
 #include "libformat/error.h"
@@ -35,7 +34,6 @@ std::regex compile(const std::string& pattern, const std::string& option) {
     }
 }
 
-uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 int layer_of(const std::string& name) {
     if (name.rfind("blk.", 0) != 0) return -1;
@@ -65,7 +63,7 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
     ro.allow_requantize = true;
     ro.dry_run = true;
     ro.imatrix_path = imatrix_path;  // its quantize.imatrix.* keys count in the file size
-    const RequantJob job = prepare_requant(in, ro);
+    RequantJob job = prepare_requant(in, ro);  // also loads the imatrix (job.imatrix)
 
     PlanTable table;
     table.alignment = in.alignment();
@@ -118,12 +116,8 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
         }
     }
 
-    std::map<std::string, std::vector<float>> imatrix;
-    if (!imatrix_path.empty()) {
-        imatrix = load_imatrix(imatrix_path).entries;
-        table.has_imatrix = true;
-    }
-    auto err = measure_errors(in, tasks, imatrix, progress);
+    table.has_imatrix = !imatrix_path.empty();
+    auto err = measure_errors(in, tasks, job.imatrix, progress);
     for (size_t i = 0; i < table.tensors.size(); ++i) table.tensors[i].err = std::move(err[i]);
     return table;
 }

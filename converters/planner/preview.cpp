@@ -37,11 +37,11 @@ Model plan_preview(const Model& in, const PlanFile& plan, const std::string& ima
         ti.type = t.dst_type;
         ti.offset = offset;
         ti.n_bytes = t.dst_bytes;
-        offset += (t.dst_bytes + in.alignment() - 1) / in.alignment() * in.alignment();
+        offset += align_up(t.dst_bytes, in.alignment());
         infos.push_back(std::move(ti));
     }
     const std::vector<uint8_t> header = serialize_gguf_header(in.version(), job.kvs, infos);
-    const uint64_t data_offset = (header.size() + in.alignment() - 1) / in.alignment() * in.alignment();
+    const uint64_t data_offset = align_up(header.size(), in.alignment());
     if (data_offset + offset != job.file_size)
         throw FormatError(ErrorKind::Usage, in.path(), "plan preview",
                           fmt::format("planned header gives {} bytes, the requantizer {}", data_offset + offset, job.file_size));

@@ -18,7 +18,6 @@ namespace {
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read little-endian
 constexpr size_t kMaxTensorName = 63;     // ggml: GGML_MAX_NAME - 1
 
-uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 // Array value: fixed-size elements are kept packed, strings decoded; arrays of arrays are refused
 // as ggml refuses them (gguf.cpp: "key has invalid GGUF type").

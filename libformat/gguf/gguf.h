@@ -161,6 +161,9 @@ private:
     void pad_zeros(uint64_t n);
 };
 
+// x rounded up to a multiple of a (a > 0): GGUF's padding of the header and of each tensor.
+inline uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
 // Serializes just the header (magic .. last tensor info, no padding) the way GgufWriter does.
 std::vector<uint8_t> serialize_gguf_header(uint32_t version, const Metadata& kvs,
                                            const std::vector<GgufTensorInfo>& tensors);

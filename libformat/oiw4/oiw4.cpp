@@ -31,7 +31,6 @@ constexpr uint64_t kChecksumAt = 56;         // header_xxh3 field: covers [0, 56
 constexpr uint64_t kPlaneEntrySize = 32;     // codec, reserved, offset, size, xxh3
 constexpr std::string_view kEncodingNames[kOiw4EncodingCount] = {"raw", "oiw4", "q4kx8", "q4kx8-il4"};
 
-uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 std::string tensor_subject(const std::string& name) { return "tensor '" + name + "'"; }
 

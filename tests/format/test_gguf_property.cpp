@@ -35,7 +35,6 @@ struct Rng {
     bool chance(uint64_t one_in) { return below(one_in) == 0; }
 };
 
-uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 // Scratch directory for the many small files: on /dev/shm when it is a writable directory
 // (the writer fsyncs every file; on a disk that costs ~10 ms each), else the test temp dir.

@@ -226,7 +226,8 @@ TEST(Planner, RequantExecutesThePlanToThePredictedByte) {
         const Model o = open_model(out);
         for (size_t i = 0; i < f.names.size(); ++i) EXPECT_EQ(o.tensors()[o.find_tensor(f.names[i])].type, f.rules[i].type);
         // A plan whose predicted size is wrong is refused before anything is written.
-        std::string text(reinterpret_cast<const char*>(read_file(plan).data()), read_file(plan).size());
+        const auto bytes = read_file(plan);
+        std::string text(bytes.begin(), bytes.end());
         const auto pos = text.find("# predicted-size: ");
         text.insert(pos + 18, "1");
         std::ofstream(plan) << text;
