@@ -29,6 +29,7 @@ const char* error_kind_name(ErrorKind k) {
         case ErrorKind::BadData: return "bad-data";
         case ErrorKind::BadChecksum: return "bad-checksum";
         case ErrorKind::BadEncoding: return "bad-encoding";
+        case ErrorKind::BadSplit: return "bad-split";
     }
     return "unknown";
 }

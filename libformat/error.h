@@ -29,6 +29,7 @@ enum class ErrorKind {
     BadData,        // tensor data or importance values that are NaN, infinite or out of range
     BadChecksum,    // stored checksum does not match the bytes (OIW4 header or plane)
     BadEncoding,    // unknown OIW4 encoding/codec, or one the tensor's type or shape cannot take
+    BadSplit,       // split model: missing shard, shard of another split, split keys that disagree
 };
 
 // Short stable name of a kind ("truncated", "duplicate-key", ...).

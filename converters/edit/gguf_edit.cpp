@@ -5,7 +5,7 @@
 namespace oiw {
 
 Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res) {
-    Metadata kvs = in.metadata();
+    Metadata kvs = in.is_split() ? merged_kvs(in.metadata()) : in.metadata();
     for (const auto& key : plan.remove) {
         if (!kvs.erase(key)) throw FormatError(ErrorKind::Usage, in.path(), "key '" + key + "'", "cannot remove: no such key");
         ++res->kv_removed;
@@ -14,7 +14,7 @@ Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res) {
     return kvs;
 }
 
-EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path) {
+EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path, const SplitOptions& split) {
     EditResult res;
     Metadata kvs = edited_kvs(in, plan, &res);
     std::vector<std::string> names;
@@ -28,13 +28,17 @@ EditResult write_edited(const Model& in, const EditPlan& plan, const std::string
         ++res.tensors_renamed;
     }
     res.relaid_out = !in.canonical_layout();
-    GgufWriter w(out_path, in.files(), in.version());
+    GgufOutput w(out_path, split, in.files(), in.is_split() ? 3 : in.version());  // llama-gguf-split writes v3
     w.set_kvs(kvs);
     for (size_t i = 0; i < names.size(); ++i) w.add_tensor(names[i], in.tensors()[i].type, in.tensors()[i].shape());
-    // Files without tensors keep whatever padding they had (gguf-py writes none).
-    w.set_pad_empty(in.file_size() != in.header_size());
-    for (size_t i = 0; i < names.size(); ++i) w.write_tensor_data(in.tensor_data(i));
+    // Files without tensors keep whatever padding they had (gguf-py writes none; ggml's writer pads).
+    w.set_pad_empty(in.is_split() || in.file_size() != in.header_size());
+    w.plan();
+    for (size_t i = 0; i < names.size(); ++i)
+        if (w.writes(i)) w.write_tensor_data(in.tensor_data(i));
     w.finish();
+    for (size_t k = 0; k < w.paths().size(); ++k)
+        if (split.shard == 0 || split.shard == k + 1) res.written.push_back(w.paths()[k]);
     return res;
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "libformat/gguf/split.h"
 #include "libformat/model.h"
 
 namespace oiw {
@@ -17,12 +18,15 @@ struct EditPlan {
 struct EditResult {
     size_t kv_set = 0, kv_added = 0, kv_removed = 0, tensors_renamed = 0;
     bool relaid_out = false;  // input layout was not canonical: offsets were recomputed
+    std::vector<std::string> written;  // files written (one, or the shards of this run)
 };
 
 // Applies `plan` to the metadata of `in` (throws FormatError(Usage) naming a missing key/tensor).
+// A split model's keys are first merged as llama-gguf-split --merge merges them.
 Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res);
-// Writes `in` with `plan` applied to `out_path` (atomic; refuses to overwrite `in`). With an
-// empty plan the output is byte-identical to a canonical input.
-EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path);
+// Writes `in` with `plan` applied to `out_path`, or to its shards with `split` (atomic; refuses to
+// overwrite `in`). With an empty plan the output is byte-identical to a canonical input; from a
+// split model, to llama-gguf-split --merge's file; split, to llama-gguf-split --split's shards.
+EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path, const SplitOptions& split = {});
 
 }  // namespace oiw

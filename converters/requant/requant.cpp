@@ -56,7 +56,8 @@ std::vector<GgufKV> imatrix_kvs(const std::string& path, const Imatrix& m) {
 
 int64_t matrices(const TensorPlan& t) { return t.shape.size() > 2 ? t.shape[2] : 1; }
 
-void describe_output(GgufWriter& w, const RequantJob& job) {
+template <typename Writer>  // GgufWriter or GgufOutput
+void describe_output(Writer& w, const RequantJob& job) {
     w.set_pad_empty(true);  // ggml's writer (llama-quantize) pads even a file without tensors
     w.set_kvs(job.kvs);
     for (const auto& t : job.plan.tensors) w.add_tensor(t.name, t.dst_type, t.shape);
@@ -87,7 +88,7 @@ struct TaskGrid {
 
 // Converts one tensor, task by task (TaskGrid). `reference`: use the scalar reference quantizers.
 void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, const Model& in,
-                    const TensorPlan& t, const float* imatrix, bool reference, GgufWriter& w,
+                    const TensorPlan& t, const float* imatrix, bool reference, GgufOutput& w,
                     const std::function<void(uint64_t)>& consumed) {
     const GgufTensorInfo& info = in.tensors()[t.input_index];
     const int64_t ne0 = info.ne[0], ne1 = info.ne[1];
@@ -251,19 +252,29 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
     GgufWriter planned("(planned output)");
     describe_output(planned, job);
     job.file_size = planned.planned_size();
+    job.split = opt.split;
+    GgufOutput out("(planned output)", opt.split);
+    describe_output(out, job);
+    out.plan();
+    job.out_sizes = out.sizes();
+    for (size_t i = 0; i < job.plan.tensors.size(); ++i) {
+        job.written.push_back(out.writes(i));
+        if (out.writes(i)) job.written_src_bytes += job.plan.tensors[i].src_bytes;
+    }
     return job;
 }
 
 void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads,
                    const RequantProgress& progress) {
     if (!job.writable) throw FormatError(ErrorKind::Usage, out_path, "", "the plan has refused tensors (see its warnings)");
-    GgufWriter w(out_path, in.files());
+    GgufOutput w(out_path, job.split, in.files());
     describe_output(w, job);
-    w.write_header();
+    w.plan();
 
     int64_t max_tasks = 0;  // no more threads than the largest conversion has tasks
-    for (const auto& t : job.plan.tensors)
-        if (t.convert()) max_tasks = std::max(max_tasks, TaskGrid(in.tensors()[t.input_index]).n_tasks);
+    for (size_t i = 0; i < job.plan.tensors.size(); ++i)
+        if (const TensorPlan& t = job.plan.tensors[i]; t.convert() && w.writes(i))
+            max_tasks = std::max(max_tasks, TaskGrid(in.tensors()[t.input_index]).n_tasks);
     std::unique_ptr<ThreadPool> pool;
     if (max_tasks > 0) pool = std::make_unique<ThreadPool>(thread_count(threads, static_cast<uint64_t>(max_tasks)));
     std::vector<std::vector<float>> scratch(pool ? pool->size() : 0);
@@ -271,6 +282,7 @@ void write_requant(const Model& in, const RequantJob& job, const std::string& ou
     uint64_t done = 0;
     for (size_t i = 0; i < job.plan.tensors.size(); ++i) {
         const TensorPlan& t = job.plan.tensors[i];
+        if (!w.writes(i)) continue;
         // As the tensor's input is consumed: progress, and its input pages dropped every
         // kReleaseEvery bytes (pages still being read fault back in from the page cache), so
         // memory stays bounded whatever the tensor size.

@@ -31,11 +31,11 @@ int main(int argc, char** argv) {
         std::optional<double> seconds;
         if (!o.requant.dry_run) {
             const auto start = std::chrono::steady_clock::now();
-            Progress bar("gguf-requant", job.plan.tensors.size(), job.src_bytes);
+            Progress bar("gguf-requant", job.plan.tensors.size(), job.written_src_bytes);
             write_requant(in, job, o.out, o.threads,
                           [&](size_t i, uint64_t bytes, std::string_view name) { bar.update(i, bytes, name); });
             bar.done();
-            if (o.plan) {  // after writing: the file itself (exit 1, the file is left for inspection)
+            if (o.plan && !job.split.active()) {  // after writing: the file itself (shards: checked before writing only) (exit 1, the file is left for inspection)
                 const Model out = open_model(o.out);
                 const std::string why = plan_mismatch(*o.plan, types_of(out.tensors(), [](const GgufTensorInfo& t) { return t.type; }),
                                                       std::filesystem::file_size(o.out));

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/common/cli_parse.h"
+#include "tools/common/split_cli.h"
 #include "tools/common/tool_support.h"
 
 namespace oiw::requant_cli {
@@ -52,6 +53,8 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_flag("--reference-kernels", r.reference_kernels, "use the scalar reference quantizers (benchmark baseline; identical bytes)");
     app.add_flag("--dry-run", r.dry_run, "print the plan per tensor and the totals; write nothing");
     app.add_flag("--json", o.json, "report as JSON on stdout");
+    SplitCli split;
+    add_split_options(app, split);
     OIW_CLI_PARSE(app, argc, argv);
 
     return run_tool("gguf-requant", [&] {
@@ -73,6 +76,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
                 for (auto& rule : read_tensor_type_file(type_files.at(next_file++))) p.tensor_types.push_back(std::move(rule));
         }
         for (const auto& spec : overrides) r.override_kv.push_back(parse_override(spec));
+        r.split = split_options(split);
         return -1;
     });
 }

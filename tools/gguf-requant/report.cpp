@@ -19,6 +19,14 @@ std::string shape_text(const TensorPlan& t) {
     return "[" + fmt::format("{}", fmt::join(t.shape, ", ")) + "]";
 }
 
+// Output file k (one, or shard k of the split).
+std::string out_path(const ToolOptions& o, const RequantJob& job, size_t k) {
+    if (!job.split.active()) return o.out;
+    return split_path(split_prefix_of(o.out.empty() ? "OUT" : o.out), static_cast<unsigned>(k), static_cast<unsigned>(job.out_sizes.size()));
+}
+
+bool shard_written(const RequantJob& job, size_t k) { return job.split.shard == 0 || job.split.shard == k + 1; }
+
 }  // namespace
 
 // Per-token traffic of the planned output, by the same model gguf-inspect applies to files.
@@ -48,9 +56,13 @@ std::string text_report(const ToolOptions& o, const RequantJob& job, std::option
     s += fmt::format("  model size {:9.2f} MiB ({:.2f} bpw)\n", job.src_bytes / kMiB, bpw(job.src_bytes, job.n_elements));
     s += fmt::format("  quant size {:9.2f} MiB ({:.2f} bpw), file {} bytes, {:.2f} MiB read per token\n", job.dst_bytes / kMiB,
                      bpw(job.dst_bytes, job.n_elements), job.file_size, planned_bytes_per_token(job) / kMiB);
+    if (job.split.active())
+        for (size_t k = 0; k < job.out_sizes.size(); ++k)
+            s += fmt::format("  shard {}/{} {} {} bytes{}\n", k + 1, job.out_sizes.size(), escape_text(out_path(o, job, k)), job.out_sizes[k],
+                             shard_written(job, k) ? "" : " (not written by this run)");
     if (seconds)
         s += fmt::format("  {:.2f} s, {:.1f} M params/s, {:.1f} MB/s in\n", *seconds, job.n_elements / 1e6 / *seconds,
-                         job.src_bytes / 1e6 / *seconds);
+                         job.written_src_bytes / 1e6 / *seconds);
     return s;
 }
 
@@ -96,6 +108,18 @@ std::string json_report(const ToolOptions& o, const RequantJob& job, std::option
     field("file_size", job.file_size);
     field("bytes_per_token", planned_bytes_per_token(job));
     w.end_object();
+    if (job.split.active()) {
+        w.key("shards");
+        w.begin_array();
+        for (size_t k = 0; k < job.out_sizes.size(); ++k) {
+            w.begin_object();
+            field("path", out_path(o, job, k));
+            field("bytes", job.out_sizes[k]);
+            field("written", !o.requant.dry_run && shard_written(job, k));
+            w.end_object();
+        }
+        w.end_array();
+    }
     w.key("warnings");
     w.begin_array();
     for (const auto& msg : job.plan.warnings) w.value(msg);
@@ -103,6 +127,7 @@ std::string json_report(const ToolOptions& o, const RequantJob& job, std::option
     if (seconds) {
         field("seconds", *seconds);
         field("mparams_per_second", job.n_elements / 1e6 / *seconds);
+        field("input_mb_per_second", job.written_src_bytes / 1e6 / *seconds);
     }
     w.end_object();
     return w.take() + "\n";

@@ -1,0 +1,184 @@
+#include "libformat/gguf/split.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace oiw {
+
+namespace {
+
+GgufKV u16_kv(std::string_view key, uint16_t v) { return {std::string(key), GgufValue::make_scalar<uint16_t>(GgufType::U16, v)}; }
+
+// gguf_set_val_*: an existing key is dropped, the new value appended.
+void reset_kv(Metadata& kvs, GgufKV kv) {
+    kvs.erase(kv.key);
+    kvs.add(std::move(kv));
+}
+
+}  // namespace
+
+std::string split_path(const std::string& prefix, unsigned k, unsigned n) { return fmt::format("{}-{:05d}-of-{:05d}.gguf", prefix, k + 1, n); }
+
+std::string split_prefix_of(const std::string& out) {
+    constexpr std::string_view ext = ".gguf";
+    if (out.size() > ext.size() && out.ends_with(ext)) return out.substr(0, out.size() - ext.size());
+    return out;
+}
+
+std::optional<std::string> split_prefix(const std::string& path, unsigned k, unsigned n) {
+    const std::string tail = split_path("", k, n);
+    if (path.size() <= tail.size() || !path.ends_with(tail)) return std::nullopt;
+    return path.substr(0, path.size() - tail.size());
+}
+
+uint64_t parse_split_size(std::string_view s, const std::string& option) {
+    uint64_t n = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    uint64_t unit = 1;
+    const std::string_view rest(p, s.data() + s.size() - p);
+    if (rest == "K") unit = 1000;
+    else if (rest == "M") unit = 1000 * 1000;
+    else if (rest == "G") unit = 1000 * 1000 * 1000;
+    else if (rest == "T") unit = 1000ull * 1000 * 1000 * 1000;
+    else if (!rest.empty()) ec = std::errc::invalid_argument;
+    if (ec != std::errc() || n == 0 || n > UINT64_MAX / unit)
+        throw FormatError(ErrorKind::Usage, "", option + " '" + std::string(s) + "'",
+                          "expected a positive whole number of bytes, optionally with K, M, G or T (decimal: 4G = 4000000000)");
+    return n * unit;
+}
+
+void parse_shard(std::string_view s, SplitOptions& opt) {
+    unsigned k = 0, n = 0;
+    const char *b = s.data(), *e = b + s.size();
+    auto r1 = std::from_chars(b, e, k);
+    bool ok = r1.ec == std::errc() && r1.ptr < e && *r1.ptr == '/';
+    if (ok) {
+        auto r2 = std::from_chars(r1.ptr + 1, e, n);
+        ok = r2.ec == std::errc() && r2.ptr == e && k >= 1 && k <= n && n <= kMaxShards;
+    }
+    if (!ok) throw FormatError(ErrorKind::Usage, "", "--shard '" + std::string(s) + "'", fmt::format("expected K/N with 1 <= K <= N <= {}", kMaxShards));
+    opt.shard = k;
+    opt.shards = n;
+}
+
+std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, const SplitOptions& opt) {
+    std::vector<ShardRange> r;
+    if (opt.no_tensor_first_split) r.push_back({0, 0});
+    r.push_back({0, 0});
+    uint64_t bytes = 0;  // of the current shard, each tensor padded to 32 as llama-gguf-split counts
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        const uint64_t n = align_up(tensors[i].n_bytes, kDefaultAlignment);
+        const bool full = r.back().end > r.back().begin &&
+                          (opt.max_bytes ? bytes + n > opt.max_bytes : (i - r.back().begin) % opt.max_tensors == 0);
+        if (full) {
+            r.push_back({i, i});
+            bytes = 0;
+        }
+        bytes += n;
+        r.back().end = i + 1;
+    }
+    if (r.size() > kMaxShards)
+        throw FormatError(ErrorKind::Usage, "", "--split-max-size/--split-max-tensors",
+                          fmt::format("the split would make {} shards; at most {} can be named", r.size(), kMaxShards));
+    return r;
+}
+
+Metadata shard_kvs(const Metadata& model, unsigned k, unsigned n, uint64_t n_tensors) {
+    if (n_tensors > INT32_MAX)
+        throw FormatError(ErrorKind::TooLarge, model.source(), std::string(kSplitTensors), fmt::format("{} tensors do not fit in an i32", n_tensors));
+    Metadata kvs = k == 0 ? model : Metadata({}, model.source());
+    reset_kv(kvs, u16_kv(kSplitNo, static_cast<uint16_t>(k)));
+    reset_kv(kvs, u16_kv(kSplitCount, static_cast<uint16_t>(n)));
+    reset_kv(kvs, {std::string(kSplitTensors), GgufValue::make_scalar<int32_t>(GgufType::I32, static_cast<int32_t>(n_tensors))});
+    return kvs;
+}
+
+Metadata merged_kvs(const Metadata& first_shard) {
+    Metadata kvs = first_shard;
+    reset_kv(kvs, u16_kv(kSplitCount, 0));
+    return kvs;
+}
+
+GgufOutput::GgufOutput(std::string path, SplitOptions split, std::vector<std::string> inputs, uint32_t version)
+    : path_(std::move(path)), split_(split), inputs_(std::move(inputs)), version_(version), kvs_({}, path_) {}
+
+GgufOutput::~GgufOutput() = default;
+
+void GgufOutput::add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape) {
+    if (planned_) throw FormatError(ErrorKind::Usage, path_, "tensor '" + name + "'", "tensor added after the output was planned");
+    tensors_.push_back(make_tensor_info(name, type, shape, path_));
+}
+
+std::unique_ptr<GgufWriter> GgufOutput::make_writer(size_t k, const std::string& path) const {
+    const bool split = split_.active();
+    auto w = std::make_unique<GgufWriter>(path, inputs_, split ? 3 : version_);
+    w->set_pad_empty(split || pad_empty_);  // ggml's writer (llama-gguf-split) pads every header
+    w->set_kvs(split ? shard_kvs(kvs_, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size()), tensors_.size()) : kvs_);
+    for (size_t i = ranges_[k].begin; i < ranges_[k].end; ++i) w->add_tensor(tensors_[i].name, tensors_[i].type, tensors_[i].shape());
+    return w;
+}
+
+void GgufOutput::plan() {
+    if (planned_) return;
+    planned_ = true;
+    ranges_ = split_.active() ? plan_split(tensors_, split_) : std::vector<ShardRange>{{0, tensors_.size()}};
+    if (split_.shard && split_.shards != ranges_.size())
+        throw FormatError(ErrorKind::Usage, path_, "--shard " + std::to_string(split_.shard) + "/" + std::to_string(split_.shards),
+                          fmt::format("this split makes {} shard{}, not {}", ranges_.size(), ranges_.size() == 1 ? "" : "s", split_.shards));
+    const std::string prefix = split_prefix_of(path_);
+    for (size_t k = 0; k < ranges_.size(); ++k) {
+        paths_.push_back(split_.active() ? split_path(prefix, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size())) : path_);
+        auto w = make_writer(k, paths_.back());
+        sizes_.push_back(w->planned_size());
+        writers_.push_back(shard_written(k) ? std::move(w) : nullptr);
+    }
+}
+
+uint64_t GgufOutput::planned_size() const {
+    uint64_t n = 0;
+    for (size_t k = 0; k < sizes_.size(); ++k)
+        if (shard_written(k)) n += sizes_[k];
+    return n;
+}
+
+bool GgufOutput::writes(size_t i) const {
+    if (split_.shard == 0) return true;
+    const ShardRange& r = ranges_.at(split_.shard - 1);
+    return i >= r.begin && i < r.end;
+}
+
+void GgufOutput::advance() {
+    while (cur_tensor_ < tensors_.size() && !writes(cur_tensor_)) ++cur_tensor_;
+    for (; cur_ < ranges_.size() && ranges_[cur_].end <= cur_tensor_; ++cur_)
+        if (writers_[cur_]) {
+            writers_[cur_]->finish();
+            writers_[cur_].reset();
+        }
+}
+
+void GgufOutput::write_tensor_data(std::span<const uint8_t> bytes) {
+    plan();
+    advance();
+    while (!bytes.empty()) {
+        if (cur_tensor_ >= tensors_.size())
+            throw FormatError(ErrorKind::Usage, path_, "", "more tensor data written than the tensor infos describe");
+        const size_t k = static_cast<size_t>(std::min<uint64_t>(bytes.size(), tensors_[cur_tensor_].n_bytes - cur_written_));
+        writers_[cur_]->write_tensor_data(bytes.first(k));
+        bytes = bytes.subspan(k);
+        if ((cur_written_ += k) == tensors_[cur_tensor_].n_bytes) {
+            ++cur_tensor_;
+            cur_written_ = 0;
+            advance();
+        }
+    }
+}
+
+void GgufOutput::finish() {
+    plan();
+    advance();
+    if (cur_tensor_ < tensors_.size())
+        throw FormatError(ErrorKind::Usage, path_, "tensor '" + tensors_[cur_tensor_].name + "'", "data incomplete: output not written");
+}
+
+}  // namespace oiw

@@ -1,0 +1,40 @@
+// --split-max-size / --split-max-tensors / --no-tensor-first-split / --shard for every tool that
+// writes GGUF (llama-gguf-split's options; libformat/gguf/split.h does the work).
+#pragma once
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "libformat/gguf/split.h"
+
+namespace oiw {
+
+struct SplitCli {
+    std::string max_size, shard;
+    uint64_t max_tensors = 0;
+    bool no_tensor_first_split = false;
+};
+
+// Adds the split options to `app`.
+inline void add_split_options(CLI::App& app, SplitCli& c) {
+    auto* size = app.add_option("--split-max-size", c.max_size, "write gguf-split shards of at most SIZE tensor bytes each (e.g. 4G, 500M)");
+    auto* count = app.add_option("--split-max-tensors", c.max_tensors, "write gguf-split shards of at most N tensors each")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+    size->excludes(count);
+    app.add_flag("--no-tensor-first-split", c.no_tensor_first_split, "shard 1 holds only the metadata (llama-gguf-split's option)");
+    app.add_option("--shard", c.shard, "K/N: write only shard K of the N shards the split makes (one machine per shard)");
+}
+
+// The parsed options. Throws FormatError(Usage) for a bad SIZE or K/N, or --shard /
+// --no-tensor-first-split without a split.
+inline SplitOptions split_options(const SplitCli& c) {
+    SplitOptions o;
+    if (!c.max_size.empty()) o.max_bytes = parse_split_size(c.max_size);
+    o.max_tensors = c.max_tensors;
+    o.no_tensor_first_split = c.no_tensor_first_split;
+    if (!c.shard.empty()) parse_shard(c.shard, o);
+    if (!o.active() && (o.shard || o.no_tensor_first_split))
+        throw FormatError(ErrorKind::Usage, "", o.shard ? "--shard" : "--no-tensor-first-split", "needs --split-max-size or --split-max-tensors");
+    return o;
+}
+
+}  // namespace oiw
