@@ -123,6 +123,19 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     field(w, "alignment", f.alignment());
     field(w, "header_size", f.header_size());
     field(w, "data_offset", f.data_offset());
+    if (f.is_split()) {  // a split model: "path" is its first shard, "size" the sum over all
+        w.key("shards");
+        w.begin_array();
+        for (const GgufFile& s : f.shards()) {
+            w.begin_object();
+            field(w, "path", s.path());
+            field(w, "size", s.file_size());
+            field(w, "tensors", static_cast<uint64_t>(s.tensors().size()));
+            field(w, "data_offset", s.data_offset());
+            w.end_object();
+        }
+        w.end_array();
+    }
     w.end_object();
 
     w.key("model");
@@ -177,6 +190,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         field(w, "n_elements", static_cast<uint64_t>(t.n_elements()));
         field(w, "n_bytes", t.n_bytes);
         field(w, "offset", t.offset);
+        if (f.is_split()) field(w, "shard", static_cast<uint64_t>(f.shard_of(i) + 1));
         field(w, "bytes_per_token", tf.bytes_per_token);
         field(w, "group", group_id(tf.group));
         w.key("layer");

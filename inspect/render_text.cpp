@@ -299,7 +299,28 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             fl.emplace_back("experts", fmt::format("{} ({} used per token)", *m.expert_count,
                                                    m.expert_used_count ? std::to_string(*m.expert_used_count) : "?"));
         fl.emplace_back("embeddings", m.tied_embeddings ? "tied (token_embd is also the lm_head)" : "untied");
+        if (f.is_split()) fl.insert(fl.begin() + 4, {"shards", fmt::format("{} (file size: all shards)", f.shards().size())});
         s.blocks.push_back(fields(std::move(fl)));
+        doc.push_back(std::move(s));
+    }
+
+    // 1b. Shards of a split model: each file's size, tensors and tensor bytes, then the totals.
+    if (f.is_split()) {
+        Section s{fmt::format("Shards ({})", f.shards().size()), {}, "shards"};
+        Table t;
+        t.head = {"shard", "file", "file size", "tensors", "tensor bytes"};
+        t.align = "rlrrr";
+        t.shrink = {{1, 24}};
+        t.middle = {1};
+        std::vector<uint64_t> n(f.shards().size()), bytes(f.shards().size());
+        for (size_t i = 0; i < f.tensors().size(); ++i) {
+            ++n[f.shard_of(i)];
+            bytes[f.shard_of(i)] += f.tensors()[i].n_bytes;
+        }
+        for (size_t k = 0; k < f.shards().size(); ++k)
+            t.rows.push_back({fmt::format("{}", k + 1), escape_text(f.shards()[k].path()), F.n(f.shards()[k].file_size()), F.n(n[k]), F.n(bytes[k])});
+        t.rows.push_back({"total", "", F.n(f.file_size()), F.n(f.tensors().size()), F.n(m.n_bytes)});
+        s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));
     }
 

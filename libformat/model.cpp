@@ -13,6 +13,8 @@ Model::Model(GgufFile file) { files_.push_back(std::move(file)); }
 
 Model::Model(std::vector<GgufFile> shards) : files_(std::move(shards)) {
     if (!is_split()) return;
+    kvs_ = files_.front().metadata();
+    for (std::string_view key : {kSplitNo, kSplitCount, kSplitTensors}) kvs_.erase(key);
     for (uint32_t k = 0; k < files_.size(); ++k)
         for (uint32_t j = 0; j < files_[k].tensors().size(); ++j) {
             const GgufTensorInfo& t = files_[k].tensors()[j];

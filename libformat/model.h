@@ -21,8 +21,9 @@ public:
     // A split model from its validated shards, in order (split keys checked by open_model).
     explicit Model(std::vector<GgufFile> shards);
 
-    // Metadata of the model (for a split model: of its first shard, split keys included).
-    const Metadata& metadata() const { return files_.front().metadata(); }
+    // Metadata of the model. For a split model: its first shard's keys without split.no,
+    // split.count and split.tensors.count (shards().front().metadata() has them).
+    const Metadata& metadata() const { return is_split() ? kvs_ : files_.front().metadata(); }
     // Tensor infos in model order; offsets are relative to the data section of tensor_file(i).
     const std::vector<GgufTensorInfo>& tensors() const { return is_split() ? tensors_ : files_.front().tensors(); }
     // Index of the tensor or -1.
@@ -56,7 +57,8 @@ public:
 
 private:
     std::vector<GgufFile> files_;
-    // Split models only: tensors of all shards, where each lives, and the name index.
+    // Split models only: the model's keys, tensors of all shards, where each lives, the name index.
+    Metadata kvs_;
     std::vector<GgufTensorInfo> tensors_;
     std::vector<std::pair<uint32_t, uint32_t>> where_;  // (shard, index in the shard)
     std::unordered_map<std::string, size_t> index_;

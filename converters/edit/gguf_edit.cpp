@@ -5,7 +5,7 @@
 namespace oiw {
 
 Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res) {
-    Metadata kvs = in.is_split() ? merged_kvs(in.metadata()) : in.metadata();
+    Metadata kvs = in.is_split() ? merged_kvs(in.shards().front().metadata()) : in.metadata();
     for (const auto& key : plan.remove) {
         if (!kvs.erase(key)) throw FormatError(ErrorKind::Usage, in.path(), "key '" + key + "'", "cannot remove: no such key");
         ++res->kv_removed;

@@ -88,9 +88,10 @@ Metadata shard_kvs(const Metadata& model, unsigned k, unsigned n, uint64_t n_ten
     if (n_tensors > INT32_MAX)
         throw FormatError(ErrorKind::TooLarge, model.source(), std::string(kSplitTensors), fmt::format("{} tensors do not fit in an i32", n_tensors));
     Metadata kvs = k == 0 ? model : Metadata({}, model.source());
+    // llama-gguf-split sets split.count last (once the number of shards is known).
     reset_kv(kvs, u16_kv(kSplitNo, static_cast<uint16_t>(k)));
-    reset_kv(kvs, u16_kv(kSplitCount, static_cast<uint16_t>(n)));
     reset_kv(kvs, {std::string(kSplitTensors), GgufValue::make_scalar<int32_t>(GgufType::I32, static_cast<int32_t>(n_tensors))});
+    reset_kv(kvs, u16_kv(kSplitCount, static_cast<uint16_t>(n)));
     return kvs;
 }
 

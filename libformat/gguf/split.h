@@ -1,8 +1,8 @@
 // Split models, as llama.cpp's tools/gguf-split writes and reads them.
 //
-//   OUT-00001-of-00003.gguf   every key of the model, then split.no=0 split.count=3
-//                             split.tensors.count=T; tensor infos and data of shard 1
-//   OUT-00002-of-00003.gguf   only split.no=1 split.count=3 split.tensors.count=T; its tensors
+//   OUT-00001-of-00003.gguf   every key of the model, then split.no=0 split.tensors.count=T
+//                             split.count=3; tensor infos and data of shard 1
+//   OUT-00002-of-00003.gguf   only split.no=1 split.tensors.count=T split.count=3; its tensors
 //   OUT-00003-of-00003.gguf   ... (split.no, split.count: u16; split.tensors.count: i32)
 //
 // Each shard is a complete GGUF v3 file; tensors keep the model's order and each lies whole in
