@@ -1,0 +1,142 @@
+// One shard per machine, simulated with processes: N `gguf-requant --shard k/N` runs in parallel
+// write the shards of one run, merged they are the unsplit output; a killed shard run leaves no
+// file and its rerun completes the set. Also gguf-inspect and diff on a split model.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "libformat/gguf/split.h"
+#include "tests/support/helpers.h"
+
+extern char** environ;
+
+namespace oiw {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> listing(const fs::path& dir) {
+    std::vector<std::string> v;
+    for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path().filename().string());
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+TEST(SplitCli, ParallelShardRunsEqualOneRunAndMergeToTheUnsplitOutput) {
+    const std::string in = test::data_path("models/mini-moe-f16.gguf");
+    const std::string tool = test::tool_path("gguf-requant") + " " + q(in);
+    const std::string opts = " --preset Q4_0 --threads 1 --split-max-size 700K";
+    const fs::path one = test::temp_dir(), each = test::temp_dir(), plain = test::temp_dir();
+    std::string log;
+    ASSERT_EQ(test::run(tool + " " + q((one / "q.gguf").string()) + opts, &log, true), 0) << log;
+    const auto names = listing(one);
+    const size_t n = names.size();
+    ASSERT_GE(n, 3u);
+    std::string all;
+    for (size_t k = 1; k <= n; ++k) all += fmt::format("{} {} {} --shard {}/{} & ", tool, q((each / "q.gguf").string()), opts, k, n);
+    ASSERT_EQ(test::run("sh -c " + q(all + "wait"), &log, true), 0) << log;
+    ASSERT_EQ(listing(each), names);
+    for (const auto& f : names) EXPECT_EQ(test::read_file((one / f).string()), test::read_file((each / f).string())) << f;
+    // Merged (from the last shard), the set is the unsplit conversion.
+    ASSERT_EQ(test::run(tool + " " + q((plain / "q.gguf").string()) + " --preset Q4_0 --threads 1", &log, true), 0) << log;
+    const std::string merged = (plain / "merged.gguf").string();
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((each / names.back()).string()) + " " + q(merged), &log, true), 0) << log;
+    const GgufFile m = GgufFile::open(merged), u = GgufFile::open((plain / "q.gguf").string());
+    ASSERT_EQ(m.tensors().size(), u.tensors().size());
+    const size_t header = m.data_offset();  // the merged header has split.* keys the unsplit one lacks
+    auto a = m.bytes().subspan(header), b = u.bytes().subspan(u.data_offset());
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+    // gguf-inspect sees one model; diff finds nothing between it and the unsplit output.
+    ASSERT_EQ(test::run(test::tool_path("gguf-inspect") + " --no-audit " + q((each / names[1]).string()), &log, true), 0) << log;
+    EXPECT_NE(log.find(fmt::format("== Shards ({}) ==", n)), std::string::npos) << log;
+    EXPECT_NE(log.find(fmt::format("shards           {} (file size: all shards)", n)), std::string::npos) << log;
+    EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " diff --data " + q((each / names[0]).string()) + " " + q((plain / "q.gguf").string()),
+                        &log, true), 0)
+        << log;
+    EXPECT_NE(log.find("verdict  identical"), std::string::npos) << log;
+}
+
+TEST(SplitCli, UsageErrorsWriteNothing) {
+    const std::string in = test::data_path("models/mini-llama-f16.gguf");
+    const fs::path dir = test::temp_dir();
+    const std::string base = test::tool_path("gguf-requant") + " " + q(in) + " " + q((dir / "q.gguf").string()) + " --preset Q8_0 ";
+    struct Case { const char* args; const char* says; };
+    for (const Case& c : {Case{"--shard 1/2", "--shard: needs --split-max-size or --split-max-tensors"},
+                          Case{"--split-max-tensors 7 --shard 1/9", "this split makes 3 shards, not 9"},
+                          Case{"--split-max-size 1.5G", "--split-max-size '1.5G': expected a positive whole number"},
+                          Case{"--split-max-size 1G --split-max-tensors 3", "excludes"},
+                          Case{"--split-max-tensors 7 --shard 4/3", "expected K/N with 1 <= K <= N"}}) {
+        SCOPED_TRACE(c.args);
+        std::string log;
+        EXPECT_EQ(test::run(base + c.args, &log, true), 2) << log;
+        EXPECT_NE(log.find(c.says), std::string::npos) << log;
+        EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+        EXPECT_TRUE(listing(dir).empty());
+    }
+}
+
+// The output directory holds an open (unnamed O_TMPFILE) temp file of process `pid`.
+bool writing_into(pid_t pid, const fs::path& dir) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
+        const std::string target = fs::read_symlink(e.path(), ec).string();
+        if (!ec && target.rfind(dir.string() + "/", 0) == 0) return true;
+    }
+    return false;
+}
+
+TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
+    const fs::path dir = test::temp_dir(), out = dir / "out", ref = dir / "ref";
+    fs::create_directories(out);
+    fs::create_directories(ref);
+    const std::string in = (dir / "in.gguf").string();
+    std::string log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-synth") + " " + q(in) +
+                            " --n-embd 512 --n-layer 2 --n-ff 1536 --n-vocab 8000 --type F32", &log, true), 0) << log;
+    const std::string opts = " --preset Q4_K_M --threads 1 --reference-kernels --split-max-size 4M";
+    const std::string tool = test::tool_path("gguf-requant");
+    ASSERT_EQ(test::run(tool + " " + q(in) + " " + q((ref / "q.gguf").string()) + opts, &log, true), 0) << log;
+    const auto names = listing(ref);
+    const unsigned n = static_cast<unsigned>(names.size());
+    ASSERT_GE(n, 2u);
+    // Shard 1 (the largest: token_embd) is killed while it writes.
+    const std::string out_path = (out / "q.gguf").string(), shard = "1/" + std::to_string(n);
+    std::vector<std::string> args = {tool, in, out_path, "--preset", "Q4_K_M", "--threads", "1", "--reference-kernels",
+                                     "--split-max-size", "4M", "--shard", shard};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    bool seen = false;
+    while (!(seen = writing_into(pid, out)) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    ::kill(pid, SIGKILL);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    ASSERT_TRUE(seen) << "the shard run never opened its output";
+    ASSERT_TRUE(WIFSIGNALED(st));
+    EXPECT_TRUE(listing(out).empty()) << listing(out).front();
+    // Every other shard, then the rerun of the killed one: the set is complete and identical.
+    for (unsigned k = 2; k <= n; ++k)
+        ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}/{}", tool, q(in), q(out_path), opts, k, n), &log, true), 0) << log;
+    ASSERT_EQ(listing(out).size(), n - 1);
+    ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}", tool, q(in), q(out_path), opts, shard), &log, true), 0) << log;
+    ASSERT_EQ(listing(out), names);
+    for (const auto& f : names) EXPECT_EQ(test::read_file((out / f).string()), test::read_file((ref / f).string())) << f;
+}
+
+}  // namespace
+}  // namespace oiw
