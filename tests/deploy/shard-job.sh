@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# ctest ShardJobCli: scripts/shard-job under both schedulers, simulated on one machine. N
+# processes with SLURM_ARRAY_TASK_ID=1..N and N with JOB_COMPLETION_INDEX=0..N-1 (all in parallel)
+# must write exactly the shards of one gguf-requant --split-max-size run, each with a sidecar
+# sha256sum -c accepts; wrong indices fail with status 2 and one line; a rerun re-verifies, a
+# damaged shard or a lost sidecar is recomputed, and a shard written wrong is refused.
+#   shard-job.sh BIN_DIR
+set -euo pipefail
+bin=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+job=$src/scripts/shard-job
+tmp=$(mktemp -d /tmp/oiw-shard-job-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+unset SHARD SHARDS SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX SHARD_JOB_FORCE  # e.g. ctest inside a Slurm job
+export OIW_BIN=$bin IN=$src/tests/data/models/mini-llama-f16.gguf SPLIT_MAX_SIZE=150K
+args=(--preset Q4_K_M --threads 1)
+fail() {
+    echo "ShardJobCli: $*" >&2
+    exit 1
+}
+
+# The reference: one run writing every shard (mini-llama Q4_K_M, 150 KB: 7 shards).
+mkdir "$tmp/ref"
+"$bin/gguf-requant" "$IN" "$tmp/ref/m.gguf" "${args[@]}" --split-max-size "$SPLIT_MAX_SIZE" 2>/dev/null
+n=$(OUT=$tmp/x.gguf "$job" --count "${args[@]}")
+[ "$n" = 7 ] || fail "--count printed '$n', expected 7"
+mapfile -t shards < <(cd "$tmp/ref" && ls)
+[ "${#shards[@]}" = "$n" ] || fail "the reference run wrote ${#shards[@]} files, --count says $n"
+
+# Runs shard-job once per index in parallel: run_all DIR VAR FIRST (indices FIRST..FIRST+N-1).
+run_all() {
+    local dir=$1 var=$2 first=$3 pids=() i failed=""
+    for ((i = first; i < first + n; i++)); do
+        env "$var=$i" OUT="$tmp/$dir/m.gguf" "$job" "${args[@]}" >"$tmp/$dir-$i.log" 2>&1 &
+        pids+=($!)
+    done
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || failed+=" $var=$((first + i)): $(tail -n 1 "$tmp/$dir-$((first + i)).log")"
+    done
+    [ -z "$failed" ] || fail "failed:$failed"
+}
+# The shards in DIR are the reference's, byte for byte, and every sidecar verifies.
+same_as_ref() {
+    local dir=$tmp/$1 s all=("$tmp/$1"/*) gguf=("$tmp/$1"/*.gguf)
+    [ "${#gguf[@]}" = "$n" ] && [ "${#all[@]}" = $((2 * n)) ] || fail "$1: expected $n shards and $n sidecars: $(ls "$dir")"
+    for s in "${shards[@]}"; do
+        cmp "$tmp/ref/$s" "$dir/$s" || fail "$1/$s differs from the single run's shard"
+        [ -f "$dir/$s.sha256" ] || fail "$1/$s has no sidecar"
+    done
+    (cd "$dir" && sha256sum --quiet --strict -c ./*.sha256) || fail "$1: a sidecar does not verify"
+}
+
+run_all slurm SLURM_ARRAY_TASK_ID 1
+same_as_ref slurm
+SHARDS=$n run_all k8s JOB_COMPLETION_INDEX 0
+same_as_ref k8s
+OUT=$tmp/slurm/m.gguf "$job" --check "${args[@]}" | grep -q "all $n shards verified" || fail "--check did not pass"
+
+# Wrong indices and counts: status 2, one line on stderr, nothing written.
+expect_config_error() {  # expect_config_error VAR=VALUE...
+    local rc=0
+    env "$@" OUT="$tmp/bad/m.gguf" "$job" "${args[@]}" >/dev/null 2>"$tmp/err" || rc=$?
+    [ "$rc" = 2 ] || fail "$* exited with $rc, expected 2"
+    [ "$(wc -l <"$tmp/err")" = 1 ] || fail "$*: expected one line on stderr, got: $(cat "$tmp/err")"
+    [ ! -e "$tmp/bad" ] || fail "$*: wrote $(ls "$tmp/bad")"
+}
+expect_config_error SLURM_ARRAY_TASK_ID=0
+expect_config_error SLURM_ARRAY_TASK_ID=$((n + 1))
+expect_config_error JOB_COMPLETION_INDEX="$n"
+expect_config_error JOB_COMPLETION_INDEX=-1
+expect_config_error SHARD=1 SHARDS=$((n + 1))
+expect_config_error SHARD=
+grep -q 'SLURM_ARRAY_TASK_ID\|JOB_COMPLETION_INDEX' "$tmp/err" || fail "no index: the message does not name the variables"
+rc=0
+SHARD=1 OUT=$tmp/bad/m.gguf "$job" --preset NOPE 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && [ ! -e "$tmp/bad" ] || fail "a tool error: exit $rc, stderr: $(cat "$tmp/err")"
+
+# Idempotence: a rerun of a complete index only verifies (the shard keeps its inode); a damaged
+# shard, a truncated one and a lost sidecar are recomputed.
+s2=$tmp/slurm/${shards[1]}
+ino=$(stat -c %i "$s2")
+SLURM_ARRAY_TASK_ID=2 OUT=$tmp/slurm/m.gguf "$job" "${args[@]}" | grep -q 'already complete' || fail "rerun did not verify"
+[ "$(stat -c %i "$s2")" = "$ino" ] || fail "a verified shard was rewritten"
+SHARD_JOB_FORCE=1 SHARD=2 OUT=$tmp/slurm/m.gguf "$job" "${args[@]}" >/dev/null 2>&1 || fail "SHARD_JOB_FORCE=1 failed"
+[ "$(stat -c %i "$s2")" != "$ino" ] || fail "SHARD_JOB_FORCE=1 did not rewrite the shard"
+printf 'XXXX' | dd of="$s2" bs=1 seek=1000 conv=notrunc status=none
+SLURM_ARRAY_TASK_ID=2 OUT=$tmp/slurm/m.gguf "$job" "${args[@]}" 2>/dev/null | grep -q 'sha256' || fail "damaged shard not recomputed"
+truncate -s 100 "$tmp/slurm/${shards[4]}"
+rm "$tmp/slurm/${shards[6]}.sha256"
+OUT=$tmp/slurm/m.gguf "$job" --check "${args[@]}" 2>/dev/null && fail "--check passed a truncated shard"
+SHARD=5 OUT=$tmp/slurm/m.gguf "$job" "${args[@]}" >/dev/null 2>&1 || fail "truncated shard: rerun failed"
+SHARD=7 OUT=$tmp/slurm/m.gguf "$job" "${args[@]}" >/dev/null 2>&1 || fail "lost sidecar: rerun failed"
+same_as_ref slurm
+
+# A shard gguf-requant writes but that is short or lacks the magic (a stand-in tool damages what
+# the real one wrote) fails with status 1 and gets no sidecar.
+mkdir "$tmp/stub"
+cat >"$tmp/stub/gguf-requant" <<EOF
+#!/usr/bin/env bash
+"$bin/gguf-requant" "\$@" || exit
+[[ " \$* " == *" --dry-run "* ]] && exit
+for f in "$tmp"/damaged/*.gguf; do
+    if [ "\$DAMAGE" = bytes ]; then truncate -s -1 "\$f"; else printf 'XXXX' | dd of="\$f" conv=notrunc status=none; fi
+done
+EOF
+chmod +x "$tmp/stub/gguf-requant"
+for damage in bytes magic; do
+    rc=0
+    DAMAGE=$damage OIW_BIN=$tmp/stub SHARD=3 OUT=$tmp/damaged/m.gguf "$job" "${args[@]}" >/dev/null 2>"$tmp/err" || rc=$?
+    [ "$rc" = 1 ] && tail -n 1 "$tmp/err" | grep -q "$damage" || fail "damaged shard ($damage): exit $rc: $(cat "$tmp/err")"
+    [ ! -e "$tmp/damaged/${shards[2]}.sha256" ] || fail "damaged shard ($damage) got a sidecar"
+done
+echo "ShardJobCli: ok ($n shards, Slurm and Indexed Job)"
