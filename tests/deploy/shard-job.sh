@@ -71,9 +71,14 @@ expect_config_error JOB_COMPLETION_INDEX=-1
 expect_config_error SHARD=1 SHARDS=$((n + 1))
 expect_config_error SHARD=
 grep -q 'SLURM_ARRAY_TASK_ID\|JOB_COMPLETION_INDEX' "$tmp/err" || fail "no index: the message does not name the variables"
-rc=0
-SHARD=1 OUT=$tmp/bad/m.gguf "$job" --preset NOPE 2>"$tmp/err" || rc=$?
-[ "$rc" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && [ ! -e "$tmp/bad" ] || fail "a tool error: exit $rc, stderr: $(cat "$tmp/err")"
+# A conversion the dry run refuses (IQ2_XXS needs an imatrix) is a configuration error too; a
+# tool error is status 1.
+for want in 2:IQ2_XXS 1:NOPE; do
+    rc=0
+    SHARD=1 OUT=$tmp/bad/m.gguf "$job" --preset "${want#*:}" 2>"$tmp/err" || rc=$?
+    [ "$rc" = "${want%%:*}" ] && [ "$(wc -l <"$tmp/err")" = 1 ] && [ ! -e "$tmp/bad" ] ||
+        fail "--preset ${want#*:}: exit $rc, stderr: $(cat "$tmp/err")"
+done
 
 # Idempotence: a rerun of a complete index only verifies (the shard keeps its inode); a damaged
 # shard, a truncated one and a lost sidecar are recomputed.
