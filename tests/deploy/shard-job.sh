@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest ShardJobCli: scripts/shard-job under both schedulers, simulated on one machine. N
-# processes with SLURM_ARRAY_TASK_ID=1..N and N with JOB_COMPLETION_INDEX=0..N-1 (all in parallel)
+# processes of deploy/slurm/requant-array.sbatch with SLURM_ARRAY_TASK_ID=1..N and N of shard-job
+# with JOB_COMPLETION_INDEX=0..N-1 (each set in parallel)
 # must write exactly the shards of one gguf-requant --split-max-size run, each with a sidecar
 # sha256sum -c accepts; wrong indices fail with status 2 and one line; a rerun re-verifies, a
 # damaged shard or a lost sidecar is recomputed, and a shard written wrong is refused.
@@ -27,11 +28,12 @@ n=$(OUT=$tmp/x.gguf "$job" --count "${args[@]}")
 mapfile -t shards < <(cd "$tmp/ref" && ls)
 [ "${#shards[@]}" = "$n" ] || fail "the reference run wrote ${#shards[@]} files, --count says $n"
 
-# Runs shard-job once per index in parallel: run_all DIR VAR FIRST (indices FIRST..FIRST+N-1).
+# Runs one process per index in parallel: run_all DIR VAR FIRST COMMAND... (indices FIRST..FIRST+N-1).
 run_all() {
     local dir=$1 var=$2 first=$3 pids=() i failed=""
+    shift 3
     for ((i = first; i < first + n; i++)); do
-        env "$var=$i" OUT="$tmp/$dir/m.gguf" "$job" "${args[@]}" >"$tmp/$dir-$i.log" 2>&1 &
+        env "$var=$i" OUT="$tmp/$dir/m.gguf" "$@" >"$tmp/$dir-$i.log" 2>&1 &
         pids+=($!)
     done
     for i in "${!pids[@]}"; do
@@ -50,9 +52,13 @@ same_as_ref() {
     (cd "$dir" && sha256sum --quiet --strict -c ./*.sha256) || fail "$1: a sidecar does not verify"
 }
 
-run_all slurm SLURM_ARRAY_TASK_ID 1
+# Slurm: the batch script itself, run as Slurm runs it (from elsewhere, with Slurm's variables; it
+# adds --threads from SLURM_CPUS_PER_TASK).
+(cd "$tmp" && SLURM_SUBMIT_DIR=$src SLURM_ARRAY_JOB_ID=1 SLURM_CPUS_PER_TASK=1 \
+    run_all slurm SLURM_ARRAY_TASK_ID 1 bash "$src/deploy/slurm/requant-array.sbatch" --preset Q4_K_M)
+grep -q "task 3 of array 1" "$tmp/slurm-3.log" || fail "the batch script's log line is missing"
 same_as_ref slurm
-SHARDS=$n run_all k8s JOB_COMPLETION_INDEX 0
+SHARDS=$n run_all k8s JOB_COMPLETION_INDEX 0 "$job" "${args[@]}"
 same_as_ref k8s
 OUT=$tmp/slurm/m.gguf "$job" --check "${args[@]}" | grep -q "all $n shards verified" || fail "--check did not pass"
 
