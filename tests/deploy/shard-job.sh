@@ -4,7 +4,8 @@
 # with JOB_COMPLETION_INDEX=0..N-1 (each set in parallel)
 # must write exactly the shards of one gguf-requant --split-max-size run, each with a sidecar
 # sha256sum -c accepts; wrong indices fail with status 2 and one line; a rerun re-verifies, a
-# damaged shard or a lost sidecar is recomputed, and a shard written wrong is refused.
+# damaged shard or a lost sidecar is recomputed, a shard written wrong is refused, and SIGTERM
+# reaches the running tool.
 #   shard-job.sh BIN_DIR
 set -euo pipefail
 bin=$(cd "$1" && pwd)
@@ -50,6 +51,7 @@ same_as_ref() {
         [ -f "$dir/$s.sha256" ] || fail "$1/$s has no sidecar"
     done
     (cd "$dir" && sha256sum --quiet --strict -c ./*.sha256) || fail "$1: a sidecar does not verify"
+    if compgen -G "$dir/.[!.]*" >/dev/null; then fail "$1: temp files left: $(ls -A "$dir")"; fi
 }
 
 # Slurm: the batch script itself, run as Slurm runs it (from elsewhere, with Slurm's variables; it
@@ -58,7 +60,8 @@ same_as_ref() {
     run_all slurm SLURM_ARRAY_TASK_ID 1 bash "$src/deploy/slurm/requant-array.sbatch" --preset Q4_K_M)
 grep -q "task 3 of array 1" "$tmp/slurm-3.log" || fail "the batch script's log line is missing"
 same_as_ref slurm
-SHARDS=$n run_all k8s JOB_COMPLETION_INDEX 0 "$job" "${args[@]}"
+# Indexed Job, writing as on NFS (no O_TMPFILE: named temp files beside the shards).
+SHARDS=$n OIW_ATOMIC_NO_TMPFILE=1 run_all k8s JOB_COMPLETION_INDEX 0 "$job" "${args[@]}"
 same_as_ref k8s
 OUT=$tmp/slurm/m.gguf "$job" --check "${args[@]}" | grep -q "all $n shards verified" || fail "--check did not pass"
 
@@ -110,6 +113,13 @@ cat >"$tmp/stub/gguf-requant" <<EOF
 #!/usr/bin/env bash
 "$bin/gguf-requant" "\$@" || exit
 [[ " \$* " == *" --dry-run "* ]] && exit
+if [ "\$DAMAGE" = hang ]; then
+    sleep 30 >/dev/null 2>&1 &
+    trap 'kill \$!; touch "$tmp/got-term"; exit 143' TERM
+    touch "$tmp/started"
+    wait
+    exit 1
+fi
 for f in "$tmp"/damaged/*.gguf; do
     if [ "\$DAMAGE" = bytes ]; then truncate -s -1 "\$f"; else printf 'XXXX' | dd of="\$f" conv=notrunc status=none; fi
 done
@@ -121,4 +131,18 @@ for damage in bytes magic; do
     [ "$rc" = 1 ] && tail -n 1 "$tmp/err" | grep -q "$damage" || fail "damaged shard ($damage): exit $rc: $(cat "$tmp/err")"
     [ ! -e "$tmp/damaged/${shards[2]}.sha256" ] || fail "damaged shard ($damage) got a sidecar"
 done
+
+# SIGTERM to shard-job (Kubernetes stops a pod so, with shard-job as PID 1) reaches the running
+# tool, which removes its temp file; shard-job exits 143 with one line.
+DAMAGE=hang OIW_BIN=$tmp/stub SHARD=3 OUT=$tmp/damaged/m.gguf "$job" "${args[@]}" >/dev/null 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 200); do
+    [ -e "$tmp/started" ] && break
+    sleep 0.05
+done
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 143 ] && [ -e "$tmp/got-term" ] && [ "$(cat "$tmp/err")" = "shard-job: error: stopped by SIGTERM" ] ||
+    fail "SIGTERM: exit $rc, tool signalled: $([ -e "$tmp/got-term" ] && echo yes || echo no), stderr: $(cat "$tmp/err")"
 echo "ShardJobCli: ok ($n shards, Slurm and Indexed Job)"
