@@ -107,12 +107,17 @@ SHARD=7 OUT=$tmp/slurm/m.gguf "$job" "${args[@]}" >/dev/null 2>&1 || fail "lost 
 same_as_ref slurm
 
 # A shard gguf-requant writes but that is short or lacks the magic (a stand-in tool damages what
-# the real one wrote) fails with status 1 and gets no sidecar.
+# the real one wrote), or a tool killed after a warning (the OOM killer), fails with status 1, a
+# line naming what went wrong, and no sidecar.
 mkdir "$tmp/stub"
 cat >"$tmp/stub/gguf-requant" <<EOF
 #!/usr/bin/env bash
 "$bin/gguf-requant" "\$@" || exit
 [[ " \$* " == *" --dry-run "* ]] && exit
+if [ "\$DAMAGE" = killed ]; then
+    echo "gguf-requant: warning: a warning before the end" >&2
+    kill -KILL \$\$
+fi
 if [ "\$DAMAGE" = hang ]; then
     sleep 30 >/dev/null 2>&1 &
     trap 'kill \$!; touch "$tmp/got-term"; exit 143' TERM
@@ -125,7 +130,7 @@ for f in "$tmp"/damaged/*.gguf; do
 done
 EOF
 chmod +x "$tmp/stub/gguf-requant"
-for damage in bytes magic; do
+for damage in bytes magic killed; do
     rc=0
     DAMAGE=$damage OIW_BIN=$tmp/stub SHARD=3 OUT=$tmp/damaged/m.gguf "$job" "${args[@]}" >/dev/null 2>"$tmp/err" || rc=$?
     [ "$rc" = 1 ] && tail -n 1 "$tmp/err" | grep -q "$damage" || fail "damaged shard ($damage): exit $rc: $(cat "$tmp/err")"
