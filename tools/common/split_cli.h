@@ -1,6 +1,7 @@
 // --split-max-size / --split-max-tensors / --no-tensor-first-split / --shard for every tool that
 // writes GGUF (llama-gguf-split's options; libformat/gguf/split.h does the work).
 #pragma once
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -10,7 +11,7 @@
 namespace oiw {
 
 struct SplitCli {
-    std::string max_size, shard;
+    std::optional<std::string> max_size, shard;
     uint64_t max_tensors = 0;
     bool no_tensor_first_split = false;
 };
@@ -28,10 +29,10 @@ inline void add_split_options(CLI::App& app, SplitCli& c) {
 // --no-tensor-first-split without a split.
 inline SplitOptions split_options(const SplitCli& c) {
     SplitOptions o;
-    if (!c.max_size.empty()) o.max_bytes = parse_split_size(c.max_size);
+    if (c.max_size) o.max_bytes = parse_split_size(*c.max_size);
     o.max_tensors = c.max_tensors;
     o.no_tensor_first_split = c.no_tensor_first_split;
-    if (!c.shard.empty()) parse_shard(c.shard, o);
+    if (c.shard) parse_shard(*c.shard, o);
     if (!o.active() && (o.shard || o.no_tensor_first_split))
         throw FormatError(ErrorKind::Usage, "", o.shard ? "--shard" : "--no-tensor-first-split", "needs --split-max-size or --split-max-tensors");
     return o;
