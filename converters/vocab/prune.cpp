@@ -197,12 +197,13 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
     return plan;
 }
 
-void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path) {
-    GgufWriter w(out_path, in.files(), in.version());
+void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path, const SplitOptions& split) {
+    GgufOutput w(out_path, split, in.files(), in.version());
     w.set_kvs(plan.kvs);
     for (const GgufTensorInfo& t : plan.tensors) w.add_tensor(t.name, t.type, t.shape());
-    w.write_header();
+    w.plan();
     for (size_t i = 0; i < plan.tensors.size(); ++i) {
+        if (!w.writes(i)) continue;
         const std::span<const uint8_t> data = in.tensor_data(i);
         const int d = plan.vocab_dim[i];
         if (d < 0) {

@@ -8,6 +8,7 @@
 
 #include "converters/vocab/vocab.h"
 #include "libformat/gguf/gguf.h"
+#include "libformat/gguf/split.h"
 #include "libformat/model.h"
 
 namespace oiw::vocab {
@@ -47,7 +48,7 @@ struct PrunePlan {
 PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested,
                      const PruneOptions& opt = {});
 
-// Writes the planned file atomically (GgufWriter), copying kept rows byte for byte.
-void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path);
+// Writes the planned file (or its gguf-split shards, `split`) atomically, copying kept rows byte for byte.
+void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path, const SplitOptions& split = {});
 
 }  // namespace oiw::vocab

@@ -67,6 +67,30 @@ TEST(SplitCli, ParallelShardRunsEqualOneRunAndMergeToTheUnsplitOutput) {
     EXPECT_NE(log.find("verdict  identical"), std::string::npos) << log;
 }
 
+// Every GGUF writer splits its output as llama-gguf-split splits the single file (gguf-edit's
+// split is pinned to llama-gguf-split's bytes by GgufSplit.SplitAndMergeMatchLlamaGgufSplit).
+TEST(SplitCli, WritersSplitLikeGgufEditSplitsTheirSingleOutput) {
+    const std::string in = test::data_path("models/mini-llama-f16.gguf");
+    struct Writer { const char* tool; const char* args; };
+    for (const Writer& w : {Writer{"gguf-prune-vocab", "--keep-range 0-99 -q"}, Writer{"gguf-requant", "--preset Q5_K_M"},
+                            Writer{"gguf-edit", "--set general.name=str:x -q"}}) {
+        SCOPED_TRACE(w.tool);
+        const fs::path single = test::temp_dir(), direct = test::temp_dir(), resplit = test::temp_dir();
+        const std::string cmd = test::tool_path(w.tool) + " " + q(in) + " ";
+        std::string log;
+        ASSERT_EQ(test::run(cmd + q((single / "o.gguf").string()) + " " + w.args, &log, true), 0) << log;
+        ASSERT_EQ(test::run(cmd + q((direct / "o.gguf").string()) + " " + w.args + " --split-max-tensors 6 --no-tensor-first-split", &log, true), 0)
+            << log;
+        ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((single / "o.gguf").string()) + " " + q((resplit / "o.gguf").string()) +
+                                " --split-max-tensors 6 --no-tensor-first-split", &log, true), 0)
+            << log;
+        const auto names = listing(direct);
+        ASSERT_EQ(names.size(), 5u);
+        ASSERT_EQ(listing(resplit), names);
+        for (const auto& f : names) EXPECT_EQ(test::read_file((direct / f).string()), test::read_file((resplit / f).string())) << f;
+    }
+}
+
 TEST(SplitCli, UsageErrorsWriteNothing) {
     const std::string in = test::data_path("models/mini-llama-f16.gguf");
     const fs::path dir = test::temp_dir();

@@ -23,6 +23,7 @@
 #include "libformat/io/text_file.h"
 #include "libformat/model.h"
 #include "tools/common/cli_parse.h"
+#include "tools/common/split_cli.h"
 #include "tools/common/tool_support.h"
 
 namespace {
@@ -151,6 +152,7 @@ struct Options {
     std::string counts;
     size_t top = 0;
     bool dry_run = false, json = false, quiet = false;
+    oiw::SplitCli split;
 };
 
 uint64_t group_bytes(const oiw::inspect::Analysis& a, oiw::inspect::Group g) { return a.by_group[static_cast<size_t>(g)].n_bytes; }
@@ -243,7 +245,7 @@ int run_prune(const Options& o) {
             const std::string text = w.take() + "\n";
             map->write(text.data(), text.size());
         }
-        oiw::vocab::write_pruned(in, plan, o.out);
+        oiw::vocab::write_pruned(in, plan, o.out, oiw::split_options(o.split));
         if (map) map->commit();
     }
     if (!o.quiet || o.json)
@@ -271,6 +273,7 @@ int main(int argc, char** argv) {
     app.add_flag("--dry-run", o.dry_run, "report only; write nothing");
     app.add_flag("--json", o.json, "report as JSON");
     app.add_flag("-q,--quiet", o.quiet, "print nothing on success");
+    oiw::add_split_options(app, o.split);
     OIW_CLI_PARSE(app, argc, argv);
     return oiw::run_tool("gguf-prune-vocab", [&] { return run_prune(o); });
 }
