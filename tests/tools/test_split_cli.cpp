@@ -91,6 +91,26 @@ TEST(SplitCli, WritersSplitLikeGgufEditSplitsTheirSingleOutput) {
     }
 }
 
+// A gguf-plan plan executed shard by shard: the shards of the planned conversion.
+TEST(SplitCli, PlanExecutedShardByShard) {
+    const std::string in = test::data_path("models/mini-llama-f16.gguf");
+    const fs::path dir = test::temp_dir(), each = test::temp_dir(), resplit = test::temp_dir();
+    const std::string plan = (dir / "p.plan").string(), rq = test::tool_path("gguf-requant") + " " + q(in) + " ";
+    std::string log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-plan") + " " + q(in) + " --no-cache --target-bpw 5 -o " + q(plan), &log, true), 0) << log;
+    ASSERT_EQ(test::run(rq + q((dir / "o.gguf").string()) + " --plan " + q(plan), &log, true), 0) << log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((dir / "o.gguf").string()) + " " + q((resplit / "o.gguf").string()) +
+                            " --split-max-tensors 8", &log, true), 0)
+        << log;
+    for (int k = 1; k <= 3; ++k)
+        ASSERT_EQ(test::run(rq + q((each / "o.gguf").string()) + " --plan " + q(plan) + fmt::format(" --split-max-tensors 8 --shard {}/3", k), &log, true), 0)
+            << log;
+    const auto names = listing(each);
+    ASSERT_EQ(names.size(), 3u);
+    ASSERT_EQ(listing(resplit), names);
+    for (const auto& f : names) EXPECT_EQ(test::read_file((each / f).string()), test::read_file((resplit / f).string())) << f;
+}
+
 TEST(SplitCli, UsageErrorsWriteNothing) {
     const std::string in = test::data_path("models/mini-llama-f16.gguf");
     const fs::path dir = test::temp_dir();
