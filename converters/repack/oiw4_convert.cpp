@@ -128,13 +128,14 @@ Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules) {
     std::vector<std::string> used;
     for (const auto* r : ordered) used.push_back((r->requant ? "requant:" : "encode:") + r->spec);
     used.emplace_back(kDefaultRule);
-    plan.provenance = Metadata(std::vector<GgufKV>{
-        {"oiw4.source.name", GgufValue::make_string(std::filesystem::path(in.path()).filename().string())},
-        {"oiw4.source.size", GgufValue::make_scalar<uint64_t>(GgufType::U64, in.file_size())},
-        {"oiw4.source.xxh3", GgufValue::make_string(file_xxh3_hex(in.path()))},
-        {"oiw4.tool", GgufValue::make_string(std::string(kToolName))},
-        {"oiw4.rules", GgufValue::make_string_array(std::move(used))},
-    });
+    std::vector<GgufKV> prov{{"oiw4.source.name", GgufValue::make_string(std::filesystem::path(in.path()).filename().string())}};
+    if (!in.is_split()) {  // a split source has no single file for --to-gguf to reproduce
+        prov.push_back({"oiw4.source.size", GgufValue::make_scalar<uint64_t>(GgufType::U64, in.file_size())});
+        prov.push_back({"oiw4.source.xxh3", GgufValue::make_string(file_xxh3_hex(in.path()))});
+    }
+    prov.push_back({"oiw4.tool", GgufValue::make_string(std::string(kToolName))});
+    prov.push_back({"oiw4.rules", GgufValue::make_string_array(std::move(used))});
+    plan.provenance = Metadata(std::move(prov));
     sizer.set_metadata(in.version(), in.metadata(), plan.provenance);
     plan.out_size = sizer.planned_size();
     return plan;
