@@ -24,13 +24,7 @@ namespace fs = std::filesystem;
 
 std::string file_sha(const fs::path& p) { return test::sha256_hex(test::read_file(p.string())); }
 
-// The files of `dir` (sorted names).
-std::vector<std::string> listing(const fs::path& dir) {
-    std::vector<std::string> v;
-    for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path().filename().string());
-    std::sort(v.begin(), v.end());
-    return v;
-}
+using test::listing;
 
 // llama-gguf-split's option string ("--split-max-size 1M --no-tensor-first-split").
 SplitOptions split_from(const std::string& options) {

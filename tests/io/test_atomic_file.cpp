@@ -22,12 +22,7 @@ namespace fs = std::filesystem;
 
 const std::vector<uint8_t> kBytes = {'n', 'e', 'w', '\n'};
 
-std::vector<std::string> listing(const fs::path& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
+using test::listing;
 
 // Writes kBytes to `path` through an AtomicFile and commits.
 void write_atomic(const std::string& path) {

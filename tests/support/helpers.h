@@ -33,6 +33,8 @@ std::string tool_path(const std::string& name);
 std::filesystem::path temp_dir();
 // Whole file as bytes.
 std::vector<uint8_t> read_file(const std::string& path);
+// The names of the entries of `dir`, sorted.
+std::vector<std::string> listing(const std::filesystem::path& dir);
 void write_file(const std::string& path, std::span<const uint8_t> bytes);
 // Lower-case hex SHA-256.
 std::string sha256_hex(std::span<const uint8_t> bytes);

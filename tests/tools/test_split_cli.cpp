@@ -24,14 +24,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> listing(const fs::path& dir) {
-    std::vector<std::string> v;
-    for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path().filename().string());
-    std::sort(v.begin(), v.end());
-    return v;
-}
+using test::listing;
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// `got` holds the same files as `want`, byte for byte.
+void expect_same_files(const fs::path& got, const fs::path& want) {
+    const auto names = listing(want);
+    ASSERT_EQ(listing(got), names);
+    for (const auto& f : names) EXPECT_EQ(test::read_file((got / f).string()), test::read_file((want / f).string())) << f;
+}
 
 TEST(SplitCli, ParallelShardRunsEqualOneRunAndMergeToTheUnsplitOutput) {
     const std::string in = test::data_path("models/mini-moe-f16.gguf");
@@ -46,8 +48,7 @@ TEST(SplitCli, ParallelShardRunsEqualOneRunAndMergeToTheUnsplitOutput) {
     std::string all;
     for (size_t k = 1; k <= n; ++k) all += fmt::format("{} {} {} --shard {}/{} & ", tool, q((each / "q.gguf").string()), opts, k, n);
     ASSERT_EQ(test::run("sh -c " + q(all + "wait"), &log, true), 0) << log;
-    ASSERT_EQ(listing(each), names);
-    for (const auto& f : names) EXPECT_EQ(test::read_file((one / f).string()), test::read_file((each / f).string())) << f;
+    expect_same_files(each, one);
     // Merged (from the last shard), the set is the unsplit conversion.
     ASSERT_EQ(test::run(tool + " " + q((plain / "q.gguf").string()) + " --preset Q4_0 --threads 1", &log, true), 0) << log;
     const std::string merged = (plain / "merged.gguf").string();
@@ -84,10 +85,8 @@ TEST(SplitCli, WritersSplitLikeGgufEditSplitsTheirSingleOutput) {
         ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((single / "o.gguf").string()) + " " + q((resplit / "o.gguf").string()) +
                                 " --split-max-tensors 6 --no-tensor-first-split", &log, true), 0)
             << log;
-        const auto names = listing(direct);
-        ASSERT_EQ(names.size(), 5u);
-        ASSERT_EQ(listing(resplit), names);
-        for (const auto& f : names) EXPECT_EQ(test::read_file((direct / f).string()), test::read_file((resplit / f).string())) << f;
+        EXPECT_EQ(listing(direct).size(), 5u);
+        expect_same_files(direct, resplit);
     }
 }
 
@@ -105,10 +104,8 @@ TEST(SplitCli, PlanExecutedShardByShard) {
     for (int k = 1; k <= 3; ++k)
         ASSERT_EQ(test::run(rq + q((each / "o.gguf").string()) + " --plan " + q(plan) + fmt::format(" --split-max-tensors 8 --shard {}/3", k), &log, true), 0)
             << log;
-    const auto names = listing(each);
-    ASSERT_EQ(names.size(), 3u);
-    ASSERT_EQ(listing(resplit), names);
-    for (const auto& f : names) EXPECT_EQ(test::read_file((each / f).string()), test::read_file((resplit / f).string())) << f;
+    EXPECT_EQ(listing(each).size(), 3u);
+    expect_same_files(each, resplit);
 }
 
 // OIW4 from a split model (opened from a middle shard): checked bit-identical against the split
@@ -194,8 +191,7 @@ TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
         ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}/{}", tool, q(in), q(out_path), opts, k, n), &log, true), 0) << log;
     ASSERT_EQ(listing(out).size(), n - 1);
     ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}", tool, q(in), q(out_path), opts, shard), &log, true), 0) << log;
-    ASSERT_EQ(listing(out), names);
-    for (const auto& f : names) EXPECT_EQ(test::read_file((out / f).string()), test::read_file((ref / f).string())) << f;
+    expect_same_files(out, ref);
 }
 
 }  // namespace
