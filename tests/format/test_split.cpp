@@ -143,6 +143,18 @@ TEST(GgufSplit, SplitAndMergeMatchLlamaGgufSplit) {
     EXPECT_EQ(n, 6u);
 }
 
+// gguf-requant from a middle shard writes what llama-quantize writes from the split model.
+TEST(GgufSplit, RequantFromASplitModelMatchesLlamaQuantize) {
+    const auto& g = goldens().at("requant_from_split");
+    const auto& c = *std::find_if(goldens().at("cases").begin(), goldens().at("cases").end(), [&](const auto& x) { return x.at("id") == g.at("case"); });
+    const fs::path dir = test::temp_dir();
+    write_edited(open_model(test::data_path(c.at("input"))), {}, (dir / "in.gguf").string(), split_from(c.at("options")));
+    RequantOptions o;
+    o.plan.preset = &find_preset(g.at("preset").get<std::string>());
+    requantize(split_path((dir / "in").string(), 1, static_cast<unsigned>(c.at("shards").size())), (dir / "q.gguf").string(), o, 2);
+    EXPECT_EQ(file_sha(dir / "q.gguf"), g.at("sha256").get<std::string>());
+}
+
 TEST(GgufSplit, SplitAndMergeMatchLlamaGgufSplitOnFixtures) {
     OIW_NEED_SHARED("fixtures");
     for (const auto& c : goldens().at("cases"))
