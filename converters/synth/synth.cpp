@@ -8,7 +8,6 @@
 #include "libformat/fp16.h"
 #include "converters/quant/quants.h"
 #include "converters/quant/validate.h"
-#include "libformat/gguf/gguf.h"
 
 namespace oiw {
 namespace {
@@ -116,25 +115,32 @@ std::vector<GgufKV> metadata(const SynthOptions& o) {
 
 }  // namespace
 
-uint64_t write_synth_model(const std::string& path, const SynthOptions& o) {
+uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const SplitOptions& split) {
     if (o.n_embd % o.n_head != 0 || o.n_head % o.n_head_kv != 0)
         throw FormatError(ErrorKind::Usage, path, "", "n_embd must be a multiple of n_head, n_head of n_head_kv");
     if (o.n_expert > 0 && (o.n_expert_used < 1 || o.n_expert_used > o.n_expert))
         throw FormatError(ErrorKind::Usage, path, "", "n_expert_used must be in 1..n_expert");
     if (o.type != GgmlType::F32 && o.type != GgmlType::F16 && o.type != GgmlType::BF16 && !can_quantize(o.type))
         throw FormatError(ErrorKind::Usage, path, "", fmt::format("cannot generate weights of type {}", type_name(o.type)));
-    GgufWriter w(path);
+    GgufOutput w(path, split);
     w.set_kvs(metadata(o));
     auto specs = plan(o);
     for (const auto& s : specs) w.add_tensor(s.name, s.type, s.shape);
+    w.plan();
     Rng rng(o.seed);
     uint64_t params = 0;
     std::vector<float> rowbuf;
     std::vector<uint8_t> out;
-    for (const auto& s : specs) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+        const auto& s = specs[i];
         const int64_t ne0 = s.shape[0];
         int64_t rows = 1;
         for (size_t d = 1; d < s.shape.size(); ++d) rows *= s.shape[d];
+        params += static_cast<uint64_t>(ne0 * rows);
+        if (o.sparse) {
+            if (w.writes(i)) w.write_tensor_zeros(row_size(s.type, ne0) * static_cast<uint64_t>(rows));
+            continue;
+        }
         const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, ne0 / 64));
         for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
             const int64_t nr = std::min(chunk, rows - r0);
@@ -144,15 +150,14 @@ uint64_t write_synth_model(const std::string& path, const SynthOptions& o) {
             if (s.type == GgmlType::F32) std::memcpy(out.data(), rowbuf.data(), out.size());
             else if (s.type == GgmlType::F16 || s.type == GgmlType::BF16) {
                 auto* h = reinterpret_cast<uint16_t*>(out.data());
-                for (size_t i = 0; i < rowbuf.size(); ++i) h[i] = s.type == GgmlType::F16 ? fp32_to_fp16(rowbuf[i]) : fp32_to_bf16(rowbuf[i]);
+                for (size_t j = 0; j < rowbuf.size(); ++j) h[j] = s.type == GgmlType::F16 ? fp32_to_fp16(rowbuf[j]) : fp32_to_bf16(rowbuf[j]);
             } else {
                 quantize_chunk(s.type, rowbuf.data(), out.data(), nr, ne0, nullptr);
             }
             // Never emit data ggml's loader would refuse (NaN/inf values or scales).
             validate_rows(s.type, out, row_size(s.type, ne0), r0, path, s.name, "generated");
-            w.write_tensor_data(out);
+            if (w.writes(i)) w.write_tensor_data(out);
         }
-        params += static_cast<uint64_t>(ne0 * rows);
     }
     w.finish();
     return params;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "libformat/gguf/split.h"
 #include "libformat/types.h"
 
 namespace oiw {
@@ -16,10 +17,13 @@ struct SynthOptions {
     bool tied = false;                        // no output.weight: token_embd doubles as lm_head
     GgmlType type = GgmlType::F16;            // type of 2-D+ weight matrices (norms/routers stay F32)
     uint64_t seed = 1;
+    bool sparse = false;  // tensor data left as holes (all zeros): full-size files costing only their headers on disk
 };
 
-// Writes the model to `path` (atomically). Same options and seed give identical bytes.
-// Returns the number of parameters written.
-uint64_t write_synth_model(const std::string& path, const SynthOptions& o);
+// Writes the model to `path` (atomically), as one file or as gguf-split shards (`split`; with
+// --shard K/N the values of the other shards' tensors are still generated, then dropped, so every
+// shard holds the bytes of the full run). Same options and seed give identical bytes.
+// Returns the number of parameters of the model.
+uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const SplitOptions& split = {});
 
 }  // namespace oiw

@@ -372,15 +372,24 @@ void GgufWriter::write_header() {
     header_done_ = true;
 }
 
-void GgufWriter::write_tensor_data(std::span<const uint8_t> bytes) {
+void GgufWriter::write_tensor_data(std::span<const uint8_t> bytes) { put_tensor_data(bytes.data(), bytes.size()); }
+
+void GgufWriter::write_tensor_zeros(uint64_t n) { put_tensor_data(nullptr, n); }
+
+void GgufWriter::put_tensor_data(const uint8_t* p, uint64_t n) {
     write_header();
-    while (!bytes.empty()) {
+    while (n) {
         if (cur_tensor_ >= tensors_.size())
             throw FormatError(ErrorKind::Usage, path_, "", "more tensor data written than the tensor infos describe");
         const auto& t = tensors_[cur_tensor_];
-        uint64_t k = std::min<uint64_t>(bytes.size(), t.n_bytes - cur_written_);
-        out(bytes.data(), k);
-        bytes = bytes.subspan(k);
+        const uint64_t k = std::min<uint64_t>(n, t.n_bytes - cur_written_);
+        if (p) {
+            out(p, static_cast<size_t>(k));
+            p += k;
+        } else {
+            file_->skip(k);
+        }
+        n -= k;
         cur_written_ += k;
         if (cur_written_ == t.n_bytes) {
             pad_zeros(align_up(t.n_bytes, alignment_) - t.n_bytes);

@@ -137,6 +137,9 @@ public:
     // Appends the bytes of the next tensor (in add_tensor order); may be called in pieces:
     // a tensor is complete when its n_bytes have been written.
     void write_tensor_data(std::span<const uint8_t> bytes);
+    // As write_tensor_data with n zero bytes, left as a hole in the file (AtomicFile::skip):
+    // zeros are valid data for every type (sparse synthetic models).
+    void write_tensor_zeros(uint64_t n);
     // Commits the output to `path` (AtomicFile::commit). Throws if tensors are incomplete.
     void finish();
     // With no tensors, pad the header to the alignment (ggml does). Off by default, as gguf-py
@@ -159,6 +162,8 @@ private:
     void assign_offsets();
     void out(const void* p, size_t n);
     void pad_zeros(uint64_t n);
+    // Appends n bytes of tensor data from p, or a hole of n zeros when p is null.
+    void put_tensor_data(const uint8_t* p, uint64_t n);
 };
 
 // x rounded up to a multiple of a (a > 0): GGUF's padding of the header and of each tensor.

@@ -158,15 +158,24 @@ void GgufOutput::advance() {
         }
 }
 
-void GgufOutput::write_tensor_data(std::span<const uint8_t> bytes) {
+void GgufOutput::write_tensor_data(std::span<const uint8_t> bytes) { put_tensor_data(bytes.data(), bytes.size()); }
+
+void GgufOutput::write_tensor_zeros(uint64_t n) { put_tensor_data(nullptr, n); }
+
+void GgufOutput::put_tensor_data(const uint8_t* p, uint64_t n) {
     plan();
     advance();
-    while (!bytes.empty()) {
+    while (n) {
         if (cur_tensor_ >= tensors_.size())
             throw FormatError(ErrorKind::Usage, path_, "", "more tensor data written than the tensor infos describe");
-        const size_t k = static_cast<size_t>(std::min<uint64_t>(bytes.size(), tensors_[cur_tensor_].n_bytes - cur_written_));
-        writers_[cur_]->write_tensor_data(bytes.first(k));
-        bytes = bytes.subspan(k);
+        const uint64_t k = std::min<uint64_t>(n, tensors_[cur_tensor_].n_bytes - cur_written_);
+        if (p) {
+            writers_[cur_]->write_tensor_data({p, static_cast<size_t>(k)});
+            p += k;
+        } else {
+            writers_[cur_]->write_tensor_zeros(k);
+        }
+        n -= k;
         if ((cur_written_ += k) == tensors_[cur_tensor_].n_bytes) {
             ++cur_tensor_;
             cur_written_ = 0;

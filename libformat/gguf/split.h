@@ -83,6 +83,8 @@ public:
     bool writes(size_t i) const;
     // Appends bytes of the next written tensor (may be called in pieces, as GgufWriter's).
     void write_tensor_data(std::span<const uint8_t> bytes);
+    // As write_tensor_data with n zero bytes left as a hole (GgufWriter::write_tensor_zeros).
+    void write_tensor_zeros(uint64_t n);
     // Writes what is left (shards without tensors) and commits every file this run writes.
     void finish();
 
@@ -103,6 +105,8 @@ private:
     uint64_t cur_written_ = 0;
     // Skips the tensors this run does not write and commits each shard left behind.
     void advance();
+    // Appends n bytes of tensor data from p, or n zeros (a hole) when p is null.
+    void put_tensor_data(const uint8_t* p, uint64_t n);
     std::unique_ptr<GgufWriter> make_writer(size_t k, const std::string& path) const;
     bool shard_written(size_t k) const { return split_.shard == 0 || split_.shard == k + 1; }
 };

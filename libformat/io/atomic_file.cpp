@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -209,6 +210,16 @@ void AtomicFile::write(const void* p, size_t n) {
     if (buf_.size() + n > kBufSize) flush();
     if (n >= kBufSize) return write_all(s, n);  // large pieces bypass the buffer: memory stays bounded
     buf_.insert(buf_.end(), s, s + n);
+}
+
+void AtomicFile::skip(uint64_t n) {
+    if (n == 0) return;
+    flush();
+    if (n > static_cast<uint64_t>(std::numeric_limits<off_t>::max()) - written_)
+        throw FormatError(ErrorKind::TooLarge, path_, "", fmt::format("a file of {} + {} bytes", written_, n));
+    written_ += n;
+    if (::ftruncate(fd_, static_cast<off_t>(written_)) != 0) io_error(path_, "cannot extend the file");
+    if (::lseek(fd_, static_cast<off_t>(written_), SEEK_SET) < 0) io_error(path_, "seek failed");
 }
 
 void AtomicFile::write_at(uint64_t offset, const void* p, size_t n) {

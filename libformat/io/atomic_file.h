@@ -30,6 +30,9 @@ public:
 
     // Appends bytes (buffered). Throws FormatError(Io) naming the path when the write fails.
     void write(const void* p, size_t n);
+    // Appends n zero bytes without writing them: the file is extended (ftruncate) and they read
+    // back as zeros from a hole where the filesystem has holes. Throws FormatError(Io) on failure.
+    void skip(uint64_t n);
     // Overwrites bytes already written at [offset, offset + n) (a header patched at the end).
     // Throws FormatError(Usage) when the range is not inside size(), FormatError(Io) on failure.
     void write_at(uint64_t offset, const void* p, size_t n);
