@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -204,6 +205,18 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
 
     PlanOptions popt = opt.plan;
     popt.has_imatrix = !job.imatrix.empty();
+    job.split = opt.split;
+    if (opt.keep_split) {  // llama-quantize --keep-split: tensors by input shard, then offset
+        if (opt.split.max_bytes || opt.split.max_tensors)
+            throw FormatError(ErrorKind::Usage, "", "--keep-split", "cannot be used with --split-max-size or --split-max-tensors");
+        popt.order.resize(in.tensors().size());
+        std::iota(popt.order.begin(), popt.order.end(), size_t{0});
+        std::stable_sort(popt.order.begin(), popt.order.end(), [&](size_t a, size_t b) {
+            return std::pair(in.shard_of(a), in.tensors()[a].offset) < std::pair(in.shard_of(b), in.tensors()[b].offset);
+        });
+        job.split.keep.assign(in.shards().size(), 0);
+        for (size_t i : popt.order) ++job.split.keep[in.shard_of(i)];
+    }
     job.plan = plan_requant(job.kvs, in.tensors(), popt);
 
     // What a conversion would refuse fails here; a dry run reports it as a warning instead.
@@ -252,8 +265,7 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
     GgufWriter planned("(planned output)");
     describe_output(planned, job);
     job.file_size = planned.planned_size();
-    job.split = opt.split;
-    GgufOutput out("(planned output)", opt.split);
+    GgufOutput out("(planned output)", job.split);
     describe_output(out, job);
     out.plan();
     job.out_sizes = out.sizes();

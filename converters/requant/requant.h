@@ -30,6 +30,7 @@ struct RequantOptions {
     bool dry_run = false;                        // plan only: what a conversion would refuse becomes a warning
     bool reference_kernels = false;              // scalar reference quantizers (benchmark baseline; same bytes)
     SplitOptions split;                          // write gguf-split shards (or one of them) instead of one file
+    bool keep_split = false;                     // --keep-split: one output shard per input shard, llama-quantize's layout
 };
 
 struct RequantJob {

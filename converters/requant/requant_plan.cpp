@@ -443,7 +443,8 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
     std::vector<size_t> type_hits(type_res.size()), keep_hits(keep_res.size());
 
     const bool quantized_preset = traits(preset.default_type).quantized;
-    for (size_t idx : llama_tensor_order(tensors)) {
+    if (!opt.order.empty() && opt.order.size() != tensors.size()) usage_error("--keep-split", "the tensor order does not list every tensor");
+    for (size_t idx : opt.order.empty() ? llama_tensor_order(tensors) : opt.order) {
         const GgufTensorInfo& t = tensors[idx];
         const Cat c = category(t.name);
         GgmlType dst = t.type;

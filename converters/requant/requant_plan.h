@@ -52,6 +52,7 @@ struct PlanOptions {
     bool pure = false;                               // --pure: no mixture rules
     std::vector<std::string> keep;                   // --keep REGEX: copy matching tensors unchanged
     bool has_imatrix = false;                        // some rules depend on it
+    std::vector<size_t> order;                       // tensor order (--keep-split: the input's); empty: llama_tensor_order
 };
 
 // The model facts the mixture rules read (a subset of llama_hparams), from the metadata.

@@ -1,5 +1,6 @@
 #include "libformat/gguf/split.h"
 
+#include <array>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -64,6 +65,13 @@ void parse_shard(std::string_view s, SplitOptions& opt) {
 
 std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, const SplitOptions& opt) {
     std::vector<ShardRange> r;
+    if (!opt.keep.empty()) {
+        size_t begin = 0;
+        for (size_t n : opt.keep) r.push_back({begin, begin += n});
+        if (begin != tensors.size())
+            throw FormatError(ErrorKind::Usage, "", "--keep-split", fmt::format("the shards hold {} tensors, not {}", begin, tensors.size()));
+        return r;
+    }
     if (opt.no_tensor_first_split) r.push_back({0, 0});
     r.push_back({0, 0});
     uint64_t bytes = 0;  // of the current shard, each tensor padded to 32 as llama-gguf-split counts
@@ -84,14 +92,16 @@ std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, c
     return r;
 }
 
-Metadata shard_kvs(const Metadata& model, unsigned k, unsigned n, uint64_t n_tensors) {
+Metadata shard_kvs(const Metadata& model, unsigned k, unsigned n, uint64_t n_tensors, bool quantize_layout) {
     if (n_tensors > INT32_MAX)
         throw FormatError(ErrorKind::TooLarge, model.source(), std::string(kSplitTensors), fmt::format("{} tensors do not fit in an i32", n_tensors));
     Metadata kvs = k == 0 ? model : Metadata({}, model.source());
-    // llama-gguf-split sets split.count last (once the number of shards is known).
-    reset_kv(kvs, u16_kv(kSplitNo, static_cast<uint16_t>(k)));
-    reset_kv(kvs, {std::string(kSplitTensors), GgufValue::make_scalar<int32_t>(GgufType::I32, static_cast<int32_t>(n_tensors))});
-    reset_kv(kvs, u16_kv(kSplitCount, static_cast<uint16_t>(n)));
+    if (quantize_layout && n == 1) return kvs;
+    const GgufKV no = u16_kv(kSplitNo, static_cast<uint16_t>(k)), count = u16_kv(kSplitCount, static_cast<uint16_t>(n));
+    const GgufKV tensors{std::string(kSplitTensors), GgufValue::make_scalar<int32_t>(GgufType::I32, static_cast<int32_t>(n_tensors))};
+    // llama-gguf-split sets split.count last (once the number of shards is known); llama-quantize
+    // sets the three in order.
+    for (const GgufKV* kv : quantize_layout ? std::array{&no, &count, &tensors} : std::array{&no, &tensors, &count}) reset_kv(kvs, *kv);
     return kvs;
 }
 
@@ -115,7 +125,8 @@ std::unique_ptr<GgufWriter> GgufOutput::make_writer(size_t k, const std::string&
     const bool split = split_.active();
     auto w = std::make_unique<GgufWriter>(path, inputs_, split ? 3 : version_);
     w->set_pad_empty(split || pad_empty_);  // ggml's writer (llama-gguf-split) pads every header
-    w->set_kvs(split ? shard_kvs(kvs_, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size()), tensors_.size()) : kvs_);
+    w->set_kvs(split ? shard_kvs(kvs_, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size()), tensors_.size(), !split_.keep.empty())
+                     : kvs_);
     for (size_t i = ranges_[k].begin; i < ranges_[k].end; ++i) w->add_tensor(tensors_[i].name, tensors_[i].type, tensors_[i].shape());
     return w;
 }

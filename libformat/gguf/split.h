@@ -37,7 +37,11 @@ struct SplitOptions {
     uint64_t max_tensors = 0;   // --split-max-tensors: tensors per shard; 0: off
     bool no_tensor_first_split = false;  // shard 1 holds only the metadata
     unsigned shard = 0, shards = 0;      // --shard K/N: write only shard K (1-based) of N; 0: all
-    bool active() const { return max_bytes > 0 || max_tensors > 0; }
+    // llama-quantize --keep-split: the number of tensors of each shard (the input's shards), and
+    // its layout: keys split.no, split.count, split.tensors.count (none with one shard, which is
+    // still named PREFIX-00001-of-00001.gguf). Empty: off.
+    std::vector<size_t> keep;
+    bool active() const { return max_bytes > 0 || max_tensors > 0 || !keep.empty(); }
 };
 
 // Parses a --split-max-size value: a positive integer with an optional decimal unit K, M, G or T
@@ -51,8 +55,9 @@ void parse_shard(std::string_view s, SplitOptions& opt);
 struct ShardRange { size_t begin, end; };
 std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, const SplitOptions& opt);
 
-// Keys of shard k of n for a model whose single-file keys are `model` (see the diagram).
-Metadata shard_kvs(const Metadata& model, unsigned k, unsigned n, uint64_t n_tensors);
+// Keys of shard k of n for a model whose single-file keys are `model` (see the diagram; with
+// `quantize_layout`, llama-quantize --keep-split's order and no keys for a single shard).
+Metadata shard_kvs(const Metadata& model, unsigned k, unsigned n, uint64_t n_tensors, bool quantize_layout = false);
 // Keys of the single file llama-gguf-split --merge writes from a split model's first shard.
 Metadata merged_kvs(const Metadata& first_shard);
 

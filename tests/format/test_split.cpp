@@ -143,16 +143,50 @@ TEST(GgufSplit, SplitAndMergeMatchLlamaGgufSplit) {
     EXPECT_EQ(n, 6u);
 }
 
+// The split model of golden case `id`, written into `dir` (in-0000K-of-0000N.gguf); returns shard 2's path.
+std::string split_case_input(const std::string& id, const fs::path& dir) {
+    const auto& cases = goldens().at("cases");
+    const auto& c = *std::find_if(cases.begin(), cases.end(), [&](const auto& x) { return x.at("id") == id; });
+    write_edited(open_model(test::data_path(c.at("input"))), {}, (dir / "in.gguf").string(), split_from(c.at("options")));
+    return split_path((dir / "in").string(), 1, static_cast<unsigned>(c.at("shards").size()));
+}
+
 // gguf-requant from a middle shard writes what llama-quantize writes from the split model.
 TEST(GgufSplit, RequantFromASplitModelMatchesLlamaQuantize) {
     const auto& g = goldens().at("requant_from_split");
-    const auto& c = *std::find_if(goldens().at("cases").begin(), goldens().at("cases").end(), [&](const auto& x) { return x.at("id") == g.at("case"); });
     const fs::path dir = test::temp_dir();
-    write_edited(open_model(test::data_path(c.at("input"))), {}, (dir / "in.gguf").string(), split_from(c.at("options")));
     RequantOptions o;
     o.plan.preset = &find_preset(g.at("preset").get<std::string>());
-    requantize(split_path((dir / "in").string(), 1, static_cast<unsigned>(c.at("shards").size())), (dir / "q.gguf").string(), o, 2);
+    requantize(split_case_input(g.at("case"), dir), (dir / "q.gguf").string(), o, 2);
     EXPECT_EQ(file_sha(dir / "q.gguf"), g.at("sha256").get<std::string>());
+}
+
+// --keep-split writes llama-quantize --keep-split's shards (also shard by shard), and from one
+// file its single shard named -00001-of-00001 without split keys.
+TEST(GgufSplit, KeepSplitMatchesLlamaQuantize) {
+    for (const auto& g : goldens().at("keep_split")) {
+        SCOPED_TRACE(g.dump());
+        const fs::path dir = test::temp_dir(), out = dir / "out";
+        fs::create_directories(out);
+        const std::string in = g.contains("case") ? split_case_input(g.at("case"), dir) : test::data_path(g.at("input"));
+        const auto& want = g.at("shards");
+        const auto n = static_cast<unsigned>(want.size());
+        RequantOptions o;
+        o.plan.preset = &find_preset(g.at("preset").get<std::string>());
+        o.keep_split = true;
+        for (unsigned k = n; k >= 1; --k) {  // one shard per run, last first
+            o.split.shard = k;
+            o.split.shards = n;
+            requantize(in, (out / "q.gguf").string(), o, 2);
+        }
+        ASSERT_EQ(listing(out).size(), n);
+        for (unsigned k = 0; k < n; ++k) EXPECT_EQ(file_sha(split_path((out / "q").string(), k, n)), want[k].get<std::string>()) << k;
+    }
+    RequantOptions o;
+    o.plan.preset = &find_preset("Q8_0");
+    o.keep_split = true;
+    o.split.max_tensors = 3;
+    EXPECT_THROW(requantize(test::data_path("models/mini-llama-f16.gguf"), (test::temp_dir() / "q.gguf").string(), o, 1), FormatError);
 }
 
 TEST(GgufSplit, SplitAndMergeMatchLlamaGgufSplitOnFixtures) {

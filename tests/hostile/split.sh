@@ -66,4 +66,8 @@ for bad in 0/3 4/3 3 1/0 1/70000 a/b; do
     hostile_case "split: --shard '$bad'" 2 "$BIN/gguf-requant" "$MINI" "$TMP/o/q.gguf" --preset Q8_0 --split-max-tensors 7 --shard "$bad"
     expect_err_one_line
 done
+hostile_case "split: --keep-split with --split-max-size" 2 "$BIN/gguf-requant" "$S-00001-of-00003.gguf" "$TMP/o/q.gguf" --preset Q8_0 --keep-split --split-max-size 1M
+expect_err_contains "--keep-split: cannot be used with --split-max-size"; expect_err_one_line
+hostile_case "split: --keep-split --shard of another count" 2 "$BIN/gguf-requant" "$S-00001-of-00003.gguf" "$TMP/o/q.gguf" --preset Q8_0 --keep-split --shard 1/4
+expect_err_contains "makes 3 shards, not 4"; expect_err_one_line
 [ -z "$(ls -A "$TMP/o")" ] && expect_true "no output after refusals" true || expect_true "no output after refusals" false

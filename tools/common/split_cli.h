@@ -26,14 +26,14 @@ inline void add_split_options(CLI::App& app, SplitCli& c) {
 }
 
 // The parsed options. Throws FormatError(Usage) for a bad SIZE or K/N, or --shard /
-// --no-tensor-first-split without a split.
-inline SplitOptions split_options(const SplitCli& c) {
+// --no-tensor-first-split without a split (`other_split`: the tool splits by another option).
+inline SplitOptions split_options(const SplitCli& c, bool other_split = false) {
     SplitOptions o;
     if (c.max_size) o.max_bytes = parse_split_size(*c.max_size);
     o.max_tensors = c.max_tensors;
     o.no_tensor_first_split = c.no_tensor_first_split;
     if (c.shard) parse_shard(*c.shard, o);
-    if (!o.active() && (o.shard || o.no_tensor_first_split))
+    if (!o.active() && (!other_split || o.no_tensor_first_split) && (o.shard || o.no_tensor_first_split))
         throw FormatError(ErrorKind::Usage, "", o.shard ? "--shard" : "--no-tensor-first-split", "needs --split-max-size or --split-max-tensors");
     return o;
 }

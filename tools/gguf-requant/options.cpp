@@ -55,6 +55,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_flag("--json", o.json, "report as JSON on stdout");
     SplitCli split;
     add_split_options(app, split);
+    app.add_flag("--keep-split", r.keep_split, "one output shard per input shard, as llama-quantize --keep-split writes them");
     OIW_CLI_PARSE(app, argc, argv);
 
     return run_tool("gguf-requant", [&] {
@@ -76,7 +77,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
                 for (auto& rule : read_tensor_type_file(type_files.at(next_file++))) p.tensor_types.push_back(std::move(rule));
         }
         for (const auto& spec : overrides) r.override_kv.push_back(parse_override(spec));
-        r.split = split_options(split);
+        r.split = split_options(split, r.keep_split);
         return -1;
     });
 }
