@@ -37,8 +37,7 @@ EditResult write_edited(const Model& in, const EditPlan& plan, const std::string
     for (size_t i = 0; i < names.size(); ++i)
         if (w.writes(i)) w.write_tensor_data(in.tensor_data(i));
     w.finish();
-    for (size_t k = 0; k < w.paths().size(); ++k)
-        if (split.shard == 0 || split.shard == k + 1) res.written.push_back(w.paths()[k]);
+    res.written = w.written_paths();
     return res;
 }
 

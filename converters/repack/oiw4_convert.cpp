@@ -191,7 +191,7 @@ void write_oiw4(const Model& in, const Oiw4Plan& plan, const std::string& out_pa
     w.finish();
 }
 
-ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path) {
+ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path, const SplitOptions& split) {
     if (in.compressed())
         throw FormatError(ErrorKind::Unsupported, in.path(), "", "file has zstd-compressed planes: run oiw4-convert --decompress first");
     ToGgufResult res;
@@ -202,7 +202,7 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
         if (kv.key == "oiw4.source.xxh3") sum = &kv.value;
     }
     const int64_t source_size = size ? size->as_int().value_or(-1) : -1;  // -1: not recorded
-    GgufWriter w(out_path, {in.path()}, in.gguf_version());
+    GgufOutput w(out_path, split, {in.path()}, in.gguf_version());
     w.set_kvs(in.metadata());
     // A tensorless source (vocabulary files) may or may not pad its header: keep what it did.
     if (in.tensors().empty() && source_size >= 0 &&
@@ -213,7 +213,9 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
         if (type != t.info.type) res.lossless = false;  // requantized: the source type is gone
         w.add_tensor(t.info.name, type, t.info.shape());
     }
+    w.plan();
     for (size_t i = 0; i < in.tensors().size(); ++i) {
+        if (!w.writes(i)) continue;
         const auto& t = in.tensors()[i];
         const int64_t rows = t.info.n_rows();
         switch (t.encoding) {
@@ -252,7 +254,8 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
     }
     w.finish();
     // Byte identity with the recorded source: same size and XXH3-64 of the whole file.
-    if (sum && sum->as_string() && source_size >= 0 && static_cast<uint64_t>(source_size) == w.planned_size()) {
+    res.written = w.written_paths();
+    if (!split.active() && sum && sum->as_string() && source_size >= 0 && static_cast<uint64_t>(source_size) == w.planned_size()) {
         res.identical_to_source = file_xxh3_hex(out_path) == *sum->as_string();
     }
     return res;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "libformat/gguf/gguf.h"
+#include "libformat/gguf/split.h"
 #include "libformat/model.h"
 #include "libformat/oiw4/oiw4.h"
 
@@ -55,9 +56,10 @@ struct ToGgufResult {
     std::vector<std::string> warnings;  // oiw4 scales not exact in fp16 (max error), ...
     bool lossless = true;               // every tensor restored exactly
     bool identical_to_source = false;   // output XXH3 and size equal the recorded source's
+    std::vector<std::string> written;   // files written (one, or the shards of this run)
 };
 // Writes `in` back as GGUF (version, KVs, tensor order and shapes of the source; oiw4 -> Q4_0,
 // q4kx8 -> Q4_K, raw as stored). Compressed files are refused (decompress first).
-ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path);
+ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path, const SplitOptions& split = {});
 
 }  // namespace oiw

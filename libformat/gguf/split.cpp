@@ -147,6 +147,13 @@ void GgufOutput::plan() {
     }
 }
 
+std::vector<std::string> GgufOutput::written_paths() const {
+    std::vector<std::string> v;
+    for (size_t k = 0; k < paths_.size(); ++k)
+        if (shard_written(k)) v.push_back(paths_[k]);
+    return v;
+}
+
 uint64_t GgufOutput::planned_size() const {
     uint64_t n = 0;
     for (size_t k = 0; k < sizes_.size(); ++k)

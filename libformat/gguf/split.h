@@ -82,6 +82,8 @@ public:
     // The output files (one, or every shard), and each one's size once written.
     const std::vector<std::string>& paths() const { return paths_; }
     const std::vector<uint64_t>& sizes() const { return sizes_; }
+    // The files this run writes (all of paths(), or shard K's with --shard K/N).
+    std::vector<std::string> written_paths() const;
     // Total size of what this run writes.
     uint64_t planned_size() const;
     // True when this run writes tensor i.

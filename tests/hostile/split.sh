@@ -70,4 +70,6 @@ hostile_case "split: --keep-split with --split-max-size" 2 "$BIN/gguf-requant" "
 expect_err_contains "--keep-split: cannot be used with --split-max-size"; expect_err_one_line
 hostile_case "split: --keep-split --shard of another count" 2 "$BIN/gguf-requant" "$S-00001-of-00003.gguf" "$TMP/o/q.gguf" --preset Q8_0 --keep-split --shard 1/4
 expect_err_contains "makes 3 shards, not 4"; expect_err_one_line
+hostile_case "split: oiw4-convert split option without --to-gguf" 2 "$BIN/oiw4-convert" "$S-00001-of-00003.gguf" "$TMP/o/x.oiw4" --split-max-tensors 3
+expect_err_contains "only with --to-gguf"; expect_err_one_line
 [ -z "$(ls -A "$TMP/o")" ] && expect_true "no output after refusals" true || expect_true "no output after refusals" false

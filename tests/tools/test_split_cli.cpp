@@ -122,6 +122,16 @@ TEST(SplitCli, Oiw4FromASplitModel) {
     EXPECT_NE(log.find("6 bit-identical, 0 failed"), std::string::npos) << log;
     ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " --to-gguf " + q(o4) + " " + q(back), &log, true), 0) << log;
     EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " diff --data " + q(back) + " " + q(shard2), &log, true), 0) << log;
+    // --to-gguf with a split option: the shards gguf-edit makes of the single file.
+    const fs::path direct = test::temp_dir(), resplit = test::temp_dir();
+    ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " --to-gguf " + q(o4) + " " + q((direct / "b.gguf").string()) + " --split-max-tensors 5",
+                        &log, true), 0) << log;
+    EXPECT_NE(log.find("b-00001-of-00005.gguf .. "), std::string::npos) << log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q(back) + " " + q((resplit / "b.gguf").string()) + " --split-max-tensors 5", &log, true), 0)
+        << log;
+    expect_same_files(direct, resplit);
+    EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " " + q(shard2) + " " + q((dir / "x.oiw4").string()) + " --split-max-tensors 5", &log, true), 2)
+        << log;
 }
 
 TEST(SplitCli, UsageErrorsWriteNothing) {

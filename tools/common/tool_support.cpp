@@ -39,6 +39,11 @@ int run_tool(std::string_view tool, const std::function<int()>& body) {
 
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
 
+std::string written_text(const std::vector<std::string>& files) {
+    if (files.size() == 1) return escape_text(files[0]);
+    return fmt::format("{} .. {} ({} files)", escape_text(files.front()), escape_text(files.back()), files.size());
+}
+
 namespace {
 
 [[noreturn]] void bad(std::string_view spec, const std::string& why) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "libformat/gguf/gguf.h"
 
@@ -20,6 +21,10 @@ int run_tool(std::string_view tool, const std::function<int()>& body);
 
 // True when the stream (1 = stdout, 2 = stderr) is a terminal.
 bool is_tty(int fd);
+
+// The files an output went to, for a message: "out.gguf", or "out-00001-of-00003.gguf ..
+// out-00003-of-00003.gguf (3 files)" (escaped).
+std::string written_text(const std::vector<std::string>& files);
 
 // Parses "KEY=TYPE:VALUE" (TYPE one of u8 i8 u16 i16 u32 i32 f32 bool str u64 i64 f64, as
 // llama-quantize's --override-kv also accepts int/float/bool/str). Values are read as llama.cpp

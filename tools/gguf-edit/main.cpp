@@ -37,10 +37,8 @@ int run(const Options& o) {
     if (r.relaid_out)
         fmt::print(stderr, "gguf-edit: warning: {}: tensor layout was not canonical; offsets in {} were recomputed\n", o.in, o.out);
     if (!o.quiet) {
-        const std::string what = r.written.size() == 1 ? r.written[0]
-                                 : fmt::format("{} .. {} ({} files)", r.written.front(), r.written.back(), r.written.size());
-        fmt::print("{}: {} keys changed, {} added, {} removed, {} tensors renamed\n", what, r.kv_set, r.kv_added, r.kv_removed,
-                   r.tensors_renamed);
+        fmt::print("{}: {} keys changed, {} added, {} removed, {} tensors renamed\n", oiw::written_text(r.written), r.kv_set, r.kv_added,
+                   r.kv_removed, r.tensors_renamed);
     }
     return oiw::kExitOk;
 }

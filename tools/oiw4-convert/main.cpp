@@ -17,6 +17,7 @@
 #include "libformat/oiw4/zstd/oiw4_zstd.h"
 #include "libformat/parallel.h"
 #include "tools/common/cli_parse.h"
+#include "tools/common/split_cli.h"
 #include "tools/common/tool_support.h"
 
 namespace {
@@ -28,6 +29,7 @@ struct Options {
     bool dry_run = false, to_gguf = false, decompress = false, verify = false, json = false;
     int compress = 0;  // zstd level; 0: not compressing
     unsigned threads = 0;
+    SplitCli split;    // --to-gguf: write gguf-split shards
 };
 
 void need_files(const Options& o, size_t n, const char* usage) {
@@ -215,7 +217,7 @@ int verify(const Options& o) {
 int to_gguf(const Options& o) {
     need_files(o, 2, "--to-gguf IN.oiw4 OUT.gguf");
     const Oiw4File f = Oiw4File::open(o.files[0]);
-    const ToGgufResult r = write_gguf_from_oiw4(f, o.files[1]);
+    const ToGgufResult r = write_gguf_from_oiw4(f, o.files[1], split_options(o.split));
     for (const auto& w : r.warnings) fmt::print(stderr, "oiw4-convert: warning: {}\n", escape_text(w));
     if (o.json) {
         json::Writer j;
@@ -238,7 +240,7 @@ int to_gguf(const Options& o) {
         fmt::print("{}\n", j.str());
         return kExitOk;
     }
-    fmt::print("wrote {}: {} tensors, {}\n", escape_text(o.files[1]), f.tensors().size(),
+    fmt::print("wrote {}: {} tensors, {}\n", written_text(r.written), f.tensors().size(),
                r.identical_to_source ? "byte-identical to the source GGUF" : r.lossless ? "lossless (source layout differs)" : "lossy");
     return kExitOk;
 }
@@ -260,8 +262,10 @@ int codec(const Options& o) {
 }
 
 int run(const Options& o) {
-    if (o.verify) return verify(o);
     if (o.to_gguf) return to_gguf(o);
+    if (split_options(o.split).active() || o.split.shard)
+        throw FormatError(ErrorKind::Usage, "", "--split-max-size/--split-max-tensors/--shard", "only with --to-gguf (OIW4 files are not split)");
+    if (o.verify) return verify(o);
     if (o.compress || o.decompress) return codec(o);
     need_files(o, o.dry_run ? (o.files.size() == 1 ? 1 : 2) : 2, "IN.gguf OUT.oiw4");
     std::vector<EncodeRule> rules;
@@ -293,6 +297,7 @@ int main(int argc, char** argv) {
     auto* vf = app.add_flag("--verify", o.verify, "recompute every plane checksum (exit 1 on a mismatch)");
     app.add_option("--threads", o.threads, "--compress/--decompress worker threads (at most the hardware threads and the planes; default: all)");
     app.add_flag("--json", o.json, "report as JSON");
+    add_split_options(app, o.split);
     for (auto* a : {tg, cz, dz, vf})
         for (auto* b : {tg, cz, dz, vf})
             if (a != b) a->excludes(b);
