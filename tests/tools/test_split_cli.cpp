@@ -134,6 +134,23 @@ TEST(SplitCli, Oiw4FromASplitModel) {
         << log;
 }
 
+// One shard alone (the first, downloaded to read the metadata): refused as a model, inspected
+// as a file with --shard-only.
+TEST(SplitCli, InspectOneShardAlone) {
+    const fs::path dir = test::temp_dir();
+    std::string log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q(test::data_path("models/mini-llama-f16.gguf")) + " " +
+                            q((dir / "m.gguf").string()) + " --split-max-tensors 8", &log, true), 0) << log;
+    fs::remove(dir / "m-00002-of-00003.gguf");
+    const std::string first = q((dir / "m-00001-of-00003.gguf").string());
+    EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " " + first, &log, true), 2) << log;
+    EXPECT_NE(log.find("missing: shard 2 of 3"), std::string::npos) << log;
+    EXPECT_NE(log.find("(--shard-only inspects the given file alone)"), std::string::npos) << log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-inspect") + " --shard-only --no-audit " + first, &log, true), 0) << log;
+    EXPECT_NE(log.find("tensors          8\n"), std::string::npos) << log;
+    EXPECT_NE(log.find("split.count"), std::string::npos) << log;
+}
+
 TEST(SplitCli, UsageErrorsWriteNothing) {
     const std::string in = test::data_path("models/mini-llama-f16.gguf");
     const fs::path dir = test::temp_dir();

@@ -41,7 +41,7 @@ int run_report(int argc, char** argv) {
                  "Also: gguf-inspect diff A.gguf B.gguf (see --help there).",
                  "gguf-inspect"};
     std::string path, profile_name(kDefaultProfile), bandwidth, hash, html;
-    bool json = false, markdown = false, full = false, no_audit = false, list_profiles = false;
+    bool json = false, markdown = false, full = false, no_audit = false, list_profiles = false, shard_only = false;
     std::string color = "auto";
     app.add_option("FILE", path, "GGUF file to inspect");
     auto* j = app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
@@ -54,6 +54,7 @@ int run_report(int argc, char** argv) {
     app.add_option("--profile", profile_name, "runtime profile for the slow-path audit (name or path)")
         ->capture_default_str();
     app.add_flag("--no-audit", no_audit, "skip the slow-path audit");
+    app.add_flag("--shard-only", shard_only, "a shard of a split model: inspect this file alone (split keys shown; other shards not needed)");
     app.add_flag("--list-profiles", list_profiles, "list the runtime profiles and exit");
     app.add_option("--bandwidth", bandwidth, "memory bandwidth for the tokens/s ceiling, e.g. 20GB/s");
     app.add_option("--hash", hash, "per-tensor digest of the data bytes: xxh3 (default) or sha256")
@@ -91,7 +92,15 @@ int run_report(int argc, char** argv) {
         if (!html.empty()) throw FormatError(ErrorKind::Usage, path, "", "--html applies to GGUF files only");
         return run_oiw4_report(path, json, hash);
     }
-    const Model f = open_model(path);
+    const Model f = [&] {
+        if (shard_only) return Model(GgufFile::open(path));
+        try {
+            return open_model(path);
+        } catch (const FormatError& e) {
+            if (e.kind() != ErrorKind::BadSplit) throw;
+            throw FormatError(e.kind(), "", "", std::string(e.what()) + " (--shard-only inspects the given file alone)");
+        }
+    }();
     const Analysis a = analyze(f);
     std::vector<Flag> flags;
     if (profile) flags = audit(f, a, *profile);
