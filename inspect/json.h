@@ -37,6 +37,11 @@ public:
     void value(unsigned v) { value(static_cast<uint64_t>(v)); }
     void value(double v);  // non-finite values are written as null
     void null();
+    // "k": v -- key(k) then value(v).
+    template <typename T> void field(std::string_view k, const T& v) {
+        key(k);
+        value(v);
+    }
     // Writes pre-formatted JSON text as one value.
     void raw(std::string_view text);
     const std::string& str() const { return out_; }

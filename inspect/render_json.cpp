@@ -14,13 +14,6 @@
 namespace oiw::inspect {
 namespace {
 
-// "k": v
-template <typename T>
-void field(json::Writer& w, std::string_view k, const T& v) {
-    w.key(k);
-    w.value(v);
-}
-
 // *v, or null when empty.
 template <typename T>
 void value_or_null(json::Writer& w, const std::optional<T>& v) {
@@ -76,13 +69,13 @@ void array_items(json::Writer& w, const GgufValue& v, size_t limit) {
 //  "value": [...], "truncated": true}
 void kv_value(json::Writer& w, const GgufValue& v, size_t limit) {
     w.begin_object();
-    field(w, "type", gguf_type_name(v.type()));
+    w.field("type", gguf_type_name(v.type()));
     if (v.is_array()) {
-        field(w, "elem_type", gguf_type_name(v.elem_type()));
-        field(w, "count", v.count());
+        w.field("elem_type", gguf_type_name(v.elem_type()));
+        w.field("count", v.count());
         w.key("value");
         array_items(w, v, limit);
-        field(w, "truncated", v.count() > limit);
+        w.field("truncated", v.count() > limit);
     } else {
         w.key("value");
         if (v.type() == GgufType::STRING) w.value(v.strings().at(0));
@@ -92,10 +85,10 @@ void kv_value(json::Writer& w, const GgufValue& v, size_t limit) {
 }
 
 void totals(json::Writer& w, const Totals& t) {
-    field(w, "count", t.count);
-    field(w, "n_elements", t.n_elements);
-    field(w, "n_bytes", t.n_bytes);
-    field(w, "bytes_per_token", t.bytes_per_token);
+    w.field("count", t.count);
+    w.field("n_elements", t.n_elements);
+    w.field("n_bytes", t.n_bytes);
+    w.field("bytes_per_token", t.bytes_per_token);
 }
 
 void shape(json::Writer& w, const GgufTensorInfo& t) {
@@ -113,25 +106,25 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
     json::Writer w;
     w.begin_object();
-    field(w, "schema", kReportSchema);
+    w.field("schema", kReportSchema);
 
     w.key("file");
     w.begin_object();
-    field(w, "path", f.path());
-    field(w, "size", f.file_size());
-    field(w, "version", f.version());
-    field(w, "alignment", f.alignment());
-    field(w, "header_size", f.header_size());
-    field(w, "data_offset", f.data_offset());
+    w.field("path", f.path());
+    w.field("size", f.file_size());
+    w.field("version", f.version());
+    w.field("alignment", f.alignment());
+    w.field("header_size", f.header_size());
+    w.field("data_offset", f.data_offset());
     if (f.is_split()) {  // a split model: "path" is its first shard, "size" the sum over all
         w.key("shards");
         w.begin_array();
         for (const GgufFile& s : f.shards()) {
             w.begin_object();
-            field(w, "path", s.path());
-            field(w, "size", s.file_size());
-            field(w, "tensors", static_cast<uint64_t>(s.tensors().size()));
-            field(w, "data_offset", s.data_offset());
+            w.field("path", s.path());
+            w.field("size", s.file_size());
+            w.field("tensors", static_cast<uint64_t>(s.tensors().size()));
+            w.field("data_offset", s.data_offset());
             w.end_object();
         }
         w.end_array();
@@ -140,12 +133,12 @@ std::string render_json(const Report& r, const RenderOptions& o) {
 
     w.key("model");
     w.begin_object();
-    field(w, "architecture", m.architecture);
-    field(w, "name", m.name);
+    w.field("architecture", m.architecture);
+    w.field("name", m.name);
     w.key("file_type");
     if (m.file_type) {
         w.begin_object();
-        field(w, "id", *m.file_type);
+        w.field("id", *m.file_type);
         w.key("name");
         const auto n = ftype_name(*m.file_type);
         if (n.empty()) w.null();
@@ -154,16 +147,16 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     } else {
         w.null();
     }
-    field(w, "kv_count", f.metadata().size());
-    field(w, "tensor_count", f.tensors().size());
-    field(w, "n_elements", m.n_elements);
-    field(w, "n_bytes", m.n_bytes);
-    field(w, "bpw", m.bpw());
+    w.field("kv_count", f.metadata().size());
+    w.field("tensor_count", f.tensors().size());
+    w.field("n_elements", m.n_elements);
+    w.field("n_bytes", m.n_bytes);
+    w.field("bpw", m.bpw());
     w.key("expert_count");
     value_or_null(w, m.expert_count);
     w.key("expert_used_count");
     value_or_null(w, m.expert_used_count);
-    field(w, "tied_embeddings", m.tied_embeddings);
+    w.field("tied_embeddings", m.tied_embeddings);
     w.end_object();
 
     w.key("kv");
@@ -175,7 +168,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     w.end_object();
 
     if (r.hash) {
-        field(w, "hash_algorithm", hash_name(*r.hash));
+        w.field("hash_algorithm", hash_name(*r.hash));
     }
     w.key("tensors");
     w.begin_array();
@@ -183,21 +176,21 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         const auto& t = f.tensors()[i];
         const auto& tf = a.tensors[i];
         w.begin_object();
-        field(w, "name", t.name);
-        field(w, "type", type_name(t.type));
+        w.field("name", t.name);
+        w.field("type", type_name(t.type));
         w.key("shape");
         shape(w, t);
-        field(w, "n_elements", static_cast<uint64_t>(t.n_elements()));
-        field(w, "n_bytes", t.n_bytes);
-        field(w, "offset", t.offset);
-        if (f.is_split()) field(w, "shard", static_cast<uint64_t>(f.shard_of(i) + 1));
-        field(w, "bytes_per_token", tf.bytes_per_token);
-        field(w, "group", group_id(tf.group));
+        w.field("n_elements", static_cast<uint64_t>(t.n_elements()));
+        w.field("n_bytes", t.n_bytes);
+        w.field("offset", t.offset);
+        if (f.is_split()) w.field("shard", static_cast<uint64_t>(f.shard_of(i) + 1));
+        w.field("bytes_per_token", tf.bytes_per_token);
+        w.field("group", group_id(tf.group));
         w.key("layer");
         layer_or_null(w, tf.layer);
-        field(w, "matmul", tf.matmul);
+        w.field("matmul", tf.matmul);
         if (r.digests && i < r.digests->size()) {
-            field(w, "hash", (*r.digests)[i]);
+            w.field("hash", (*r.digests)[i]);
         }
         w.end_object();
     }
@@ -237,14 +230,14 @@ std::string render_json(const Report& r, const RenderOptions& o) {
 
     w.key("traffic");
     w.begin_object();
-    field(w, "bytes_per_token", a.traffic.bytes_per_token);
+    w.field("bytes_per_token", a.traffic.bytes_per_token);
     w.key("by_group");
     w.begin_object();
     for (Group g : kAllGroups) {
-        field(w, group_id(g), a.traffic.by_group[static_cast<size_t>(g)]);
+        w.field(group_id(g), a.traffic.by_group[static_cast<size_t>(g)]);
     }
     w.end_object();
-    field(w, "lm_head_share", a.traffic.lm_head_share);
+    w.field("lm_head_share", a.traffic.lm_head_share);
     w.key("expert_fraction");
     value_or_null(w, a.traffic.expert_fraction);
     w.key("bandwidth_bytes_per_s");
@@ -260,22 +253,22 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         w.begin_object();
         w.key("profile");
         w.begin_object();
-        field(w, "name", p.name);
-        field(w, "runtime", p.runtime);
-        field(w, "version", p.version);
-        field(w, "source", p.source);
+        w.field("name", p.name);
+        w.field("runtime", p.runtime);
+        w.field("version", p.version);
+        w.field("source", p.source);
         w.end_object();
         w.key("flags");
         w.begin_array();
         for (const auto& fl : *r.flags) {
             w.begin_object();
-            field(w, "kind", flag_id(fl.kind));
-            field(w, "subject", fl.subject);
-            field(w, "message", fl.message);
-            field(w, "suggestion", fl.suggestion);
-            field(w, "source", fl.cite);
-            field(w, "bytes_per_token", fl.bytes_per_token);
-            field(w, "share", fl.share);
+            w.field("kind", flag_id(fl.kind));
+            w.field("subject", fl.subject);
+            w.field("message", fl.message);
+            w.field("suggestion", fl.suggestion);
+            w.field("source", fl.cite);
+            w.field("bytes_per_token", fl.bytes_per_token);
+            w.field("share", fl.share);
             w.key("tensors");
             w.begin_array();
             for (size_t i : fl.tensors) w.value(f.tensors()[i].name);
@@ -296,22 +289,22 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
     json::Writer w;
     auto file = [&](const Model& f, const Analysis& a) {
         w.begin_object();
-        field(w, "path", &f == &r.b ? r.b_path() : f.path());
-        field(w, "size", f.file_size());
-        field(w, "kv_count", f.metadata().size());
-        field(w, "tensor_count", f.tensors().size());
-        field(w, "n_elements", a.model.n_elements);
-        field(w, "n_bytes", a.model.n_bytes);
-        field(w, "bytes_per_token", a.traffic.bytes_per_token);
+        w.field("path", &f == &r.b ? r.b_path() : f.path());
+        w.field("size", f.file_size());
+        w.field("kv_count", f.metadata().size());
+        w.field("tensor_count", f.tensors().size());
+        w.field("n_elements", a.model.n_elements);
+        w.field("n_bytes", a.model.n_bytes);
+        w.field("bytes_per_token", a.traffic.bytes_per_token);
         w.end_object();
     };
     auto tinfo = [&](const GgufTensorInfo& t, uint64_t bpt) {
         w.begin_object();
-        field(w, "type", type_name(t.type));
+        w.field("type", type_name(t.type));
         w.key("shape");
         shape(w, t);
-        field(w, "n_bytes", t.n_bytes);
-        field(w, "bytes_per_token", bpt);
+        w.field("n_bytes", t.n_bytes);
+        w.field("bytes_per_token", bpt);
         w.end_object();
     };
     // "key": {kv key: value, ...} for the kvs of f at indices idx.
@@ -332,8 +325,8 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
         w.end_array();
     };
     w.begin_object();
-    field(w, "schema", kDiffSchema);
-    field(w, "identical", d.identical());
+    w.field("schema", kDiffSchema);
+    w.field("identical", d.identical());
     w.key("a");
     file(r.a, r.aa);
     w.key("b");
@@ -369,7 +362,7 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
     w.begin_array();
     for (const auto& td : d.tensors_changed) {
         w.begin_object();
-        field(w, "name", r.a.tensors()[td.a].name);
+        w.field("name", r.a.tensors()[td.a].name);
         w.key("a");
         tinfo(r.a.tensors()[td.a], r.aa.tensors[td.a].bytes_per_token);
         w.key("b");
@@ -377,7 +370,7 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
         w.end_object();
     }
     w.end_array();
-    field(w, "common", d.tensors_common);
+    w.field("common", d.tensors_common);
     w.end_object();
 
     w.key("data");

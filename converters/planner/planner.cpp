@@ -307,28 +307,24 @@ std::string format_plan_file(const PlanTable& table, const PlanResult& r) {
 std::string format_plan_json(const PlanTable& table, const PlanResult& r) {
     json::Writer w;
     w.begin_object();
-    auto field = [&](std::string_view k, auto v) {
-        w.key(k);
-        w.value(v);
-    };
-    field("budget", budget_text(r.budget));
-    field("predicted_size", r.file_size);
-    field("bpw", r.bpw);
-    field("bytes_per_token", r.bytes_per_token);
-    field("error", r.error);
-    field("lower_bound", r.lower_bound);
-    field("preset", r.preset->name);
+    w.field("budget", budget_text(r.budget));
+    w.field("predicted_size", r.file_size);
+    w.field("bpw", r.bpw);
+    w.field("bytes_per_token", r.bytes_per_token);
+    w.field("error", r.error);
+    w.field("lower_bound", r.lower_bound);
+    w.field("preset", r.preset->name);
     w.key("tensors");
     w.begin_array();
     for (size_t i = 0; i < table.tensors.size(); ++i) {
         const auto& c = table.tensors[i];
         const size_t j = static_cast<size_t>(std::find(c.types.begin(), c.types.end(), r.type[i]) - c.types.begin());
         w.begin_object();
-        field("name", c.name);
-        field("type", type_name(r.type[i]));
-        field("gain", r.gain[i]);
-        field("error", c.err[j]);
-        field("bytes", c.bytes[j]);
+        w.field("name", c.name);
+        w.field("type", type_name(r.type[i]));
+        w.field("gain", r.gain[i]);
+        w.field("error", c.err[j]);
+        w.field("bytes", c.bytes[j]);
         w.end_object();
     }
     w.end_array();

@@ -269,10 +269,8 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
     describe_output(out, job);
     out.plan();
     job.out_sizes = out.sizes();
-    for (size_t i = 0; i < job.plan.tensors.size(); ++i) {
-        job.written.push_back(out.writes(i));
+    for (size_t i = 0; i < job.plan.tensors.size(); ++i)
         if (out.writes(i)) job.written_src_bytes += job.plan.tensors[i].src_bytes;
-    }
     return job;
 }
 

@@ -41,7 +41,6 @@ struct RequantJob {
     uint64_t file_size = 0;                               // exact output size as one file
     SplitOptions split;                                   // from RequantOptions
     std::vector<uint64_t> out_sizes;                      // exact size of each output file (one, or every shard)
-    std::vector<bool> written;                            // per planned tensor: written by this run (--shard)
     uint64_t written_src_bytes = 0;                       // input bytes of the tensors this run writes
     uint64_t n_elements = 0, src_bytes = 0, dst_bytes = 0;  // over all tensors
     bool writable = true;                                 // false: a dry run found something a conversion refuses

@@ -27,6 +27,10 @@ std::string split_prefix_of(const std::string& out) {
     return out;
 }
 
+std::string output_path(const std::string& out, const SplitOptions& opt, unsigned k, unsigned n) {
+    return opt.active() ? split_path(split_prefix_of(out), k, n) : out;
+}
+
 std::optional<std::string> split_prefix(const std::string& path, unsigned k, unsigned n) {
     const std::string tail = split_path("", k, n);
     if (path.size() <= tail.size() || !path.ends_with(tail)) return std::nullopt;
@@ -138,26 +142,25 @@ void GgufOutput::plan() {
     if (split_.shard && split_.shards != ranges_.size())
         throw FormatError(ErrorKind::Usage, path_, "--shard " + std::to_string(split_.shard) + "/" + std::to_string(split_.shards),
                           fmt::format("this split makes {} shard{}, not {}", ranges_.size(), ranges_.size() == 1 ? "" : "s", split_.shards));
-    const std::string prefix = split_prefix_of(path_);
     for (size_t k = 0; k < ranges_.size(); ++k) {
-        paths_.push_back(split_.active() ? split_path(prefix, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size())) : path_);
+        paths_.push_back(output_path(path_, split_, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size())));
         auto w = make_writer(k, paths_.back());
         sizes_.push_back(w->planned_size());
-        writers_.push_back(shard_written(k) ? std::move(w) : nullptr);
+        writers_.push_back(split_.writes_shard(k) ? std::move(w) : nullptr);
     }
 }
 
 std::vector<std::string> GgufOutput::written_paths() const {
     std::vector<std::string> v;
     for (size_t k = 0; k < paths_.size(); ++k)
-        if (shard_written(k)) v.push_back(paths_[k]);
+        if (split_.writes_shard(k)) v.push_back(paths_[k]);
     return v;
 }
 
 uint64_t GgufOutput::planned_size() const {
     uint64_t n = 0;
     for (size_t k = 0; k < sizes_.size(); ++k)
-        if (shard_written(k)) n += sizes_[k];
+        if (split_.writes_shard(k)) n += sizes_[k];
     return n;
 }
 

@@ -42,7 +42,12 @@ struct SplitOptions {
     // still named PREFIX-00001-of-00001.gguf). Empty: off.
     std::vector<size_t> keep;
     bool active() const { return max_bytes > 0 || max_tensors > 0 || !keep.empty(); }
+    // True when this run writes shard k (0-based).
+    bool writes_shard(size_t k) const { return shard == 0 || shard == k + 1; }
 };
+
+// Output file k of n for the output named `out`: `out` itself unless split, else its shard k.
+std::string output_path(const std::string& out, const SplitOptions& opt, unsigned k, unsigned n);
 
 // Parses a --split-max-size value: a positive integer with an optional decimal unit K, M, G or T
 // ("4G" = 4e9 bytes, as llama-gguf-split reads M and G). Throws FormatError(Usage) naming `option`.
@@ -115,7 +120,6 @@ private:
     // Appends n bytes of tensor data from p, or n zeros (a hole) when p is null.
     void put_tensor_data(const uint8_t* p, uint64_t n);
     std::unique_ptr<GgufWriter> make_writer(size_t k, const std::string& path) const;
-    bool shard_written(size_t k) const { return split_.shard == 0 || split_.shard == k + 1; }
 };
 
 }  // namespace oiw

@@ -33,8 +33,8 @@ inline SplitOptions split_options(const SplitCli& c, bool other_split = false) {
     o.max_tensors = c.max_tensors;
     o.no_tensor_first_split = c.no_tensor_first_split;
     if (c.shard) parse_shard(*c.shard, o);
-    if (!o.active() && (!other_split || o.no_tensor_first_split) && (o.shard || o.no_tensor_first_split))
-        throw FormatError(ErrorKind::Usage, "", o.shard ? "--shard" : "--no-tensor-first-split", "needs --split-max-size or --split-max-tensors");
+    const char* needs_split = o.no_tensor_first_split ? "--no-tensor-first-split" : o.shard && !other_split ? "--shard" : nullptr;
+    if (!o.active() && needs_split) throw FormatError(ErrorKind::Usage, "", needs_split, "needs --split-max-size or --split-max-tensors");
     return o;
 }
 

@@ -19,13 +19,10 @@ std::string shape_text(const TensorPlan& t) {
     return "[" + fmt::format("{}", fmt::join(t.shape, ", ")) + "]";
 }
 
-// Output file k (one, or shard k of the split).
+// Output file k (one, or shard k of the split; "OUT" stands for a dry run's missing name).
 std::string out_path(const ToolOptions& o, const RequantJob& job, size_t k) {
-    if (!job.split.active()) return o.out;
-    return split_path(split_prefix_of(o.out.empty() ? "OUT" : o.out), static_cast<unsigned>(k), static_cast<unsigned>(job.out_sizes.size()));
+    return output_path(o.out.empty() ? "OUT" : o.out, job.split, static_cast<unsigned>(k), static_cast<unsigned>(job.out_sizes.size()));
 }
-
-bool shard_written(const RequantJob& job, size_t k) { return job.split.shard == 0 || job.split.shard == k + 1; }
 
 }  // namespace
 
@@ -59,7 +56,7 @@ std::string text_report(const ToolOptions& o, const RequantJob& job, std::option
     if (job.split.active())
         for (size_t k = 0; k < job.out_sizes.size(); ++k)
             s += fmt::format("  shard {}/{} {} {} bytes{}\n", k + 1, job.out_sizes.size(), escape_text(out_path(o, job, k)), job.out_sizes[k],
-                             shard_written(job, k) ? "" : " (not written by this run)");
+                             job.split.writes_shard(k) ? "" : " (not written by this run)");
     if (seconds)
         s += fmt::format("  {:.2f} s, {:.1f} M params/s, {:.1f} MB/s in\n", *seconds, job.n_elements / 1e6 / *seconds,
                          job.written_src_bytes / 1e6 / *seconds);
@@ -68,54 +65,50 @@ std::string text_report(const ToolOptions& o, const RequantJob& job, std::option
 
 std::string json_report(const ToolOptions& o, const RequantJob& job, std::optional<double> seconds) {
     json::Writer w;
-    auto field = [&w](std::string_view key, const auto& value) {
-        w.key(key);
-        w.value(value);
-    };
     w.begin_object();
-    field("input", o.in);
+    w.field("input", o.in);
     w.key("output");
     if (o.out.empty() || o.requant.dry_run) w.null();
     else w.value(o.out);
-    field("dry_run", o.requant.dry_run);
-    field("preset", o.requant.plan.preset->name);
-    field("file_type", job.ftype);
+    w.field("dry_run", o.requant.dry_run);
+    w.field("preset", o.requant.plan.preset->name);
+    w.field("file_type", job.ftype);
     w.key("tensors");
     w.begin_array();
     for (const auto& t : job.plan.tensors) {
         w.begin_object();
-        field("name", t.name);
+        w.field("name", t.name);
         w.key("shape");
         w.begin_array(true);
         for (int64_t d : t.shape) w.value(d);
         w.end_array();
-        field("old_type", type_name(t.src_type));
-        field("new_type", type_name(t.dst_type));
-        field("old_bytes", t.src_bytes);
-        field("new_bytes", t.dst_bytes);
-        field("action", t.convert() ? "convert" : "copy");
+        w.field("old_type", type_name(t.src_type));
+        w.field("new_type", type_name(t.dst_type));
+        w.field("old_bytes", t.src_bytes);
+        w.field("new_bytes", t.dst_bytes);
+        w.field("action", t.convert() ? "convert" : "copy");
         w.end_object();
     }
     w.end_array();
     w.key("totals");
     w.begin_object();
-    field("tensors", static_cast<uint64_t>(job.plan.tensors.size()));
-    field("n_elements", job.n_elements);
-    field("old_bytes", job.src_bytes);
-    field("new_bytes", job.dst_bytes);
-    field("old_bpw", bpw(job.src_bytes, job.n_elements));
-    field("new_bpw", bpw(job.dst_bytes, job.n_elements));
-    field("file_size", job.file_size);
-    field("bytes_per_token", planned_bytes_per_token(job));
+    w.field("tensors", static_cast<uint64_t>(job.plan.tensors.size()));
+    w.field("n_elements", job.n_elements);
+    w.field("old_bytes", job.src_bytes);
+    w.field("new_bytes", job.dst_bytes);
+    w.field("old_bpw", bpw(job.src_bytes, job.n_elements));
+    w.field("new_bpw", bpw(job.dst_bytes, job.n_elements));
+    w.field("file_size", job.file_size);
+    w.field("bytes_per_token", planned_bytes_per_token(job));
     w.end_object();
     if (job.split.active()) {
         w.key("shards");
         w.begin_array();
         for (size_t k = 0; k < job.out_sizes.size(); ++k) {
             w.begin_object();
-            field("path", out_path(o, job, k));
-            field("bytes", job.out_sizes[k]);
-            field("written", !o.requant.dry_run && shard_written(job, k));
+            w.field("path", out_path(o, job, k));
+            w.field("bytes", job.out_sizes[k]);
+            w.field("written", !o.requant.dry_run && job.split.writes_shard(k));
             w.end_object();
         }
         w.end_array();
@@ -125,9 +118,9 @@ std::string json_report(const ToolOptions& o, const RequantJob& job, std::option
     for (const auto& msg : job.plan.warnings) w.value(msg);
     w.end_array();
     if (seconds) {
-        field("seconds", *seconds);
-        field("mparams_per_second", job.n_elements / 1e6 / *seconds);
-        field("input_mb_per_second", job.written_src_bytes / 1e6 / *seconds);
+        w.field("seconds", *seconds);
+        w.field("mparams_per_second", job.n_elements / 1e6 / *seconds);
+        w.field("input_mb_per_second", job.written_src_bytes / 1e6 / *seconds);
     }
     w.end_object();
     return w.take() + "\n";

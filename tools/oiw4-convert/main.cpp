@@ -45,62 +45,48 @@ std::string human(uint64_t b) {
 double ratio(const CodecTotals& t) { return t.stored ? static_cast<double>(t.decoded) / static_cast<double>(t.stored) : 1.0; }
 
 void json_totals(json::Writer& j, const CodecTotals& t) {
-    j.key("planes");
-    j.value(t.planes);
-    j.key("decoded_bytes");
-    j.value(t.decoded);
-    j.key("compressed_bytes");
-    j.value(t.stored);
-    j.key("ratio");
-    j.value(ratio(t));
+    j.field("planes", t.planes);
+    j.field("decoded_bytes", t.decoded);
+    j.field("compressed_bytes", t.stored);
+    j.field("ratio", ratio(t));
 }
 
 void print_plan(const Options& o, const Model& in, const Oiw4Plan& plan) {
     if (o.json) {
         json::Writer j;
         j.begin_object();
-        j.key("input");
-        j.value(o.files[0]);
+        j.field("input", o.files[0]);
         j.key("output");
         if (o.dry_run) j.null();
         else j.value(o.files[1]);
-        j.key("dry_run");
-        j.value(o.dry_run);
+        j.field("dry_run", o.dry_run);
         j.key("tensors");
         j.begin_array();
         for (const auto& tp : plan.tensors) {
             const auto& t = in.tensors()[tp.index];
             j.begin_object();
-            j.key("name");
-            j.value(t.name);
-            j.key("type");
-            j.value(type_name(t.type));
+            j.field("name", t.name);
+            j.field("type", type_name(t.type));
             j.key("shape");
             j.begin_array(true);
             for (int64_t d : t.shape()) j.value(d);
             j.end_array();
-            j.key("encoding");
-            j.value(encoding_name(tp.encoding));
-            j.key("requant");
-            j.value(tp.requant);
+            j.field("encoding", encoding_name(tp.encoding));
+            j.field("requant", tp.requant);
             j.key("planes");
             j.begin_array();
             for (const auto& p : tp.planes) {
                 j.begin_object();
-                j.key("name");
-                j.value(p.name);
-                j.key("size");
-                j.value(p.size);
+                j.field("name", p.name);
+                j.field("size", p.size);
                 j.end_object();
             }
             j.end_array();
             j.end_object();
         }
         j.end_array();
-        j.key("input_bytes");
-        j.value(in.file_size());
-        j.key("output_bytes");
-        j.value(plan.out_size);
+        j.field("input_bytes", in.file_size());
+        j.field("output_bytes", plan.out_size);
         j.end_object();
         fmt::print("{}\n", j.str());
         return;
@@ -135,23 +121,18 @@ void print_codec(const Options& o, const CodecReport& r, unsigned threads) {
     if (o.json) {
         json::Writer j;
         j.begin_object();
-        j.key("mode");
-        j.value(o.decompress ? "decompress" : "compress");
-        j.key("input");
-        j.value(o.files[0]);
-        j.key("output");
-        j.value(o.files[1]);
+        j.field("mode", o.decompress ? "decompress" : "compress");
+        j.field("input", o.files[0]);
+        j.field("output", o.files[1]);
         j.key("level");
         if (o.decompress) j.null();
         else j.value(o.compress);
-        j.key("threads");
-        j.value(threads);
+        j.field("threads", threads);
         j.key("encodings");
         j.begin_array();
         for (const auto& [enc, t] : r) {
             j.begin_object();
-            j.key("encoding");
-            j.value(enc);
+            j.field("encoding", enc);
             json_totals(j, t);
             j.end_object();
         }
@@ -185,24 +166,17 @@ int verify(const Options& o) {
     if (o.json) {
         json::Writer j;
         j.begin_object();
-        j.key("file");
-        j.value(f.path());
-        j.key("ok");
-        j.value(bad.empty());
-        j.key("tensors");
-        j.value(f.tensors().size());
-        j.key("planes");
-        j.value(planes);
-        j.key("header_xxh3");
-        j.value(fmt::format("{:016x}", f.header_xxh3()));
+        j.field("file", f.path());
+        j.field("ok", bad.empty());
+        j.field("tensors", f.tensors().size());
+        j.field("planes", planes);
+        j.field("header_xxh3", fmt::format("{:016x}", f.header_xxh3()));
         j.key("mismatches");
         j.begin_array();
         for (const auto& m : bad) {
             j.begin_object();
-            j.key("tensor");
-            j.value(m.tensor);
-            j.key("plane");
-            j.value(m.plane);
+            j.field("tensor", m.tensor);
+            j.field("plane", m.plane);
             j.end_object();
         }
         j.end_array();
@@ -222,16 +196,11 @@ int to_gguf(const Options& o) {
     if (o.json) {
         json::Writer j;
         j.begin_object();
-        j.key("input");
-        j.value(o.files[0]);
-        j.key("output");
-        j.value(o.files[1]);
-        j.key("tensors");
-        j.value(f.tensors().size());
-        j.key("lossless");
-        j.value(r.lossless);
-        j.key("identical_to_source");
-        j.value(r.identical_to_source);
+        j.field("input", o.files[0]);
+        j.field("output", o.files[1]);
+        j.field("tensors", f.tensors().size());
+        j.field("lossless", r.lossless);
+        j.field("identical_to_source", r.identical_to_source);
         j.key("warnings");
         j.begin_array();
         for (const auto& w : r.warnings) j.value(w);
@@ -263,7 +232,7 @@ int codec(const Options& o) {
 
 int run(const Options& o) {
     if (o.to_gguf) return to_gguf(o);
-    if (split_options(o.split).active() || o.split.shard)
+    if (split_options(o.split).active())
         throw FormatError(ErrorKind::Usage, "", "--split-max-size/--split-max-tensors/--shard", "only with --to-gguf (OIW4 files are not split)");
     if (o.verify) return verify(o);
     if (o.compress || o.decompress) return codec(o);
