@@ -191,6 +191,41 @@ void write_oiw4(const Model& in, const Oiw4Plan& plan, const std::string& out_pa
     w.finish();
 }
 
+float oiw4_tensor_gguf_bytes(const Oiw4File& in, size_t i, const std::function<void(std::span<const uint8_t>)>& sink) {
+    in.require_decoded(i);
+    const auto& t = in.tensors()[i];
+    const int64_t rows = t.info.n_rows();
+    float max_err = 0;
+    switch (t.encoding) {
+        case Oiw4Encoding::Raw: sink(in.plane_data(i, 0)); break;
+        case Oiw4Encoding::Oiw4: {
+            const Oiw4View v = in.oiw4_view(i);
+            const int64_t bpr = v.cols / 32, step = chunk_rows(static_cast<uint64_t>(bpr) * 20, 1);
+            std::vector<block_q4_0> out(static_cast<size_t>(std::min(step, rows) * bpr));
+            for (int64_t r = 0; r < rows; r += step) {
+                const int64_t n = std::min(step, rows - r);
+                max_err = std::max(max_err, oiw4_to_q4_0(v.qs + r * bpr * 16, v.d + r * bpr, out.data(), n * bpr));
+                sink(byte_span(out, static_cast<size_t>(n * bpr)));
+            }
+            break;
+        }
+        case Oiw4Encoding::Q4Kx8:
+        case Oiw4Encoding::Q4Kx8Il4: {
+            const int il = t.encoding == Oiw4Encoding::Q4Kx8 ? 8 : 4;
+            const int64_t nb = t.info.ne[0] / 256, step = chunk_rows(static_cast<uint64_t>(nb) * sizeof(block_q4_K), 8);
+            const auto* blocks = reinterpret_cast<const block_q4_Kx8*>(in.plane_data(i, 0).data());
+            std::vector<block_q4_K> out(static_cast<size_t>(std::min(step, rows) * nb));
+            for (int64_t r = 0; r < rows; r += step) {
+                const int64_t n = std::min(step, rows - r);
+                unpack_q4_kx8_to_q4_k(blocks + r / 8 * nb, out.data(), n, nb, il);
+                sink(byte_span(out, static_cast<size_t>(n * nb)));
+            }
+            break;
+        }
+    }
+    return max_err;
+}
+
 ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path, const SplitOptions& split) {
     if (in.compressed())
         throw FormatError(ErrorKind::Unsupported, in.path(), "", "file has zstd-compressed planes: run oiw4-convert --decompress first");
@@ -216,39 +251,11 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
     w.plan();
     for (size_t i = 0; i < in.tensors().size(); ++i) {
         if (!w.writes(i)) continue;
-        const auto& t = in.tensors()[i];
-        const int64_t rows = t.info.n_rows();
-        switch (t.encoding) {
-            case Oiw4Encoding::Raw: w.write_tensor_data(in.plane_data(i, 0)); break;
-            case Oiw4Encoding::Oiw4: {
-                const Oiw4View v = in.oiw4_view(i);
-                const int64_t bpr = v.cols / 32, step = chunk_rows(static_cast<uint64_t>(bpr) * 20, 1);
-                std::vector<block_q4_0> out(static_cast<size_t>(std::min(step, rows) * bpr));
-                float max_err = 0;
-                for (int64_t r = 0; r < rows; r += step) {
-                    const int64_t n = std::min(step, rows - r);
-                    max_err = std::max(max_err, oiw4_to_q4_0(v.qs + r * bpr * 16, v.d + r * bpr, out.data(), n * bpr));
-                    w.write_tensor_data(byte_span(out, static_cast<size_t>(n * bpr)));
-                }
-                if (max_err > 0) {
-                    res.lossless = false;
-                    res.warnings.push_back(fmt::format("tensor '{}': oiw4 scales are not exact in fp16, written as Q4_0 with max scale error {:.3g}", t.info.name, max_err));
-                }
-                break;
-            }
-            case Oiw4Encoding::Q4Kx8:
-            case Oiw4Encoding::Q4Kx8Il4: {
-                const int il = t.encoding == Oiw4Encoding::Q4Kx8 ? 8 : 4;
-                const int64_t nb = t.info.ne[0] / 256, step = chunk_rows(static_cast<uint64_t>(nb) * sizeof(block_q4_K), 8);
-                const auto* blocks = reinterpret_cast<const block_q4_Kx8*>(in.plane_data(i, 0).data());
-                std::vector<block_q4_K> out(static_cast<size_t>(std::min(step, rows) * nb));
-                for (int64_t r = 0; r < rows; r += step) {
-                    const int64_t n = std::min(step, rows - r);
-                    unpack_q4_kx8_to_q4_k(blocks + r / 8 * nb, out.data(), n, nb, il);
-                    w.write_tensor_data(byte_span(out, static_cast<size_t>(n * nb)));
-                }
-                break;
-            }
+        const float max_err = oiw4_tensor_gguf_bytes(in, i, [&](std::span<const uint8_t> b) { w.write_tensor_data(b); });
+        if (max_err > 0) {
+            res.lossless = false;
+            res.warnings.push_back(fmt::format("tensor '{}': oiw4 scales are not exact in fp16, written as Q4_0 with max scale error {:.3g}",
+                                               in.tensors()[i].info.name, max_err));
         }
         in.release_tensor_pages(i);
     }

@@ -52,6 +52,12 @@ Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules);
 void write_oiw4(const Model& in, const Oiw4Plan& plan, const std::string& out_path,
                 const std::function<void(size_t, std::string_view)>& progress = {});
 
+// Streams the GGUF bytes tensor `i` of `in` stands for (what --to-gguf writes for it: oiw4 -> Q4_0,
+// q4kx8 -> Q4_K, raw as stored) to `sink`, in order, in pieces of at most a few MiB. Returns the
+// largest error of an oiw4 scale not exact in fp16 (0: lossless). Throws FormatError(Unsupported)
+// when a plane of the tensor is compressed.
+float oiw4_tensor_gguf_bytes(const Oiw4File& in, size_t i, const std::function<void(std::span<const uint8_t>)>& sink);
+
 struct ToGgufResult {
     std::vector<std::string> warnings;  // oiw4 scales not exact in fp16 (max error), ...
     bool lossless = true;               // every tensor restored exactly

@@ -33,5 +33,7 @@ int run_report(int argc, char** argv);
 int run_oiw4_report(const std::string& path, bool json, const std::string& hash);
 // gguf-inspect diff A B [--data] [--json|--html OUT] [--full]
 int run_diff(int argc, char** argv);
+// gguf-inspect hash FILE [--xxh64] [--sha1] [--sha256] [--uuid] [--all] [--no-layer] [-c MANIFEST]: llama-gguf-hash's output.
+int run_hash(int argc, char** argv);
 
 }  // namespace oiw::inspect_tool
