@@ -29,3 +29,6 @@ hostile_case "hash: truncated model in check mode" 2 "$BIN/gguf-inspect" hash -c
 expect_err_one_line
 expect_true "nothing on stdout" test -z "$OUT"
 hostile_case "hash: --threads 10000" 0 "$BIN/gguf-inspect" hash --threads 10000 --no-layer "$MINI"
+"$BIN/oiw4-convert" "$MINI" "$TMP/m.oiw4" >/dev/null 2>&1 && "$BIN/oiw4-convert" --compress "$TMP/m.oiw4" "$TMP/z.oiw4" >/dev/null 2>&1
+hostile_case "hash: zstd-compressed OIW4" 2 "$BIN/gguf-inspect" hash "$TMP/z.oiw4"
+expect_err_one_line; expect_err_contains "decompress first"
