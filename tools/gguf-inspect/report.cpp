@@ -38,7 +38,7 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
 
 int run_report(int argc, char** argv) {
     CLI::App app{"Audit a GGUF model: tensor types, bytes per token, slow paths on a runtime profile.\n"
-                 "Also: gguf-inspect diff A.gguf B.gguf (see --help there).",
+                 "Also: gguf-inspect diff A.gguf B.gguf; gguf-inspect hash FILE (llama-gguf-hash; see --help there).",
                  "gguf-inspect"};
     std::string path, profile_name(kDefaultProfile), bandwidth, hash, html;
     bool json = false, markdown = false, full = false, no_audit = false, list_profiles = false, shard_only = false;
