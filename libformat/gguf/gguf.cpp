@@ -399,11 +399,16 @@ void GgufWriter::put_tensor_data(const uint8_t* p, uint64_t n) {
     }
 }
 
-void GgufWriter::finish() {
+void GgufWriter::complete() {
     write_header();
     if (cur_tensor_ != tensors_.size())
         throw FormatError(ErrorKind::Usage, path_, cur_tensor_ < tensors_.size() ? "tensor '" + tensors_[cur_tensor_].name + "'" : "",
                           "data incomplete: output not written");
+    file_->complete();
+}
+
+void GgufWriter::finish() {
+    complete();
     file_->commit();
 }
 

@@ -142,6 +142,11 @@ public:
     void write_tensor_zeros(uint64_t n);
     // Commits the output to `path` (AtomicFile::commit). Throws if tensors are incomplete.
     void finish();
+    // As finish() without publishing: the file is complete and fsynced (AtomicFile::complete),
+    // `path` untouched; the caller publishes file() (AtomicFile::publish_all) or drops it.
+    void complete();
+    // The output file (null before the header is written).
+    AtomicFile* file() { return file_.get(); }
     // With no tensors, pad the header to the alignment (ggml does). Off by default, as gguf-py
     // writes such files: nothing follows the last key.
     void set_pad_empty(bool pad) { pad_empty_ = pad; }

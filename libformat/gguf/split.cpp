@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "libformat/io/atomic_file.h"
+
 #include <fmt/format.h>
 
 namespace oiw {
@@ -173,10 +175,7 @@ bool GgufOutput::writes(size_t i) const {
 void GgufOutput::advance() {
     while (cur_tensor_ < tensors_.size() && !writes(cur_tensor_)) ++cur_tensor_;
     for (; cur_ < ranges_.size() && ranges_[cur_].end <= cur_tensor_; ++cur_)
-        if (writers_[cur_]) {
-            writers_[cur_]->finish();
-            writers_[cur_].reset();
-        }
+        if (writers_[cur_]) writers_[cur_]->complete();
 }
 
 void GgufOutput::write_tensor_data(std::span<const uint8_t> bytes) { put_tensor_data(bytes.data(), bytes.size()); }
@@ -210,6 +209,33 @@ void GgufOutput::finish() {
     advance();
     if (cur_tensor_ < tensors_.size())
         throw FormatError(ErrorKind::Usage, path_, "tensor '" + tensors_[cur_tensor_].name + "'", "data incomplete: output not written");
+    publish();
+}
+
+namespace {
+
+// "shard 2", "shards 1-3" (1-based, of [begin, end)).
+std::string shard_span(size_t begin, size_t end) {
+    return end - begin == 1 ? fmt::format("shard {}", begin + 1) : fmt::format("shards {}-{}", begin + 1, end);
+}
+
+}  // namespace
+
+void GgufOutput::publish() {
+    std::vector<AtomicFile*> files;
+    for (auto& w : writers_)
+        if (w) files.push_back(w->file());
+    size_t published = 0;
+    try {
+        AtomicFile::publish_all(files, published);
+    } catch (const FormatError& e) {
+        if (published == 0) throw;  // every target untouched
+        // Only a split run writing every shard gets here: file k is shard k.
+        throw FormatError(ErrorKind::Io, path_, "",
+                          fmt::format("{}; {} of {} replaced by this run, {} not: the set is mixed, rerun the conversion", e.what(),
+                                      shard_span(0, published), files.size(), shard_span(published, files.size())));
+    }
+    writers_.clear();
 }
 
 }  // namespace oiw

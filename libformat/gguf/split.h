@@ -69,9 +69,11 @@ Metadata merged_kvs(const Metadata& first_shard);
 // One GGUF output written either as one file or as gguf-split shards, with the interface of
 // GgufWriter: keys and tensor infos first, then tensor bytes in info order. Split, every shard is
 // byte-identical to what llama-gguf-split --split makes of the single file. With --shard K/N only
-// shard K is written: callers skip the tensors for which writes() is false. Each shard is
-// committed (AtomicFile) as soon as its last tensor is written: a failed run leaves the shards it
-// completed and no partial file; `--shard K/N` reruns just the missing ones.
+// shard K is written: callers skip the tensors for which writes() is false. The files of a run
+// are one transaction: each shard is completed (written and fsynced to its temp file) as soon as
+// its last tensor is written, and finish() publishes them all together (AtomicFile::publish_all:
+// renames back to back, signals held). A run that fails or is killed before then leaves every
+// existing file as it was and no temp file; see docs/scale.md for the window between renames.
 class GgufOutput {
 public:
     GgufOutput(std::string path, SplitOptions split, std::vector<std::string> inputs = {}, uint32_t version = 3);
@@ -97,7 +99,8 @@ public:
     void write_tensor_data(std::span<const uint8_t> bytes);
     // As write_tensor_data with n zero bytes left as a hole (GgufWriter::write_tensor_zeros).
     void write_tensor_zeros(uint64_t n);
-    // Writes what is left (shards without tensors) and commits every file this run writes.
+    // Writes what is left (shards without tensors) and publishes every file this run writes. A
+    // rename failing after others succeeded throws naming the shards replaced and those not.
     void finish();
 
 private:
@@ -115,8 +118,10 @@ private:
     size_t cur_ = 0;          // shard receiving data
     size_t cur_tensor_ = 0;   // tensor receiving data
     uint64_t cur_written_ = 0;
-    // Skips the tensors this run does not write and commits each shard left behind.
+    // Skips the tensors this run does not write and completes each shard left behind.
     void advance();
+    // Renames every completed file of this run into place (finish()).
+    void publish();
     // Appends n bytes of tensor data from p, or n zeros (a hole) when p is null.
     void put_tensor_data(const uint8_t* p, uint64_t n);
     std::unique_ptr<GgufWriter> make_writer(size_t k, const std::string& path) const;

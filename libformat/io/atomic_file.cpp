@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,13 +30,22 @@ constexpr int kMaxSymlinks = 40;                // as the kernel's MAXSYMLINKS
 constexpr std::string_view kTempSuffix = ".tmp.XXXXXX";
 constexpr size_t kMaxTempBase = NAME_MAX - 1 - kTempSuffix.size();  // "." + base + suffix fits NAME_MAX
 
-// Named temp files alive in this process, unlinked by the signal handler.
-std::atomic<const char*> g_live_temps[64];
+// Named temp files alive in this process, unlinked by the signal handler: room for every shard
+// of a split output (at most 65535) named at once, with slots to spare. g_temps_end bounds the
+// slots ever used; g_temps_next is where the search for a free one starts.
+constexpr size_t kMaxLiveTemps = size_t{1} << 17;
+std::atomic<const char*> g_live_temps[kMaxLiveTemps];
+std::atomic<size_t> g_temps_end{0}, g_temps_next{0};
 static_assert(std::atomic<const char*>::is_always_lock_free);
+// n > 0: n publish_all() calls are renaming (a signal waits in g_deferred_signal); 0: idle;
+// -1: a signal handler is unlinking the temp files before the process dies.
+std::atomic<int> g_signal_state{0}, g_deferred_signal{0};
+std::atomic<size_t> g_held_temps{0};  // complete()d unnamed temp files still open
 
-extern "C" void unlink_temps_and_die(int sig) {
-    for (auto& t : g_live_temps)
-        if (const char* p = t.load()) ::unlink(p);
+[[noreturn]] void unlink_temps_and_die(int sig) {
+    const size_t end = g_temps_end.load();
+    for (size_t i = 0; i < end; ++i)
+        if (const char* p = g_live_temps[i].load()) ::unlink(p);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     ::sigemptyset(&dfl.sa_mask);
@@ -45,6 +55,17 @@ extern "C" void unlink_temps_and_die(int sig) {
     ::sigaddset(&set, sig);
     ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
     ::raise(sig);
+    ::_exit(128 + sig);  // the default action was overridden after all
+}
+
+extern "C" void on_signal(int sig) {
+    for (;;) {
+        int state = 0;
+        if (g_signal_state.compare_exchange_strong(state, -1) || state < 0) break;
+        g_deferred_signal.store(sig);  // the last publish_all() to finish dies of it
+        if (g_signal_state.load() > 0) return;
+    }
+    unlink_temps_and_die(sig);
 }
 
 // Installs the handler for SIGINT/SIGTERM/SIGHUP where the disposition is still the default.
@@ -55,7 +76,7 @@ void install_signal_handlers() {
             struct sigaction old {};
             if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
             struct sigaction sa {};
-            sa.sa_handler = unlink_temps_and_die;
+            sa.sa_handler = on_signal;
             ::sigfillset(&sa.sa_mask);
             ::sigaction(sig, &sa, nullptr);
         }
@@ -65,12 +86,37 @@ void install_signal_handlers() {
 // Publishes `path` to the signal handler; returns its slot.
 int track_temp(const std::string& file, const char* path) {
     install_signal_handlers();
-    for (size_t i = 0; i < std::size(g_live_temps); ++i) {
+    const size_t start = g_temps_next.load();
+    for (size_t n = 0; n < kMaxLiveTemps; ++n) {
+        const size_t i = (start + n) % kMaxLiveTemps;
         const char* expected = nullptr;
-        if (g_live_temps[i].compare_exchange_strong(expected, path)) return static_cast<int>(i);
+        if (!g_live_temps[i].compare_exchange_strong(expected, path)) continue;
+        for (size_t end = g_temps_end.load(); end <= i && !g_temps_end.compare_exchange_weak(end, i + 1);) {
+        }
+        g_temps_next.store(i + 1);
+        return static_cast<int>(i);
     }
     throw FormatError(ErrorKind::Io, file, "", "too many output files open at once");
 }
+
+// While alive, SIGINT/SIGTERM/SIGHUP wait (on_signal defers them); the last destructor then dies
+// of a signal that came meanwhile, after unlinking the temp files still live.
+class SignalsHeld {
+public:
+    explicit SignalsHeld(const std::string& file) {
+        install_signal_handlers();
+        int state = g_signal_state.load();
+        do {
+            if (state < 0) throw FormatError(ErrorKind::Io, file, "", "interrupted by a signal: not renamed");
+        } while (!g_signal_state.compare_exchange_weak(state, state + 1));
+    }
+    ~SignalsHeld() {
+        if (g_signal_state.fetch_sub(1) != 1) return;  // another publish_all() is still renaming
+        if (const int sig = g_deferred_signal.exchange(0)) unlink_temps_and_die(sig);
+    }
+    SignalsHeld(const SignalsHeld&) = delete;
+    SignalsHeld& operator=(const SignalsHeld&) = delete;
+};
 
 [[noreturn]] void io_error(const std::string& file, const std::string& what) {
     throw FormatError(ErrorKind::Io, file, "", what + ": " + std::strerror(errno));
@@ -90,6 +136,13 @@ std::string resolve_symlinks(const std::string& path) {
         p = link.starts_with('/') ? link : (fs::path(p).parent_path() / link).string();
     }
     throw FormatError(ErrorKind::Io, path, "", "too many levels of symbolic links");
+}
+
+// OIW_ATOMIC_FAIL_RENAME=K in the environment (tests): the K-th rename (1-based) of every
+// publish_all() fails with EIO; 0 when unset.
+size_t injected_rename_failure() {
+    const char* k = std::getenv("OIW_ATOMIC_FAIL_RENAME");
+    return k ? std::strtoull(k, nullptr, 10) : 0;
 }
 
 bool use_tmpfile() {
@@ -127,7 +180,14 @@ AtomicFile::AtomicFile(std::string path, const std::vector<std::string>& inputs)
 
 AtomicFile::~AtomicFile() {
     if (fd_ >= 0) ::close(fd_);
+    if (held_) g_held_temps.fetch_sub(1);
     drop_temp();
+}
+
+size_t AtomicFile::held_temp_cap() {
+    struct rlimit r {};
+    if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return kMaxLiveTemps;
+    return static_cast<size_t>(r.rlim_cur / 2);
 }
 
 void AtomicFile::check_target() {
@@ -205,6 +265,7 @@ void AtomicFile::flush() {
 }
 
 void AtomicFile::write(const void* p, size_t n) {
+    if (completed_) throw FormatError(ErrorKind::Usage, path_, "", "written after it was completed");
     const auto* s = static_cast<const uint8_t*>(p);
     written_ += n;
     if (buf_.size() + n > kBufSize) flush();
@@ -214,6 +275,7 @@ void AtomicFile::write(const void* p, size_t n) {
 
 void AtomicFile::skip(uint64_t n) {
     if (n == 0) return;
+    if (completed_) throw FormatError(ErrorKind::Usage, path_, "", "written after it was completed");
     flush();
     if (n > static_cast<uint64_t>(std::numeric_limits<off_t>::max()) - written_)
         throw FormatError(ErrorKind::TooLarge, path_, "", fmt::format("a file of {} + {} bytes", written_, n));
@@ -225,6 +287,7 @@ void AtomicFile::skip(uint64_t n) {
 void AtomicFile::write_at(uint64_t offset, const void* p, size_t n) {
     if (offset > written_ || n > written_ - offset)
         throw FormatError(ErrorKind::Usage, path_, "", fmt::format("write_at [{}, +{}) is past the {} bytes written", offset, n, written_));
+    if (completed_) throw FormatError(ErrorKind::Usage, path_, "", "written after it was completed");
     flush();
     const auto* s = static_cast<const uint8_t*>(p);
     while (n) {
@@ -239,23 +302,75 @@ void AtomicFile::write_at(uint64_t offset, const void* p, size_t n) {
     }
 }
 
-void AtomicFile::commit() {
-    if (committed_) return;
-    flush();
-    if (::fsync(fd_) != 0) io_error(path_, "fsync failed");
-    if (slot_ < 0) name_temp(false);
+void AtomicFile::close_fd() {
+    if (fd_ < 0) return;
     const int fd = fd_;
     fd_ = -1;
+    if (held_) g_held_temps.fetch_sub(1);
+    held_ = false;
     if (::close(fd) != 0) io_error(path_, "close failed");
+}
+
+void AtomicFile::complete() {
+    if (completed_) return;
+    flush();
+    if (::fsync(fd_) != 0) io_error(path_, "fsync failed");
+    std::vector<uint8_t>().swap(buf_);
+    completed_ = true;
+    if (slot_ < 0 && g_held_temps.fetch_add(1) < held_temp_cap()) {
+        held_ = true;
+        return;
+    }
+    if (slot_ < 0) {
+        g_held_temps.fetch_sub(1);
+        name_temp(false);
+    }
+    close_fd();
+}
+
+void AtomicFile::stage() {
+    if (!completed_) throw FormatError(ErrorKind::Usage, path_, "", "published before it was completed");
+    if (slot_ < 0) name_temp(false);
+    close_fd();
     check_target();  // the target may have changed since the temp file was made
-    if (::rename(tmp_path_.c_str(), target_.c_str()) != 0) io_error(path_, "rename failed");
-    g_live_temps[slot_].store(nullptr);
-    slot_ = -1;
-    committed_ = true;
-    const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
+}
+
+void AtomicFile::commit() {
+    if (committed_) return;
+    complete();
+    AtomicFile* self = this;
+    size_t published = 0;
+    publish_all({&self, 1}, published);
+}
+
+void AtomicFile::publish_all(std::span<AtomicFile* const> files, size_t& published) {
+    published = 0;
+    for (AtomicFile* f : files)
+        if (!f->committed_) f->stage();
+    const size_t fail_at = injected_rename_failure();
+    {
+        const SignalsHeld held(files.empty() ? "" : files.front()->path_);
+        for (AtomicFile* f : files) {
+            if (!f->committed_) {
+                if (published + 1 == fail_at) errno = EIO;
+                if (published + 1 == fail_at || ::rename(f->tmp_path_.c_str(), f->target_.c_str()) != 0)
+                    io_error(f->path_, "rename failed");
+                g_live_temps[f->slot_].store(nullptr);
+                f->slot_ = -1;
+                f->committed_ = true;
+            }
+            ++published;
+        }
+    }
+    std::vector<std::string> dirs;
+    for (AtomicFile* f : files)
+        if (std::find(dirs.begin(), dirs.end(), f->dir_) == dirs.end()) dirs.push_back(f->dir_);
+    for (const auto& d : dirs) {
+        const int dfd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            ::fsync(dfd);
+            ::close(dfd);
+        }
     }
 }
 

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "converters/edit/gguf_edit.h"
@@ -223,26 +225,104 @@ TEST(GgufSplit, ShardRunsMakeTheSameSetAsOneRun) {
     }
 }
 
-// A conversion that fails in a later shard leaves the completed shards and no other file.
-TEST(GgufSplit, FailedRunLeavesCompletedShardsOnly) {
+// A 4-tensor F32 model (t0..t3, 64 weights each) written through GgufOutput with `split`;
+// tensor `nan_at` (when in range) holds a NaN.
+void write_f32_model(const std::string& path, int nan_at, const SplitOptions& split = {}) {
+    GgufOutput w(path, split);
+    std::vector<float> good(64, 1.0f), bad(64, 1.0f);
+    bad[5] = std::nanf("");
+    for (int i = 0; i < 4; ++i) w.add_tensor("t" + std::to_string(i), GgmlType::F32, std::vector<int64_t>{64});
+    for (int i = 0; i < 4; ++i) w.write_tensor_data({reinterpret_cast<const uint8_t*>((i == nan_at ? bad : good).data()), 64 * sizeof(float)});
+    w.finish();
+}
+
+using test::dir_snapshot;
+
+// A conversion that fails in a middle shard (a NaN weight in shard 3 of 4, once split by
+// --split-max-tensors and once by --keep-split) leaves the existing set of the same name as it
+// was (same inodes, same bytes) and no other file: shards 1 and 2 were complete but are never
+// renamed. With the unnamed and with the named temp file.
+TEST(GgufSplit, FailedRunLeavesTheOldSetAsItWas) {
+    const fs::path dir = test::temp_dir();
+    SplitOptions per_tensor;
+    per_tensor.max_tensors = 1;
+    const std::string good = (dir / "good.gguf").string(), bad = (dir / "bad.gguf").string();
+    write_f32_model(good, -1);
+    write_f32_model(bad, 2);
+    fs::create_directories(dir / "good-split");
+    fs::create_directories(dir / "bad-split");
+    write_f32_model((dir / "good-split" / "m.gguf").string(), -1, per_tensor);
+    write_f32_model((dir / "bad-split" / "m.gguf").string(), 2, per_tensor);
+    struct Unset {
+        ~Unset() { ::unsetenv("OIW_ATOMIC_NO_TMPFILE"); }
+    } unset;
+    for (const bool named : {false, true}) {
+        if (named) ::setenv("OIW_ATOMIC_NO_TMPFILE", "1", 1);
+        for (const bool keep : {false, true}) {
+            SCOPED_TRACE(fmt::format("{} temp file, {}", named ? "named" : "unnamed", keep ? "--keep-split" : "--split-max-tensors 1"));
+            RequantOptions o;
+            o.plan.preset = &find_preset("F16");
+            o.split.max_tensors = keep ? 0 : 1;
+            o.keep_split = keep;
+            const std::string good_in = keep ? split_path((dir / "good-split" / "m").string(), 0, 4) : good;
+            const std::string bad_in = keep ? split_path((dir / "bad-split" / "m").string(), 1, 4) : bad;
+            const fs::path out = test::temp_dir();
+            requantize(good_in, (out / "q.gguf").string(), o, 1);
+            const auto before = dir_snapshot(out);
+            ASSERT_EQ(before.size(), 4u);
+            EXPECT_TRUE(before.contains("q-00004-of-00004.gguf"));
+            try {
+                requantize(bad_in, (out / "q.gguf").string(), o, 1);
+                ADD_FAILURE() << "NaN weight accepted";
+            } catch (const FormatError& e) {
+                EXPECT_NE(std::string(e.what()).find("'t2'"), std::string::npos) << e.what();
+            }
+            EXPECT_TRUE(dir_snapshot(out) == before) << fmt::format("{}", fmt::join(listing(out), " "));
+            const fs::path empty = test::temp_dir();
+            EXPECT_THROW(requantize(bad_in, (empty / "q.gguf").string(), o, 1), FormatError);
+            EXPECT_TRUE(listing(empty).empty());
+        }
+    }
+}
+
+// A rename that fails (injected: OIW_ATOMIC_FAIL_RENAME=K fails the K-th of publish_all) after
+// others succeeded names the shards replaced and those not; as the first, it replaces none.
+TEST(GgufSplit, FailedRenameSaysWhichShardsWereReplaced) {
     const fs::path dir = test::temp_dir();
     const std::string in = (dir / "in.gguf").string();
-    {
-        GgufWriter w(in);
-        std::vector<float> good(64, 1.0f), bad(64, 1.0f);
-        bad[5] = std::nanf("");
-        for (int i = 0; i < 4; ++i) w.add_tensor("t" + std::to_string(i), GgmlType::F32, std::vector<int64_t>{64});
-        for (int i = 0; i < 4; ++i)
-            w.write_tensor_data({reinterpret_cast<const uint8_t*>((i == 2 ? bad : good).data()), 64 * sizeof(float)});
-        w.finish();
+    write_f32_model(in, -1);
+    const Model m = open_model(in);
+    SplitOptions split;
+    split.max_tensors = 1;
+    const auto edit = [&](const std::string& out) { write_edited(m, {}, out, split); };
+    const fs::path out = test::temp_dir();
+    const std::string q = (out / "q.gguf").string();
+    edit(q);
+    const auto old = dir_snapshot(out);
+    ASSERT_EQ(old.size(), 4u);
+    struct Unset {
+        ~Unset() { ::unsetenv("OIW_ATOMIC_FAIL_RENAME"); }
+    } unset;
+    ::setenv("OIW_ATOMIC_FAIL_RENAME", "1", 1);
+    EXPECT_THROW(edit(q), FormatError);
+    EXPECT_TRUE(dir_snapshot(out) == old);
+    ::setenv("OIW_ATOMIC_FAIL_RENAME", "3", 1);
+    std::string msg;
+    try {
+        edit(q);
+    } catch (const FormatError& err) {
+        msg = err.what();
     }
-    RequantOptions o;
-    o.plan.preset = &find_preset("F16");
-    o.split.max_tensors = 1;
-    const fs::path out = dir / "out";
-    fs::create_directories(out);
-    EXPECT_THROW(requantize(in, (out / "q.gguf").string(), o, 1), FormatError);
-    EXPECT_EQ(listing(out), (std::vector<std::string>{"q-00001-of-00004.gguf", "q-00002-of-00004.gguf"}));
+    EXPECT_EQ(msg, fmt::format("{}: {}: rename failed: Input/output error; shards 1-2 of 4 replaced by this run, shards 3-4 not: "
+                               "the set is mixed, rerun the conversion",
+                               q, split_path((out / "q").string(), 2, 4)));
+    const auto now = dir_snapshot(out);
+    ASSERT_EQ(now.size(), 4u);
+    for (unsigned k = 0; k < 4; ++k) {
+        const std::string f = fs::path(split_path("q", k, 4)).filename().string();
+        EXPECT_EQ(now.at(f).inode != old.at(f).inode, k < 2) << f;  // replaced: a new inode
+        EXPECT_EQ(now.at(f).bytes, old.at(f).bytes) << f;        // same conversion, same bytes
+    }
 }
 
 // Writes shard k of n of a made-up split model into `dir` with the given keys and tensors.

@@ -73,3 +73,22 @@ expect_err_contains "makes 3 shards, not 4"; expect_err_one_line
 hostile_case "split: oiw4-convert split option without --to-gguf" 2 "$BIN/oiw4-convert" "$S-00001-of-00003.gguf" "$TMP/o/x.oiw4" --split-max-tensors 3
 expect_err_contains "only with --to-gguf"; expect_err_one_line
 [ -z "$(ls -A "$TMP/o")" ] && expect_true "no output after refusals" true || expect_true "no output after refusals" false
+
+# A split run is one transaction: failing once shard 1 is complete (a NaN weight in shard 2, a
+# rename refused) leaves the existing set as it was: same names, inodes and bytes, no temp file.
+MK="python3 $(dirname "${BASH_SOURCE[0]}")/mkgguf.py"
+$MK model "$TMP/clean.gguf" f32 none
+$MK model "$TMP/nan.gguf" f32 nan
+mkdir -p "$TMP/t"
+hostile_case "split: a 2-shard set" 0 "$BIN/gguf-requant" "$TMP/clean.gguf" "$TMP/t/q.gguf" --preset F16 --split-max-tensors 1
+set_state() { (cd "$TMP/t" && ls -A && stat -c '%n %i' ./* && cat ./* | sha256sum); }
+state_before=$(set_state)
+hostile_case "split: NaN in shard 2 over a set" 2 "$BIN/gguf-requant" "$TMP/nan.gguf" "$TMP/t/q.gguf" --preset F16 --split-max-tensors 1
+expect_err_contains "NaN"; expect_err_one_line
+expect_true "old set as it was after a NaN" test "$(set_state)" = "$state_before"
+hostile_case "split: first rename fails" 2 env OIW_ATOMIC_FAIL_RENAME=1 "$BIN/gguf-requant" "$TMP/clean.gguf" "$TMP/t/q.gguf" --preset F16 --split-max-tensors 1
+expect_err_contains "rename failed: Input/output error"; expect_err_one_line
+expect_true "old set as it was after a failed rename" test "$(set_state)" = "$state_before"
+hostile_case "split: second rename fails" 2 env OIW_ATOMIC_FAIL_RENAME=2 "$BIN/gguf-requant" "$TMP/clean.gguf" "$TMP/t/q.gguf" --preset F16 --split-max-tensors 1
+expect_err_contains "; shard 1 of 2 replaced by this run, shard 2 not: the set is mixed, rerun the conversion"; expect_err_one_line
+expect_true "no temp file after a failed rename" test "$(ls -A "$TMP/t" | wc -l)" = 2

@@ -2,15 +2,22 @@
 // modes kept, every input of the run protected, long names, no temp file after errors or signals.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "libformat/io/atomic_file.h"
 #include "libformat/io/text_file.h"
@@ -106,6 +113,139 @@ TEST_P(AtomicFileModes, SignalLeavesNoTempFile) {
         EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
         EXPECT_TRUE(listing(dir).empty());
     }
+}
+
+// complete() leaves the target as it was; an AtomicFile dropped then leaves no temp file.
+TEST_P(AtomicFileModes, CompletedButUnpublishedLeavesTheTargetAsItWas) {
+    const fs::path dir = test::temp_dir();
+    const std::string out = (dir / "out.bin").string();
+    const std::vector<uint8_t> old = {'o', 'l', 'd'};
+    test::write_file(out, old);
+    {
+        AtomicFile f(out);
+        f.write(kBytes.data(), kBytes.size());
+        f.complete();
+        EXPECT_NE(error_of([&] { f.write(kBytes.data(), 1); }).find("written after it was completed"), std::string::npos);
+        EXPECT_EQ(test::read_file(out), old);
+    }
+    EXPECT_EQ(test::read_file(out), old);
+    EXPECT_EQ(listing(dir), std::vector<std::string>{"out.bin"});
+}
+
+// publish_all() renames a set of completed files onto their targets; nothing else is left.
+TEST_P(AtomicFileModes, PublishAllReplacesEveryTarget) {
+    const fs::path dir = test::temp_dir();
+    std::vector<std::unique_ptr<AtomicFile>> files;
+    std::vector<AtomicFile*> set;
+    for (const char* name : {"a", "b", "c"}) {
+        test::write_file((dir / name).string(), std::vector<uint8_t>{'o'});
+        files.push_back(std::make_unique<AtomicFile>((dir / name).string()));
+        files.back()->write(kBytes.data(), kBytes.size());
+        files.back()->complete();
+        set.push_back(files.back().get());
+    }
+    EXPECT_EQ(test::read_file((dir / "a").string()), std::vector<uint8_t>{'o'});
+    size_t published = 9;
+    AtomicFile::publish_all(set, published);
+    EXPECT_EQ(published, 3u);
+    files.clear();
+    EXPECT_EQ(listing(dir), (std::vector<std::string>{"a", "b", "c"}));
+    for (const char* name : {"a", "b", "c"}) EXPECT_EQ(test::read_file((dir / name).string()), kBytes) << name;
+}
+
+// The number of open descriptors of this process that point into `dir`.
+size_t fds_into(const fs::path& dir) {
+    size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/self/fd", ec))
+        if (fs::read_symlink(e.path(), ec).string().starts_with(dir.string() + "/")) ++n;
+    return n;
+}
+
+// Past held_temp_cap() (half the RLIMIT_NOFILE soft limit) completed unnamed temp files are
+// named and closed: 40 complete files with a limit of 64 hold 32 open and name 8.
+TEST(AtomicFile, CompletedTempFilesPastTheCapAreNamedAndClosed) {
+    const fs::path dir = test::temp_dir();
+    const int probe = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (probe < 0) GTEST_SKIP() << "no O_TMPFILE on " << dir;
+    ::close(probe);
+    struct rlimit saved {};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+    struct rlimit low = saved;
+    low.rlim_cur = 64;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    EXPECT_EQ(AtomicFile::held_temp_cap(), 32u);
+    {
+        std::vector<std::unique_ptr<AtomicFile>> files;
+        std::vector<AtomicFile*> set;
+        for (int i = 0; i < 40; ++i) {
+            files.push_back(std::make_unique<AtomicFile>((dir / fmt::format("f{:02d}", i)).string()));
+            files.back()->write(kBytes.data(), kBytes.size());
+            files.back()->complete();
+            set.push_back(files.back().get());
+        }
+        EXPECT_EQ(fds_into(dir), 32u);
+        const auto hidden = listing(dir);
+        EXPECT_EQ(hidden.size(), 8u);
+        for (const auto& h : hidden) EXPECT_TRUE(h.starts_with(".f") && h.find(".tmp.") != std::string::npos) << h;
+        size_t published = 0;
+        AtomicFile::publish_all(set, published);
+        EXPECT_EQ(published, 40u);
+        EXPECT_EQ(fds_into(dir), 0u);
+    }
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+    const auto names = listing(dir);
+    ASSERT_EQ(names.size(), 40u);
+    EXPECT_EQ(names.front(), "f00");
+    EXPECT_EQ(names.back(), "f39");
+}
+
+// A SIGINT that arrives while publish_all() renames (sent by a thread once the first target has
+// changed and the last has not) is held until the last rename: the process then dies of it with
+// every target replaced and no temp file left. The race is retried; the test is skipped if the
+// signal never lands inside the renames.
+TEST(AtomicFile, SignalDuringPublishIsHeldUntilTheLastRename) {
+    constexpr int kFiles = 1500;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        const fs::path dir = test::temp_dir();
+        const auto target = [&](int i) { return (dir / fmt::format("f{:04d}", i)).string(); };
+        for (int i = 0; i < kFiles; ++i) test::write_file(target(i), std::vector<uint8_t>{'o'});
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            std::vector<std::unique_ptr<AtomicFile>> files;
+            std::vector<AtomicFile*> set;
+            for (int i = 0; i < kFiles; ++i) {
+                files.push_back(std::make_unique<AtomicFile>(target(i)));
+                files.back()->write(kBytes.data(), kBytes.size());
+                files.back()->complete();
+                set.push_back(files.back().get());
+            }
+            std::atomic<bool> inside{false};
+            std::thread watcher([&] {
+                struct stat st {};
+                while (::stat(target(0).c_str(), &st) == 0 && st.st_size == 1) {
+                }
+                if (::stat(target(kFiles - 1).c_str(), &st) == 0 && st.st_size == 1) {
+                    inside = true;
+                    ::kill(::getpid(), SIGINT);
+                }
+            });
+            size_t published = 0;
+            AtomicFile::publish_all(set, published);  // dies here when the signal came inside
+            watcher.join();
+            ::_exit(inside ? 4 : 3);
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 3) continue;  // the signal came too late
+        ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << status;
+        const auto names = listing(dir);
+        ASSERT_EQ(names.size(), static_cast<size_t>(kFiles)) << names.front();
+        for (int i = 0; i < kFiles; ++i) ASSERT_EQ(test::read_file(target(i)), kBytes) << i;
+        return;
+    }
+    GTEST_SKIP() << "the signal never arrived during the renames";
 }
 
 TEST(AtomicFile, RefusesDevicesFifosSocketsAndDirectories) {

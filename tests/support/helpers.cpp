@@ -1,5 +1,6 @@
 #include "tests/support/helpers.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +57,16 @@ std::vector<std::string> listing(const fs::path& dir) {
     for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
     std::sort(names.begin(), names.end());
     return names;
+}
+
+std::map<std::string, FileState> dir_snapshot(const fs::path& dir) {
+    std::map<std::string, FileState> s;
+    for (const auto& name : listing(dir)) {
+        struct stat st {};
+        if (::stat((dir / name).c_str(), &st) != 0) throw std::runtime_error("cannot stat " + (dir / name).string());
+        s[name] = {static_cast<uint64_t>(st.st_ino), read_file((dir / name).string())};
+    }
+    return s;
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {

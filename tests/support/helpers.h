@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +36,14 @@ std::filesystem::path temp_dir();
 std::vector<uint8_t> read_file(const std::string& path);
 // The names of the entries of `dir`, sorted.
 std::vector<std::string> listing(const std::filesystem::path& dir);
+// Every entry of `dir` (hidden ones included) by name: its inode number and its bytes. Equal
+// snapshots mean no file was added, removed, replaced (a rename gives a new inode) or changed.
+struct FileState {
+    uint64_t inode = 0;
+    std::vector<uint8_t> bytes;
+    bool operator==(const FileState&) const = default;
+};
+std::map<std::string, FileState> dir_snapshot(const std::filesystem::path& dir);
 void write_file(const std::string& path, std::span<const uint8_t> bytes);
 // Lower-case hex SHA-256.
 std::string sha256_hex(std::span<const uint8_t> bytes);

@@ -8,11 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "libformat/gguf/split.h"
 #include "tests/support/helpers.h"
@@ -170,14 +172,40 @@ TEST(SplitCli, UsageErrorsWriteNothing) {
     }
 }
 
-// The output directory holds an open (unnamed O_TMPFILE) temp file of process `pid`.
-bool writing_into(pid_t pid, const fs::path& dir) {
+// How many descriptors of process `pid` are open on files in `dir` (its temp files there).
+size_t open_into(pid_t pid, const fs::path& dir) {
+    size_t n = 0;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
         const std::string target = fs::read_symlink(e.path(), ec).string();
-        if (!ec && target.rfind(dir.string() + "/", 0) == 0) return true;
+        if (!ec && target.rfind(dir.string() + "/", 0) == 0) ++n;
     }
-    return false;
+    return n;
+}
+
+// Starts `args` with `env` added to the environment.
+pid_t spawn(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (char** e = environ; *e; ++e) envp.push_back(*e);
+    std::vector<std::string> extra = env;
+    for (auto& e : extra) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()), 0);
+    return pid;
+}
+
+// Waits (up to 20 s) until `ready` holds; false on timeout.
+template <typename F>
+bool wait_for(F ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!ready()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return true;
 }
 
 TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
@@ -196,17 +224,10 @@ TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
     ASSERT_GE(n, 2u);
     // Shard 1 (the largest: token_embd) is killed while it writes.
     const std::string out_path = (out / "q.gguf").string(), shard = "1/" + std::to_string(n);
-    std::vector<std::string> args = {tool, in, out_path, "--preset", "Q4_K_M", "--threads", "1", "--reference-kernels",
-                                     "--split-max-size", "4M", "--shard", shard};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    bool seen = false;
-    while (!(seen = writing_into(pid, out)) && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const pid_t pid = spawn({tool, in, out_path, "--preset", "Q4_K_M", "--threads", "1", "--reference-kernels", "--split-max-size", "4M",
+                             "--shard", shard});
+    ASSERT_GT(pid, 0);
+    const bool seen = wait_for([&] { return open_into(pid, out) > 0; });
     ::kill(pid, SIGKILL);
     int st = 0;
     ::waitpid(pid, &st, 0);
@@ -219,6 +240,106 @@ TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
     ASSERT_EQ(listing(out).size(), n - 1);
     ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}", tool, q(in), q(out_path), opts, shard), &log, true), 0) << log;
     expect_same_files(out, ref);
+}
+
+// A tool writing gguf-split shards: the command before the output name, and after it.
+struct SplitWriter {
+    std::string name, before, after;
+};
+
+// Every GGUF writer, each writing one shard per tensor of the same small synthetic model (its
+// FFN tensors larger than shard 1, which holds the embeddings: see FailedSplitRunLeaves...).
+std::vector<SplitWriter> split_writers(const fs::path& dir) {
+    const std::string synth = " --n-embd 64 --n-layer 2 --n-ff 1024 --n-vocab 64 --tied --type F16", split = " --split-max-tensors 1";
+    const std::string src = (dir / "src.gguf").string(), shards = (dir / "s" / "s.gguf").string(), o4 = (dir / "src.oiw4").string();
+    std::string log;
+    fs::create_directories(dir / "s");
+    for (const std::string& cmd : {test::tool_path("gguf-synth") + " " + q(src) + synth,
+                                   test::tool_path("gguf-edit") + " -q " + q(src) + " " + q(shards) + split,
+                                   test::tool_path("gguf-requant") + " " + q(src) + " " + q((dir / "q4.gguf").string()) + " --preset Q4_0",
+                                   test::tool_path("oiw4-convert") + " " + q((dir / "q4.gguf").string()) + " " + q(o4)})
+        EXPECT_EQ(test::run(cmd, &log, true), 0) << cmd << "\n" << log;
+    const std::string first = q(split_path((dir / "s" / "s").string(), 0, 20));
+    return {{"gguf-edit", test::tool_path("gguf-edit") + " -q " + q(src), split},
+            {"gguf-requant", test::tool_path("gguf-requant") + " " + q(src), " --preset Q8_0 --threads 1" + split},
+            {"gguf-requant --keep-split", test::tool_path("gguf-requant") + " " + first, " --preset Q8_0 --threads 1 --keep-split"},
+            {"gguf-prune-vocab", test::tool_path("gguf-prune-vocab") + " " + q(src), " --keep-range 0-31 -q" + split},
+            {"gguf-synth", test::tool_path("gguf-synth"), synth + split},
+            {"oiw4-convert --to-gguf", test::tool_path("oiw4-convert") + " --to-gguf " + q(o4), split}};
+}
+
+// Every writer, with the unnamed and the named temp file, fails in shard 3 or later (a write
+// refused past RLIMIT_FSIZE, as on a full disk) over the set an earlier run of the same command
+// wrote: that set is left as it was (same inodes, same bytes) with no temp file beside it, though
+// shards 1 and 2 were complete; into an empty directory, nothing is left.
+TEST(SplitCli, FailedSplitRunLeavesTheOldSetAsItWas) {
+    const fs::path dir = test::temp_dir();
+    const auto writers = split_writers(dir);
+    ASSERT_TRUE(fs::exists(dir / "s" / "s-00020-of-00020.gguf")) << fmt::format("{}", fmt::join(listing(dir / "s"), " "));
+    for (const SplitWriter& w : writers) {
+        for (const std::string env : {"", "env OIW_ATOMIC_NO_TMPFILE=1 "}) {
+            SCOPED_TRACE(env + w.name);
+            const fs::path out = test::temp_dir();
+            const std::string cmd = w.before + " " + q((out / "o.gguf").string()) + w.after;
+            std::string log;
+            ASSERT_EQ(test::run(cmd, &log, true), 0) << log;
+            const auto old = test::dir_snapshot(out);
+            ASSERT_GE(old.size(), 3u);
+            // The smallest limit that shards 1 and 2 fit in; the first later shard past it fails.
+            uint64_t limit = 0, fails = 0;
+            size_t k = 0;
+            for (const auto& [name, f] : old) {
+                if (k++ < 2 || f.bytes.size() <= limit) limit = std::max<uint64_t>(limit, f.bytes.size());
+                else if (!fails) fails = k;
+            }
+            ASSERT_GT(fails, 2u) << "no shard after the second is larger than the first two";
+            const std::string limited = "sh -c \"trap '' XFSZ; exec " + env + "prlimit --fsize=" + std::to_string(limit) + " " + cmd + "\"";
+            for (const fs::path& d : {out, test::temp_dir()}) {
+                const auto before = test::dir_snapshot(d);
+                EXPECT_EQ(test::run(limited, &log, true), 2) << log;
+                EXPECT_NE(log.find("File too large"), std::string::npos) << log;
+                EXPECT_TRUE(test::dir_snapshot(d) == before) << fmt::format("{}", fmt::join(listing(d), " "));
+            }
+        }
+    }
+}
+
+// A split run stopped by SIGINT, SIGTERM or SIGKILL once shard 1 is complete (its temp file still
+// held, shard 2's being written) leaves the set an earlier run wrote as it was, and no temp file.
+TEST(SplitCli, InterruptedSplitRunLeavesTheOldSetAsItWas) {
+    const fs::path dir = test::temp_dir(), ref = dir / "ref";
+    fs::create_directories(ref);
+    const std::string in = (dir / "in.gguf").string(), tool = test::tool_path("gguf-requant");
+    std::string log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-synth") + " " + q(in) + " --n-embd 512 --n-layer 2 --n-ff 1536 --n-vocab 8000 --type F32", &log,
+                        true), 0) << log;
+    const std::vector<std::string> opts = {"--preset", "Q4_K_M", "--threads", "1", "--reference-kernels", "--split-max-size", "1M"};
+    ASSERT_EQ(test::run(tool + " " + q(in) + " " + q((ref / "q.gguf").string()) + " " + fmt::format("{}", fmt::join(opts, " ")), &log, true), 0)
+        << log;
+    ASSERT_GE(listing(ref).size(), 4u);
+    struct Case { int sig; bool named; };
+    for (const Case c : {Case{SIGINT, false}, Case{SIGINT, true}, Case{SIGTERM, true}, Case{SIGKILL, false}}) {
+        SCOPED_TRACE(fmt::format("{}, {} temp files", strsignal(c.sig), c.named ? "named" : "unnamed"));
+        const fs::path out = test::temp_dir();
+        for (const auto& f : listing(ref)) fs::copy_file(ref / f, out / f);
+        const auto old = test::dir_snapshot(out);
+        std::vector<std::string> args = {tool, in, (out / "q.gguf").string()};
+        args.insert(args.end(), opts.begin(), opts.end());
+        const pid_t pid = spawn(args, c.named ? std::vector<std::string>{"OIW_ATOMIC_NO_TMPFILE=1"} : std::vector<std::string>{});
+        ASSERT_GT(pid, 0);
+        const auto hidden = [&] {
+            size_t n = 0;
+            for (const auto& f : listing(out)) n += f.starts_with(".");
+            return n;
+        };
+        const bool seen = wait_for([&] { return std::max(open_into(pid, out), hidden()) >= 2; });
+        ::kill(pid, c.sig);
+        int st = 0;
+        ::waitpid(pid, &st, 0);
+        ASSERT_TRUE(seen) << "the run never completed shard 1";
+        EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == c.sig) << st;
+        EXPECT_TRUE(test::dir_snapshot(out) == old) << fmt::format("{}", fmt::join(listing(out), " "));
+    }
 }
 
 }  // namespace
