@@ -8,6 +8,7 @@
 #include "converters/quant/quants.h"
 #include "converters/repack/repack.h"
 #include "libformat/error.h"
+#include "libformat/model.h"
 #include "libformat/oiw4/oiw4.h"
 
 namespace oiw::matmul {
@@ -96,23 +97,27 @@ private:
 
 class GgufSource final : public TensorSource {
 public:
-    explicit GgufSource(const std::string& path) : f_(GgufFile::open(path)) {}
-    const std::string& path() const override { return f_.path(); }
-    std::vector<std::string> names() const override {
-        std::vector<std::string> out;
-        for (const auto& t : f_.tensors()) out.push_back(t.name);
-        return out;
+    explicit GgufSource(const std::string& path) : path_(path), m_(open_model(path)) {
+        for (const auto& t : m_.tensors()) entries_.push_back({t, std::string(type_name(t.type))});
     }
+    const std::string& path() const override { return path_; }
+    const std::vector<TensorEntry>& entries() const override { return entries_; }
     std::unique_ptr<MatVec> tensor(const std::string& name) const override {
-        const int64_t i = f_.find_tensor(name);
+        const int64_t i = m_.find_tensor(name);
         if (i < 0) return nullptr;
-        const GgufTensorInfo& t = f_.tensors()[static_cast<size_t>(i)];
+        const GgufTensorInfo& t = m_.tensors()[static_cast<size_t>(i)];
         if (t.n_dims < 2 || !can_dequantize(t.type)) return nullptr;
-        return ggml_matvec(t.type, f_.tensor_data(static_cast<size_t>(i)).data(), t.n_rows(), t.ne[0]);
+        return ggml_matvec(t.type, m_.tensor_data(static_cast<size_t>(i)).data(), t.n_rows(), t.ne[0]);
+    }
+    std::span<const uint8_t> ggml_bytes(const std::string& name) const override {
+        const int64_t i = m_.find_tensor(name);
+        return i < 0 ? std::span<const uint8_t>{} : m_.tensor_data(static_cast<size_t>(i));
     }
 
 private:
-    GgufFile f_;
+    std::string path_;
+    Model m_;
+    std::vector<TensorEntry> entries_;
 };
 
 // A MatVec over bytes it owns (a layout without a kernel of its own, unpacked to its ggml type).
@@ -135,12 +140,18 @@ private:
 
 class Oiw4Source final : public TensorSource {
 public:
-    explicit Oiw4Source(const std::string& path) : f_(Oiw4File::open(path)) {}
+    explicit Oiw4Source(const std::string& path) : f_(Oiw4File::open(path)) {
+        for (const auto& t : f_.tensors())
+            entries_.push_back({t.info, std::string(t.encoding == Oiw4Encoding::Raw ? type_name(t.info.type)
+                                                                                      : encoding_name(t.encoding))});
+    }
     const std::string& path() const override { return f_.path(); }
-    std::vector<std::string> names() const override {
-        std::vector<std::string> out;
-        for (const auto& t : f_.tensors()) out.push_back(t.info.name);
-        return out;
+    const std::vector<TensorEntry>& entries() const override { return entries_; }
+    std::span<const uint8_t> ggml_bytes(const std::string& name) const override {
+        const int64_t found = f_.find_tensor(name);
+        if (found < 0 || f_.tensors()[static_cast<size_t>(found)].encoding != Oiw4Encoding::Raw) return {};
+        f_.require_decoded(static_cast<size_t>(found));
+        return f_.plane_data(static_cast<size_t>(found), 0);
     }
     std::unique_ptr<MatVec> tensor(const std::string& name) const override {
         const int64_t found = f_.find_tensor(name);
@@ -172,6 +183,7 @@ public:
 
 private:
     Oiw4File f_;
+    std::vector<TensorEntry> entries_;
 };
 
 }  // namespace

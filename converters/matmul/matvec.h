@@ -1,9 +1,10 @@
 // "A tensor y = W x can be run on, in both semantics": the abstraction oiw4-check compares
-// through. A source of tensors (a GGUF or an OIW4 file) hands out one MatVec per tensor; adding
-// an encoding or a file kind is one factory here or one TensorSource.
+// through. A source of tensors (a GGUF model, split or not, or an OIW4 file) hands out one MatVec
+// per tensor; adding an encoding or a file kind is one factory here or one TensorSource.
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,19 +35,31 @@ std::unique_ptr<MatVec> oiw4_matvec(const Oiw4Planes& planes);
 // Q4_Kx8 blocks (a view).
 std::unique_ptr<MatVec> q4kx8_matvec(const Q4Kx8View& view);
 
-// Named tensors of one file, each runnable as a MatVec (2-D or more: rows = ne1*ne2*ne3).
+// One tensor of a model as stored.
+struct TensorEntry {
+    GgufTensorInfo info;  // name, shape, and the ggml type whose values it holds (Q4_0 for oiw4, Q4_K for q4kx8*)
+    std::string kind;     // MatVec::kind(): the type name, or the packed encoding's name
+};
+
+// Named tensors of one model, each runnable as a MatVec (2-D or more: rows = ne1*ne2*ne3).
 class TensorSource {
 public:
     virtual ~TensorSource() = default;
+    // The path the model was opened from.
     virtual const std::string& path() const = 0;
-    virtual std::vector<std::string> names() const = 0;
+    // Every tensor of the model, in model order (all shards of a split model).
+    virtual const std::vector<TensorEntry>& entries() const = 0;
     // nullptr when the tensor is absent or has no row structure (1-D).
     virtual std::unique_ptr<MatVec> tensor(const std::string& name) const = 0;
+    // The bytes of a tensor stored as its ggml type (GGUF data or a raw OIW4 plane); empty when
+    // the tensor is absent or packed.
+    virtual std::span<const uint8_t> ggml_bytes(const std::string& name) const = 0;
 };
 
-// Opens a GGUF or an (uncompressed) OIW4 file as a TensorSource: raw planes run as their ggml type,
-// oiw4 and q4kx8 planes through their kernels' scalar references, q4kx8-il4 unpacked to Q4_K rows.
-// tensor() throws FormatError(Unsupported) naming the tensor when a plane is zstd-compressed.
+// Opens a model as a TensorSource: a GGUF file, a split model from any of its shards
+// (open_model), or an (uncompressed) OIW4 file. Raw planes run as their ggml type, oiw4 and q4kx8
+// planes through their kernels' scalar references, q4kx8-il4 unpacked to Q4_K rows. tensor() and
+// ggml_bytes() throw FormatError(Unsupported) naming the tensor when a plane is zstd-compressed.
 std::unique_ptr<TensorSource> open_tensor_source(const std::string& path);
 
 }  // namespace oiw::matmul

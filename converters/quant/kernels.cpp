@@ -537,55 +537,58 @@ constexpr Imatrix kIgnored = Imatrix::Ignored, kOptional = Imatrix::Optional, kR
 
 constexpr KernelTable kReference = [] {
     KernelTable k{};
-    auto set = [&](T t, ToFloatFn to_float, QuantizeFn quantize = nullptr, Imatrix imatrix = kIgnored) {
-        k[static_cast<size_t>(t)] = {to_float, quantize, imatrix, {}};
+    // Row of type t: oiw4-check's relative RMS limit, then the kernels.
+    auto set = [&](T t, double rel_rms, ToFloatFn to_float, QuantizeFn quantize = nullptr, Imatrix imatrix = kIgnored) {
+        k[static_cast<size_t>(t)] = {to_float, quantize, imatrix, {}, rel_rms};
     };
-    set(T::F32, f32_row);
-    set(T::F16, f16_row, quantize_f16);
-    set(T::BF16, bf16_row, quantize_bf16);
-    set(T::F64, scalar_row<double>);
-    set(T::I8, scalar_row<int8_t>);
-    set(T::I16, scalar_row<int16_t>);
-    set(T::I32, scalar_row<int32_t>);
-    set(T::I64, scalar_row<int64_t>);
-    set(T::Q4_0, blocks_row<block_q4_0, QK4_0, dq_q4_0>, quantize_q4_0, kOptional);
-    set(T::Q4_1, blocks_row<block_q4_1, QK4_1, dq_q4_1>, quantize_q4_1, kOptional);
-    set(T::Q5_0, blocks_row<block_q5_0, QK5_0, dq_q5_0>, quantize_q5_0, kOptional);
-    set(T::Q5_1, blocks_row<block_q5_1, QK5_1, dq_q5_1>, quantize_q5_1, kOptional);
-    set(T::Q8_0, blocks_row<block_q8_0, QK8_0, dq_q8_0>, quantize_q8_0);
-    set(T::Q8_1, blocks_row<block_q8_1, QK8_1, dq_q8_1>);
-    set(T::Q2_K, blocks_row<block_q2_K, QK_K, dq_q2_K>, quantize_q2_K, kOptional);
-    set(T::Q3_K, blocks_row<block_q3_K, QK_K, dq_q3_K>, quantize_q3_K, kOptional);
-    set(T::Q4_K, blocks_row<block_q4_K, QK_K, dq_q4_K>, quantize_q4_K, kOptional);
-    set(T::Q5_K, blocks_row<block_q5_K, QK_K, dq_q5_K>, quantize_q5_K, kOptional);
-    set(T::Q6_K, blocks_row<block_q6_K, QK_K, dq_q6_K>, quantize_q6_K, kOptional);
-    set(T::Q8_K, blocks_row<block_q8_K, QK_K, dq_q8_K>);
-    set(T::IQ2_XXS, blocks_row<block_iq2_xxs, QK_K, dq_iq2_xxs>, quantize_iq2_xxs, kRequired);
-    set(T::IQ2_XS, blocks_row<block_iq2_xs, QK_K, dq_iq2_xs>, quantize_iq2_xs, kRequired);
-    set(T::IQ2_S, blocks_row<block_iq2_s, QK_K, dq_iq2_s>, quantize_iq2_s, kOptional);
-    set(T::IQ3_XXS, blocks_row<block_iq3_xxs, QK_K, dq_iq3_xxs>, quantize_iq3_xxs, kOptional);
-    set(T::IQ3_S, blocks_row<block_iq3_s, QK_K, dq_iq3_s>, quantize_iq3_s, kOptional);
-    set(T::IQ1_S, blocks_row<block_iq1_s, QK_K, dq_iq1_s>, quantize_iq1_s, kRequired);
-    set(T::IQ1_M, blocks_row<block_iq1_m, QK_K, dq_iq1_m>, quantize_iq1_m, kOptional);
-    set(T::IQ4_NL, blocks_row<block_iq4_nl, QK4_NL, dq_iq4_nl>, quantize_iq4_nl, kOptional);
-    set(T::IQ4_XS, blocks_row<block_iq4_xs, QK_K, dq_iq4_xs>, quantize_iq4_xs, kOptional);
-    set(T::TQ1_0, blocks_row<block_tq1_0, QK_K, dq_tq1_0>, quantize_tq1_0);
-    set(T::TQ2_0, blocks_row<block_tq2_0, QK_K, dq_tq2_0>, quantize_tq2_0);
-    set(T::MXFP4, blocks_row<block_mxfp4, QK_MXFP4, dq_mxfp4>, quantize_mxfp4);
-    set(T::NVFP4, blocks_row<block_nvfp4, QK_NVFP4, dq_nvfp4>);
-    set(T::Q1_0, blocks_row<block_q1_0, QK1_0, dq_q1_0>, quantize_q1_0);
+    set(T::F32, 1e-6, f32_row);
+    set(T::F16, 2e-3, f16_row, quantize_f16);
+    set(T::BF16, 1e-2, bf16_row, quantize_bf16);
+    set(T::F64, 0, scalar_row<double>);
+    set(T::I8, 0, scalar_row<int8_t>);
+    set(T::I16, 0, scalar_row<int16_t>);
+    set(T::I32, 0, scalar_row<int32_t>);
+    set(T::I64, 0, scalar_row<int64_t>);
+    set(T::Q4_0, 0.15, blocks_row<block_q4_0, QK4_0, dq_q4_0>, quantize_q4_0, kOptional);
+    set(T::Q4_1, 0.15, blocks_row<block_q4_1, QK4_1, dq_q4_1>, quantize_q4_1, kOptional);
+    set(T::Q5_0, 6e-2, blocks_row<block_q5_0, QK5_0, dq_q5_0>, quantize_q5_0, kOptional);
+    set(T::Q5_1, 6e-2, blocks_row<block_q5_1, QK5_1, dq_q5_1>, quantize_q5_1, kOptional);
+    set(T::Q8_0, 1e-2, blocks_row<block_q8_0, QK8_0, dq_q8_0>, quantize_q8_0);
+    set(T::Q8_1, 1e-2, blocks_row<block_q8_1, QK8_1, dq_q8_1>);
+    set(T::Q2_K, 0.45, blocks_row<block_q2_K, QK_K, dq_q2_K>, quantize_q2_K, kOptional);
+    set(T::Q3_K, 0.25, blocks_row<block_q3_K, QK_K, dq_q3_K>, quantize_q3_K, kOptional);
+    set(T::Q4_K, 0.12, blocks_row<block_q4_K, QK_K, dq_q4_K>, quantize_q4_K, kOptional);
+    set(T::Q5_K, 6e-2, blocks_row<block_q5_K, QK_K, dq_q5_K>, quantize_q5_K, kOptional);
+    set(T::Q6_K, 3e-2, blocks_row<block_q6_K, QK_K, dq_q6_K>, quantize_q6_K, kOptional);
+    set(T::Q8_K, 1e-2, blocks_row<block_q8_K, QK_K, dq_q8_K>);
+    set(T::IQ2_XXS, 0.5, blocks_row<block_iq2_xxs, QK_K, dq_iq2_xxs>, quantize_iq2_xxs, kRequired);
+    set(T::IQ2_XS, 0.5, blocks_row<block_iq2_xs, QK_K, dq_iq2_xs>, quantize_iq2_xs, kRequired);
+    set(T::IQ2_S, 0.5, blocks_row<block_iq2_s, QK_K, dq_iq2_s>, quantize_iq2_s, kOptional);
+    set(T::IQ3_XXS, 0.25, blocks_row<block_iq3_xxs, QK_K, dq_iq3_xxs>, quantize_iq3_xxs, kOptional);
+    set(T::IQ3_S, 0.25, blocks_row<block_iq3_s, QK_K, dq_iq3_s>, quantize_iq3_s, kOptional);
+    set(T::IQ1_S, 0.8, blocks_row<block_iq1_s, QK_K, dq_iq1_s>, quantize_iq1_s, kRequired);
+    set(T::IQ1_M, 0.8, blocks_row<block_iq1_m, QK_K, dq_iq1_m>, quantize_iq1_m, kOptional);
+    set(T::IQ4_NL, 0.15, blocks_row<block_iq4_nl, QK4_NL, dq_iq4_nl>, quantize_iq4_nl, kOptional);
+    set(T::IQ4_XS, 0.12, blocks_row<block_iq4_xs, QK_K, dq_iq4_xs>, quantize_iq4_xs, kOptional);
+    set(T::TQ1_0, 1.0, blocks_row<block_tq1_0, QK_K, dq_tq1_0>, quantize_tq1_0);
+    set(T::TQ2_0, 1.0, blocks_row<block_tq2_0, QK_K, dq_tq2_0>, quantize_tq2_0);
+    set(T::MXFP4, 0.2, blocks_row<block_mxfp4, QK_MXFP4, dq_mxfp4>, quantize_mxfp4);
+    set(T::NVFP4, 0.2, blocks_row<block_nvfp4, QK_NVFP4, dq_nvfp4>);
+    set(T::Q1_0, 0.8, blocks_row<block_q1_0, QK1_0, dq_q1_0>, quantize_q1_0);
     return k;
 }();
 
-// Every live type converts to f32; removed ids have no kernels at all. (Not in sanitizer builds,
-// where GCC cannot constant-fold these null tests; KernelTable.EveryLiveIdConvertsToFloat checks it.)
+// Every live type converts to f32 and has a relative RMS limit; removed ids have neither. (Not in
+// sanitizer builds, where GCC cannot constant-fold these null tests; KernelTable.EveryLiveIdConvertsToFloat
+// and KernelTable.EveryLiveIdHasItsDocumentedRelRmsLimit check it.)
 #ifndef OIW_SANITIZE
 static_assert([] {
     for (uint32_t id = 0; id < kGgmlTypeCount; ++id)
-        if ((kReference[id].to_float != nullptr) == kTypeTraits[id].removed || (kTypeTraits[id].removed && kReference[id].quantize))
+        if ((kReference[id].to_float != nullptr) == kTypeTraits[id].removed || (kTypeTraits[id].removed && kReference[id].quantize) ||
+            (kReference[id].max_rel_rms >= 0) == kTypeTraits[id].removed)
             return false;
     return true;
-}(), "kReference must give every live type id a to-float kernel");
+}(), "kReference must give every live type id a to-float kernel and a relative RMS limit");
 #endif
 
 std::string type_label(GgmlType t) {
@@ -596,6 +599,13 @@ std::string type_label(GgmlType t) {
 }  // namespace
 
 const KernelTable& reference_kernels() { return kReference; }
+
+double max_rel_rms(GgmlType t) {
+    const auto id = static_cast<uint32_t>(t);
+    if (id >= kGgmlTypeCount || kReference[id].max_rel_rms < 0)
+        throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no relative RMS limit (not a live ggml type)");
+    return kReference[id].max_rel_rms;
+}
 
 bool can_dequantize(GgmlType t) { return type_id_valid(static_cast<uint32_t>(t)); }
 

@@ -39,6 +39,10 @@ struct TypeKernels {
     QuantizeFn quantize = nullptr;       // the scalar reference; null: cannot quantize to the type
     Imatrix imatrix = Imatrix::Ignored;  // meaningful when quantize is set
     FastQuantize fast;                   // optimized quantizers of the table's ISA (none in the reference table)
+    // oiw4-check's limit on the relative RMS error of y = W x (exact semantics) when a tensor is
+    // converted to this type from another (docs/matmul.md gives each one's reason); negative only
+    // for removed ids.
+    double max_rel_rms = -1;
 };
 
 using KernelTable = std::array<TypeKernels, kGgmlTypeCount>;
@@ -51,5 +55,9 @@ struct IsaKernel {
 
 // The scalar reference kernels of every type id (fast fields null). Always available.
 const KernelTable& reference_kernels();
+
+// oiw4-check's default relative RMS limit for a tensor converted to `t` (the table's max_rel_rms).
+// Throws FormatError(Unsupported) for a type without one (removed ids).
+double max_rel_rms(GgmlType t);
 
 }  // namespace oiw

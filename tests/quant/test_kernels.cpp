@@ -2,14 +2,21 @@
 // imatrix rules are ggml's, and the reference runs whenever no optimized kernel is selected.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
+#include <string>
 
 #include "converters/quant/dispatch.h"
 #include "converters/quant/kernels.h"
 #include "converters/quant/quants.h"
+#include "libformat/error.h"
 #include "libformat/types.h"
+#include "tests/support/helpers.h"
 
 namespace oiw {
 namespace {
@@ -32,6 +39,58 @@ TEST(KernelTable, EveryLiveIdConvertsToFloat) {
         EXPECT_EQ(k[id].fast.plain, nullptr);
         EXPECT_EQ(k[id].fast.weighted, nullptr);
     }
+}
+
+// The limit table of docs/matmul.md ("| converted type | max_rel_rms | why |"): type name -> limit.
+std::map<std::string, double> documented_limits() {
+    std::ifstream f(test::data_path("../../docs/matmul.md"));
+    std::map<std::string, double> out;
+    std::string line;
+    bool in_table = false;
+    while (std::getline(f, line)) {
+        if (line.rfind("| converted type | max_rel_rms |", 0) == 0) in_table = true;
+        else if (in_table && line.rfind("|", 0) != 0) break;
+        else if (in_table && line.rfind("|---", 0) != 0) {
+            std::stringstream cells(line.substr(1));
+            std::string names, limit, name;
+            std::getline(cells, names, '|');
+            std::getline(cells, limit, '|');
+            std::stringstream list(names);
+            while (std::getline(list, name, ',')) {
+                name.erase(0, name.find_first_not_of(' '));
+                name.erase(name.find_last_not_of(' ') + 1);
+                EXPECT_TRUE(out.emplace(name, std::stod(limit)).second) << name << " listed twice";
+            }
+        }
+    }
+    return out;
+}
+
+TEST(KernelTable, EveryLiveIdHasItsDocumentedRelRmsLimit) {
+    const std::map<std::string, double> docs = documented_limits();
+    size_t live = 0;
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        const T t = static_cast<T>(id);
+        SCOPED_TRACE(kTypeTraits[id].name);
+        if (!type_id_valid(id)) {
+            EXPECT_LT(reference_kernels()[id].max_rel_rms, 0);
+            EXPECT_THROW(max_rel_rms(t), FormatError);
+            continue;
+        }
+        ++live;
+        const double limit = max_rel_rms(t);
+        EXPECT_TRUE(limit >= 0 && limit <= 1) << limit;
+        EXPECT_EQ(limit, reference_kernels()[id].max_rel_rms);
+        ASSERT_TRUE(docs.count(std::string(kTypeTraits[id].name))) << "no row in docs/matmul.md";
+        EXPECT_EQ(docs.at(std::string(kTypeTraits[id].name)), limit);
+    }
+    EXPECT_EQ(live, 34u);
+    EXPECT_EQ(docs.size(), live);  // no stale rows
+    // Anchors: the lossless-by-value types and the measured ones.
+    EXPECT_EQ(max_rel_rms(T::I32), 0);
+    EXPECT_EQ(max_rel_rms(T::Q4_K), 0.12);
+    EXPECT_EQ(max_rel_rms(T::Q1_0), 0.8);
+    EXPECT_EQ(max_rel_rms(T::NVFP4), 0.2);
 }
 
 TEST(KernelTable, QuantizableTypesAndImatrixRulesAreGgmls) {

@@ -1,4 +1,4 @@
-// oiw4-check subcommands: compare (SOURCE CONVERTED, compare.cpp), self (--self FILE, self.cpp), bench (bench.cpp).
+// oiw4-check subcommands: compare (SOURCE CONVERTED, whole models, compare.cpp), self (--self FILE, self.cpp), bench (bench.cpp).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -8,11 +8,11 @@ namespace oiw::check {
 
 struct CompareOptions {
     std::string source, converted;
-    std::string tensor_regex;          // empty: all tensors present in both
+    std::string tensor_regex;          // empty: every tensor of both models
     int vectors = 4;
     uint64_t seed = 1;
     std::string activations;           // raw little-endian f32 file (empty: seeded vectors)
-    std::map<std::string, double> max_rel_rms;  // per target kind overrides
+    std::map<std::string, double> max_rel_rms;  // per converted kind: overrides the kernel table's limit
     bool json = false;
     int threads = 0;                   // 0: hardware threads
 };
@@ -35,8 +35,6 @@ struct BenchOptions {
 };
 int run_bench(const BenchOptions& o);
 
-// Default --max-rel-rms of a target kind (documented in docs/matmul.md).
-double default_max_rel_rms(const std::string& kind);
 // JSON string literal of s.
 std::string json_str(const std::string& s);
 // Hardware threads (at least 1) when t <= 0, else t.

@@ -1,15 +1,21 @@
-// oiw4-check SOURCE CONVERTED: both semantics on both sides, per-tensor errors, verdicts.
+// oiw4-check SOURCE CONVERTED: the two models' tensor sets paired by name; matrices run through
+// both semantics on both sides, vectors compared byte for byte; per-tensor verdicts and summaries.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <regex>
 #include <thread>
+#include <unordered_map>
 
 #include "converters/matmul/matvec.h"
+#include "converters/quant/kernels.h"
+#include "inspect/json.h"
 #include "libformat/error.h"
+#include "libformat/escape.h"
+#include "libformat/io/mapped_file.h"
+#include "libformat/oiw4/oiw4.h"
 #include "tools/common/tool_support.h"
 #include "tools/oiw4-check/commands.h"
 
@@ -17,6 +23,8 @@ namespace oiw::check {
 namespace {
 
 using matmul::MatVec;
+using matmul::TensorEntry;
+using matmul::TensorSource;
 
 // Error statistics of one semantics: converted output c against source output s.
 struct Stats {
@@ -32,24 +40,27 @@ struct Stats {
         cs += c * s;
         identical = identical && same_bits;
     }
-    double rel_rms() const { return ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0); }
+    // sqrt(err2 / ref2); infinite when NaN or Inf outputs made it undefined.
+    double rel_rms() const {
+        const double r = ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0);
+        return std::isnan(r) ? INFINITY : r;
+    }
     double cosine() const { return (ref2 > 0 && cc > 0) ? cs / std::sqrt(ref2 * cc) : (err2 == 0 ? 1 : 0); }
 };
 
+// One tensor of either model. `src` / `dst` are null on the side it is missing from.
 struct Row {
-    std::string name, src_kind, dst_kind, verdict;
-    bool lossless = false, ok = true;
-    double limit = 0;
+    const TensorEntry* src = nullptr;
+    const TensorEntry* dst = nullptr;
+    std::string verdict;
+    bool lossless = false, ok = false, identical = false;
+    bool matrix = false;  // run through the matmul (else compared byte for byte)
+    double limit = -1;    // lossy pairs: the relative RMS limit
     Stats exact, integer;
+    std::string src_kind() const { return src ? src->kind : ""; }
+    std::string dst_kind() const { return dst ? dst->kind : ""; }
+    const std::string& name() const { return src ? src->info.name : dst->info.name; }
 };
-
-// Same kind, or a re-layout that keeps every weight and scale bit (either direction).
-bool lossless_pair(const std::string& src, const std::string& dst) {
-    auto one_way = [](const std::string& a, const std::string& b) {
-        return (a == "Q4_0" && b == "oiw4") || (a == "Q4_K" && (b == "q4kx8" || b == "q4kx8-il4"));
-    };
-    return src == dst || one_way(src, dst) || one_way(dst, src);
-}
 
 // Heavy-tailed seeded activations: x = z1 * exp(z2), z ~ N(0, 1) (a Gaussian scale mixture).
 std::vector<float> seeded_vectors(uint64_t seed, int64_t cols, int n) {
@@ -60,18 +71,90 @@ std::vector<float> seeded_vectors(uint64_t seed, int64_t cols, int n) {
     return v;
 }
 
+// Raw little-endian f32 activations: a whole number of floats, at least one, all finite.
 std::vector<float> load_activations(const std::string& path) {
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
-    if (!f) throw FormatError(ErrorKind::Io, path, "", "cannot open activations file");
-    const auto size = static_cast<size_t>(f.tellg());
-    if (size % 4 != 0) throw FormatError(ErrorKind::Truncated, path, "", "size is not a multiple of 4 (raw f32)");
-    std::vector<float> v(size / 4);
-    f.seekg(0);
-    f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(size));
+    const MappedFile f(path);
+    const auto b = f.bytes();
+    if (b.size() % 4 != 0) throw FormatError(ErrorKind::Truncated, path, "", "size is not a multiple of 4 (raw f32)");
+    if (b.empty()) throw FormatError(ErrorKind::Truncated, path, "", "empty: no activation vector");
+    std::vector<float> v(b.size() / 4);
+    std::memcpy(v.data(), b.data(), b.size());
+    for (size_t i = 0; i < v.size(); ++i)
+        if (!std::isfinite(v[i]))
+            throw FormatError(ErrorKind::BadData, path, fmt::format("float {}", i), fmt::format("is {} (activations must be finite)", v[i]));
     return v;
 }
 
-void compare_tensor(const MatVec& s, const MatVec& c, const std::vector<float>& xs, int nvec, int threads, Row& row) {
+// The relative RMS limit of a lossy pair converted to `dst`: --max-rel-rms for its kind, else the
+// kernel table's limit of the ggml type it holds.
+double limit_of(const TensorEntry& dst, const std::map<std::string, double>& overrides) {
+    const auto it = overrides.find(dst.kind);
+    return it != overrides.end() ? it->second : max_rel_rms(dst.info.type);
+}
+
+bool same_shape(const GgufTensorInfo& a, const GgufTensorInfo& b) { return a.n_dims == b.n_dims && a.ne == b.ne; }
+
+// Classifies a tensor present on both sides: shape, then matrix (run later) or vector (bytes now).
+void pair(const TensorSource& src, const TensorSource& dst, Row& row) {
+    const GgufTensorInfo &s = row.src->info, &d = row.dst->info;
+    row.lossless = s.type == d.type;  // Q4_0 <-> oiw4 and Q4_K <-> q4kx8(-il4) hold the same values
+    if (!same_shape(s, d)) {
+        row.verdict = fmt::format("shape differs: {} vs {}", s.shape_string(), d.shape_string());
+        return;
+    }
+    row.matrix = s.n_dims >= 2;
+    if (row.matrix) return;
+    if (!row.lossless) {
+        row.verdict = fmt::format("type differs: {} -> {} (1-D tensors must be kept)", type_name(s.type), type_name(d.type));
+        return;
+    }
+    const auto a = src.ggml_bytes(s.name), b = dst.ggml_bytes(d.name);
+    row.ok = row.identical = a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0;
+    row.verdict = row.ok ? "bit-identical" : "bytes differ";
+}
+
+// Every tensor of either model whose name matches `re`: the source's in order, then the
+// converted model's extras in order.
+std::vector<Row> plan_rows(const TensorSource& src, const TensorSource& dst, const std::regex& re) {
+    std::unordered_map<std::string, const TensorEntry*> in_dst;
+    for (const auto& e : dst.entries()) in_dst.emplace(e.info.name, &e);
+    std::vector<Row> rows;
+    for (const auto& e : src.entries()) {
+        if (!std::regex_search(e.info.name, re)) continue;
+        Row row;
+        row.src = &e;
+        const auto it = in_dst.find(e.info.name);
+        if (it == in_dst.end()) {
+            row.verdict = "missing in converted";
+        } else {
+            row.dst = it->second;
+            in_dst.erase(it);
+            pair(src, dst, row);
+        }
+        rows.push_back(std::move(row));
+    }
+    for (const auto& e : dst.entries()) {
+        if (!in_dst.count(e.info.name) || !std::regex_search(e.info.name, re)) continue;
+        Row row;
+        row.dst = &e;
+        row.verdict = "extra in converted (not in source)";
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+// Refuses an activations file whose length is not a whole number of rows of every compared matrix.
+void check_activations(const std::vector<Row>& rows, size_t n_floats, const std::string& path) {
+    for (const auto& r : rows) {
+        if (!r.matrix) continue;
+        const auto cols = static_cast<size_t>(r.src->info.ne[0]);
+        if (n_floats % cols != 0)
+            throw FormatError(ErrorKind::Truncated, path, r.name(),
+                              fmt::format("{} floats are not a multiple of the row length {}", n_floats, cols));
+    }
+}
+
+void run_vectors(const MatVec& s, const MatVec& c, const std::vector<float>& xs, int nvec, int threads, Row& row) {
     const int64_t rows = s.rows(), cols = s.cols();
     std::vector<double> es(rows), ec(rows);
     std::vector<float> is(rows), ic(rows);
@@ -88,147 +171,190 @@ void compare_tensor(const MatVec& s, const MatVec& c, const std::vector<float>& 
     }
 }
 
-std::string stats_json(const Stats& s) {
-    if (!s.present) return "null";
-    return fmt::format(R"({{"max_abs_error":{:.9g},"rel_rms_error":{:.9g},"cosine":{:.12g},"bit_identical":{}}})",
-                       s.max_abs, s.rel_rms(), s.cosine(), s.identical);
+// Runs one matrix pair and gives its verdict.
+void compare_matrix(const TensorSource& src, const TensorSource& dst, const CompareOptions& o,
+                    const std::vector<float>& file_acts, int threads, Row& row) {
+    const auto s = src.tensor(row.src->info.name), c = dst.tensor(row.dst->info.name);
+    if (!s || !c) throw FormatError(ErrorKind::Unsupported, o.source, row.name(), "no matmul for this tensor");
+    const int64_t cols = s->cols();
+    int nvec = o.vectors;
+    std::vector<float> xs;
+    if (file_acts.empty()) {
+        xs = seeded_vectors(o.seed, cols, nvec);
+    } else {
+        nvec = static_cast<int>(std::min<int64_t>(nvec, static_cast<int64_t>(file_acts.size()) / cols));
+        xs.assign(file_acts.begin(), file_acts.begin() + static_cast<std::ptrdiff_t>(nvec * cols));
+    }
+    run_vectors(*s, *c, xs, nvec, threads, row);
+    const bool same = row.exact.identical && (!row.integer.present || row.integer.identical);
+    if (row.lossless) {
+        row.ok = row.identical = same;
+        row.verdict = row.ok ? "bit-identical" : "lossless pair differs";
+    } else {
+        row.limit = limit_of(*row.dst, o.max_rel_rms);
+        row.ok = row.exact.rel_rms() <= row.limit;
+        row.identical = row.ok && same;
+        row.verdict = row.ok ? "within limit" : "relative RMS above limit";
+    }
+}
+
+// Summary of a set of rows.
+struct Sum {
+    size_t n = 0, failed = 0, identical = 0, missing = 0, extra = 0;
+    double worst_exact = 0, worst_integer = 0, min_cos = 1;
+    void add(const Row& r) {
+        ++n;
+        failed += !r.ok;
+        identical += r.identical;
+        missing += !r.dst;
+        extra += !r.src;
+        if (!r.matrix || !r.exact.present) return;
+        worst_exact = std::max(worst_exact, r.exact.rel_rms());
+        worst_integer = std::max(worst_integer, r.integer.rel_rms());
+        const double c = r.exact.cosine();
+        if (std::isnan(c) || c < min_cos) min_cos = c;  // NaN sticks
+    }
+};
+
+void stats_json(json::Writer& w, std::string_view key, const Stats& s) {
+    w.key(key);
+    if (!s.present) return w.null();
+    w.begin_object();
+    w.field("max_abs_error", s.max_abs);
+    w.field("rel_rms_error", s.rel_rms());
+    w.field("cosine", s.cosine());
+    w.field("bit_identical", s.identical);
+    w.end_object();
+}
+
+void sum_json(json::Writer& w, const Sum& s, bool overall) {
+    w.begin_object();
+    w.field("tensors", uint64_t{s.n});
+    w.field("failed", uint64_t{s.failed});
+    w.field("bit_identical", uint64_t{s.identical});
+    if (overall) {
+        w.field("missing", uint64_t{s.missing});
+        w.field("extra", uint64_t{s.extra});
+    }
+    w.field("worst_rel_rms_exact", s.worst_exact);
+    w.field("worst_rel_rms_integer", s.worst_integer);
+    w.field("min_cosine", s.min_cos);
+    w.end_object();
+}
+
+// A kind as JSON: the string, or null for the side a tensor is missing from.
+void kind_json(json::Writer& w, std::string_view key, const TensorEntry* e) {
+    w.key(key);
+    e ? w.value(e->kind) : w.null();
+}
+
+void print_json(const CompareOptions& o, const std::vector<Row>& rows, const std::map<std::string, Sum>& per, const Sum& all) {
+    json::Writer w;
+    w.begin_object();
+    w.field("source", o.source);
+    w.field("converted", o.converted);
+    w.key("tensors");
+    w.begin_array();
+    for (const Row& r : rows) {
+        w.begin_object();
+        w.field("name", r.name());
+        kind_json(w, "source_kind", r.src);
+        kind_json(w, "converted_kind", r.dst);
+        w.field("lossless", r.lossless);
+        w.field("ok", r.ok);
+        w.field("bit_identical", r.identical);
+        w.field("verdict", r.verdict);
+        w.key("max_rel_rms");
+        r.limit >= 0 ? w.value(r.limit) : w.null();
+        stats_json(w, "exact", r.exact);
+        stats_json(w, "integer", r.integer);
+        w.end_object();
+    }
+    w.end_array();
+    w.key("summary");
+    w.begin_object();
+    for (const auto& [k, s] : per) {
+        w.key(k);
+        sum_json(w, s, false);
+    }
+    w.end_object();
+    w.key("overall");
+    sum_json(w, all, true);
+    w.field("ok", all.failed == 0);
+    w.end_object();
+    fmt::print("{}\n", w.str());
+}
+
+void print_text(const std::vector<Row>& rows, const std::map<std::string, Sum>& per, const Sum& all) {
+    fmt::print("{:<40} {:>6} -> {:<9} {:>11} {:>11} {:>11} {:>11}  {}\n", "tensor", "source", "conv", "exact rRMS",
+               "int rRMS", "cosine", "int max|e|", "verdict");
+    for (const auto& r : rows) {
+        const std::string name = escape_text(r.name());
+        const std::string src = r.src ? r.src_kind() : "-", dst = r.dst ? r.dst_kind() : "-";
+        if (!r.matrix || !r.exact.present) {
+            fmt::print("{:<40} {:>6} -> {:<9} {:>11} {:>11} {:>11} {:>11}  {}\n", name, src, dst, "", "", "", "", r.verdict);
+            continue;
+        }
+        fmt::print("{:<40} {:>6} -> {:<9} {:>11.4e} {:>11.4e} {:>11.8f} {:>11.4e}  {}{}\n", name, src, dst,
+                   r.exact.rel_rms(), r.integer.rel_rms(), r.exact.cosine(), r.integer.max_abs, r.verdict,
+                   r.limit < 0 ? "" : fmt::format(" (limit {:.3g})", r.limit));
+    }
+    for (const auto& [k, s] : per)
+        fmt::print("summary {:<9} {} tensors, {} bit-identical, worst rRMS exact {:.4e} integer {:.4e}, min cosine {:.8f}, {} failed\n",
+                   k, s.n, s.identical, s.worst_exact, s.worst_integer, s.min_cos, s.failed);
+    fmt::print("overall: {} tensors, {} bit-identical, {} failed ({} missing in converted, {} extra)\n", all.n,
+               all.identical, all.failed, all.missing, all.extra);
+}
+
+// Refuses a --max-rel-rms key that names no kind.
+void check_kind_name(const std::string& kind) {
+    if (!type_from_name(kind) && (!encoding_from_name(kind) || kind == "raw"))
+        throw FormatError(ErrorKind::Usage, "", "--max-rel-rms",
+                          "unknown kind '" + kind + "' (a ggml type, oiw4, q4kx8 or q4kx8-il4)");
 }
 
 }  // namespace
 
 std::string json_str(const std::string& s) {
-    std::string out = "\"";
-    for (const unsigned char ch : s) {
-        if (ch == '"' || ch == '\\') out += {'\\', static_cast<char>(ch)};
-        else if (ch < 0x20) out += fmt::format("\\u{:04x}", ch);
-        else out += static_cast<char>(ch);
-    }
-    return out + "\"";
+    std::string out;
+    json::append_string(out, s);
+    return out;
 }
 
 int resolve_threads(int t) { return t > 0 ? t : std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
-double default_max_rel_rms(const std::string& kind) {
-    static const std::map<std::string, double> limits = {
-        {"F32", 1e-6},   {"F16", 2e-3},   {"BF16", 1e-2},  {"Q8_0", 1e-2},   {"Q6_K", 3e-2},
-        {"Q5_0", 6e-2},  {"Q5_1", 6e-2},  {"Q5_K", 6e-2},  {"Q4_0", 0.15},   {"Q4_1", 0.15},
-        {"Q4_K", 0.12},  {"IQ4_NL", 0.15}, {"IQ4_XS", 0.12}, {"oiw4", 0.15},  {"q4kx8", 0.12}, {"q4kx8-il4", 0.12},
-        {"Q3_K", 0.25},  {"IQ3_XXS", 0.25}, {"IQ3_S", 0.25}, {"Q2_K", 0.45},  {"IQ2_XXS", 0.5},
-        {"IQ2_XS", 0.5}, {"IQ2_S", 0.5},  {"IQ1_S", 0.8},  {"IQ1_M", 0.8},   {"TQ1_0", 1.0},
-        {"TQ2_0", 1.0},  {"MXFP4", 0.2},
-    };
-    const auto it = limits.find(kind);
-    return it == limits.end() ? 1.0 : it->second;
-}
-
 int run_compare(const CompareOptions& o) {
+    for (const auto& [kind, limit] : o.max_rel_rms) check_kind_name(kind);
     const auto src = matmul::open_tensor_source(o.source);
     const auto dst = matmul::open_tensor_source(o.converted);
     const int threads = resolve_threads(o.threads);
     const std::vector<float> file_acts = o.activations.empty() ? std::vector<float>{} : load_activations(o.activations);
     const std::regex re(o.tensor_regex.empty() ? std::string(".*") : o.tensor_regex);
 
-    std::vector<std::string> names;
-    for (const auto& n : src->names())
-        if (std::regex_search(n, re)) names.push_back(n);
-    Progress progress("oiw4-check", names.size(), 0);
-    std::vector<Row> rows;
-    std::string first_failure;
-    for (size_t i = 0; i < names.size(); ++i) {
-        const auto s = src->tensor(names[i]);
-        const auto c = dst->tensor(names[i]);
-        progress.update(i, 0, names[i]);
-        if (!s || !c) continue;  // 1-D tensors or absent on one side: nothing to multiply
-        Row row;
-        row.name = names[i];
-        row.src_kind = s->kind();
-        row.dst_kind = c->kind();
-        row.lossless = lossless_pair(row.src_kind, row.dst_kind);
-        if (s->rows() != c->rows() || s->cols() != c->cols()) {
-            row.ok = false;
-            row.verdict = "shape differs";
-        } else {
-            int nvec = o.vectors;
-            std::vector<float> xs;
-            if (o.activations.empty()) {
-                xs = seeded_vectors(o.seed, s->cols(), nvec);
-            } else {
-                nvec = static_cast<int>(std::min<int64_t>(nvec, static_cast<int64_t>(file_acts.size()) / s->cols()));
-                xs.assign(file_acts.begin(), file_acts.begin() + static_cast<std::ptrdiff_t>(nvec * s->cols()));
-            }
-            if (nvec == 0) continue;  // the activations file is shorter than one row
-            compare_tensor(*s, *c, xs, nvec, threads, row);
-            if (row.lossless) {
-                row.ok = row.exact.identical && (!row.integer.present || row.integer.identical);
-                row.verdict = row.ok ? "bit-identical" : "lossless pair differs";
-            } else {
-                const auto it = o.max_rel_rms.find(row.dst_kind);
-                row.limit = it != o.max_rel_rms.end() ? it->second : default_max_rel_rms(row.dst_kind);
-                row.ok = row.exact.rel_rms() <= row.limit;
-                row.verdict = row.ok ? "within limit" : "relative RMS above limit";
-            }
-        }
-        if (!row.ok && first_failure.empty()) first_failure = row.name + ": " + row.verdict;
-        rows.push_back(std::move(row));
+    std::vector<Row> rows = plan_rows(*src, *dst, re);
+    if (!file_acts.empty()) check_activations(rows, file_acts.size(), o.activations);
+    Progress progress("oiw4-check", rows.size(), 0);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        progress.update(i, 0, rows[i].name());
+        if (rows[i].matrix) compare_matrix(*src, *dst, o, file_acts, threads, rows[i]);
     }
     progress.done();
 
-    // Summary per target kind and overall.
-    struct Sum {
-        size_t n = 0, failed = 0, identical = 0;
-        double worst_exact = 0, worst_integer = 0, min_cos = 1;
-    };
-    std::map<std::string, Sum> per;
+    std::map<std::string, Sum> per;  // by converted kind (tensors missing from CONVERTED: overall only)
     Sum all;
     for (const auto& r : rows) {
-        for (Sum* s : {&per[r.dst_kind], &all}) {
-            ++s->n;
-            s->failed += !r.ok;
-            s->identical += r.exact.identical && (!r.integer.present || r.integer.identical);
-            s->worst_exact = std::max(s->worst_exact, r.exact.rel_rms());
-            s->worst_integer = std::max(s->worst_integer, r.integer.rel_rms());
-            s->min_cos = std::min(s->min_cos, r.exact.cosine());
-        }
+        if (r.dst) per[r.dst_kind()].add(r);
+        all.add(r);
     }
-    auto sum_json = [](const Sum& s) {
-        return fmt::format(R"({{"tensors":{},"failed":{},"bit_identical":{},"worst_rel_rms_exact":{:.9g},"worst_rel_rms_integer":{:.9g},"min_cosine":{:.12g}}})",
-                           s.n, s.failed, s.identical, s.worst_exact, s.worst_integer, s.min_cos);
-    };
-    if (o.json) {
-        fmt::print("{{\"source\":{},\"converted\":{},\"tensors\":[", json_str(o.source), json_str(o.converted));
-        for (size_t i = 0; i < rows.size(); ++i) {
-            const Row& r = rows[i];
-            fmt::print("{}{{\"name\":{},\"source_kind\":{},\"converted_kind\":{},\"lossless\":{},\"ok\":{},\"verdict\":{},"
-                       "\"max_rel_rms\":{:.9g},\"exact\":{},\"integer\":{}}}",
-                       i ? "," : "", json_str(r.name), json_str(r.src_kind), json_str(r.dst_kind), r.lossless, r.ok,
-                       json_str(r.verdict), r.limit, stats_json(r.exact), stats_json(r.integer));
-        }
-        fmt::print("],\"summary\":{{");
-        bool first = true;
-        for (const auto& [k, s] : per) {
-            fmt::print("{}{}:{}", first ? "" : ",", json_str(k), sum_json(s));
-            first = false;
-        }
-        fmt::print("}},\"overall\":{},\"ok\":{}}}\n", sum_json(all), all.failed == 0);
-    } else {
-        fmt::print("{:<40} {:>6} -> {:<6} {:>11} {:>11} {:>11} {:>11}  {}\n", "tensor", "source", "conv", "exact rRMS",
-                   "int rRMS", "cosine", "int max|e|", "verdict");
-        for (const auto& r : rows) {
-            fmt::print("{:<40} {:>6} -> {:<6} {:>11.4e} {:>11.4e} {:>11.8f} {:>11.4e}  {}{}\n", r.name, r.src_kind,
-                       r.dst_kind, r.exact.rel_rms(), r.integer.rel_rms(), r.exact.cosine(), r.integer.max_abs,
-                       r.verdict, r.lossless || r.limit == 0 ? "" : fmt::format(" (limit {:.3g})", r.limit));
-        }
-        for (const auto& [k, s] : per) {
-            fmt::print("summary {:<8} {} tensors, {} bit-identical, worst rRMS exact {:.4e} integer {:.4e}, min cosine {:.8f}, {} failed\n",
-                       k, s.n, s.identical, s.worst_exact, s.worst_integer, s.min_cos, s.failed);
-        }
-        fmt::print("overall: {} tensors, {} bit-identical, {} failed\n", all.n, all.identical, all.failed);
+    o.json ? print_json(o, rows, per, all) : print_text(rows, per, all);
+    if (all.failed == 0) return kExitOk;
+    for (const auto& r : rows) {
+        if (r.ok) continue;
+        fmt::print(stderr, "oiw4-check: {}: {}{}\n", escape_text(r.name()), r.verdict,
+                   all.failed > 1 ? fmt::format(" (and {} more failed tensors)", all.failed - 1) : "");
+        break;
     }
-    if (!first_failure.empty()) {
-        fmt::print(stderr, "oiw4-check: {}\n", first_failure);
-        return kExitDiffers;
-    }
-    return kExitOk;
+    return kExitDiffers;
 }
 
 }  // namespace oiw::check
