@@ -98,7 +98,7 @@ private:
 class GgufSource final : public TensorSource {
 public:
     explicit GgufSource(const std::string& path) : path_(path), m_(open_model(path)) {
-        for (const auto& t : m_.tensors()) entries_.push_back({t, std::string(type_name(t.type))});
+        for (const auto& t : m_.tensors()) entries_.push_back({t, std::string(type_name(t.type)), t.type});
     }
     const std::string& path() const override { return path_; }
     const std::vector<TensorEntry>& entries() const override { return entries_; }
@@ -141,9 +141,13 @@ private:
 class Oiw4Source final : public TensorSource {
 public:
     explicit Oiw4Source(const std::string& path) : f_(Oiw4File::open(path)) {
-        for (const auto& t : f_.tensors())
-            entries_.push_back({t.info, std::string(t.encoding == Oiw4Encoding::Raw ? type_name(t.info.type)
-                                                                                      : encoding_name(t.encoding))});
+        for (const auto& t : f_.tensors()) {
+            const GgmlType holds = t.encoding == Oiw4Encoding::Raw    ? t.info.type
+                                   : t.encoding == Oiw4Encoding::Oiw4 ? GgmlType::Q4_0
+                                                                      : GgmlType::Q4_K;
+            const bool raw = t.encoding == Oiw4Encoding::Raw;
+            entries_.push_back({t.info, std::string(raw ? type_name(t.info.type) : encoding_name(t.encoding)), holds});
+        }
     }
     const std::string& path() const override { return f_.path(); }
     const std::vector<TensorEntry>& entries() const override { return entries_; }

@@ -37,8 +37,9 @@ std::unique_ptr<MatVec> q4kx8_matvec(const Q4Kx8View& view);
 
 // One tensor of a model as stored.
 struct TensorEntry {
-    GgufTensorInfo info;  // name, shape, and the ggml type whose values it holds (Q4_0 for oiw4, Q4_K for q4kx8*)
+    GgufTensorInfo info;  // name, shape, ggml type (an OIW4 tensor's: its source's)
     std::string kind;     // MatVec::kind(): the type name, or the packed encoding's name
+    GgmlType holds;       // the ggml type whose values it holds (Q4_0 for oiw4, Q4_K for q4kx8*)
 };
 
 // Named tensors of one model, each runnable as a MatVec (2-D or more: rows = ne1*ne2*ne3).

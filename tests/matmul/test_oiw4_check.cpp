@@ -159,7 +159,8 @@ TEST(Oiw4Check, Q4Kx8Il4IsBitIdenticalToQ4_K) {
 
 TEST(Oiw4Check, RequantToOiw4IsMeasuredAgainstTheF16Source) {
     const std::string f16 = test::data_path("models/mini-llama-f16.gguf");
-    const json j = run_json("'" + f16 + "' '" + converted(f16, "f16-oiw4", "--requant '.*=oiw4'") + "'", 0);
+    const std::string matrices = "'(attn_(q|k|v|output)|ffn_(gate|up|down)|token_embd|^output)\\.weight=oiw4'";
+    const json j = run_json("'" + f16 + "' '" + converted(f16, "f16-oiw4", "--requant " + matrices) + "'", 0);
     const json& o = j.at("summary").at("oiw4");
     EXPECT_EQ(o.at("tensors").get<int>(), 16);
     EXPECT_EQ(o.at("bit_identical").get<int>(), 0);
@@ -167,6 +168,11 @@ TEST(Oiw4Check, RequantToOiw4IsMeasuredAgainstTheF16Source) {
     EXPECT_GT(o.at("worst_rel_rms_exact").get<double>(), 0.05);
     EXPECT_LT(o.at("worst_rel_rms_exact").get<double>(), 0.15);
     EXPECT_GT(o.at("min_cosine").get<double>(), 0.99);
+    EXPECT_EQ(j.at("summary").at("F32").at("bit_identical").get<int>(), kMiniVectors);
+    // Requantizing the 1-D norms too: no matmul measures that loss, so each is a failure.
+    std::string err;
+    EXPECT_EQ(test::run(check_cmd("'" + f16 + "' '" + converted(f16, "f16-all-oiw4", "--requant '.*=oiw4'") + "' 2>&1 >/dev/null"), &err), 1);
+    EXPECT_EQ(err, "oiw4-check: blk.0.attn_norm.weight: type differs: F32 -> oiw4 (1-D tensors must be kept) (and 4 more failed tensors)\n");
 }
 
 TEST(Oiw4Check, CompressedOiw4IsRefusedNamingThePlane) {
@@ -316,8 +322,12 @@ TEST(Oiw4Check, MissingExtraReshapedAndRetypedTensorsAreListedFailures) {
                       }));
     // The missing tensor has no converted kind; the extra one no source kind.
     for (const auto& t : j.at("tensors")) {
-        if (t.at("name") == "blk.1.ffn_up.weight") EXPECT_TRUE(t.at("converted_kind").is_null());
-        if (t.at("name") == "blk.1.ffn_upx.weight") EXPECT_TRUE(t.at("source_kind").is_null());
+        if (t.at("name") == "blk.1.ffn_up.weight") {
+            EXPECT_TRUE(t.at("converted_kind").is_null());
+        }
+        if (t.at("name") == "blk.1.ffn_upx.weight") {
+            EXPECT_TRUE(t.at("source_kind").is_null());
+        }
     }
     // Text: every failure on its line, the summary, the first failure on stderr.
     std::string out, err;

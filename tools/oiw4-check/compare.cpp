@@ -89,7 +89,7 @@ std::vector<float> load_activations(const std::string& path) {
 // kernel table's limit of the ggml type it holds.
 double limit_of(const TensorEntry& dst, const std::map<std::string, double>& overrides) {
     const auto it = overrides.find(dst.kind);
-    return it != overrides.end() ? it->second : max_rel_rms(dst.info.type);
+    return it != overrides.end() ? it->second : max_rel_rms(dst.holds);
 }
 
 bool same_shape(const GgufTensorInfo& a, const GgufTensorInfo& b) { return a.n_dims == b.n_dims && a.ne == b.ne; }
@@ -97,7 +97,7 @@ bool same_shape(const GgufTensorInfo& a, const GgufTensorInfo& b) { return a.n_d
 // Classifies a tensor present on both sides: shape, then matrix (run later) or vector (bytes now).
 void pair(const TensorSource& src, const TensorSource& dst, Row& row) {
     const GgufTensorInfo &s = row.src->info, &d = row.dst->info;
-    row.lossless = s.type == d.type;  // Q4_0 <-> oiw4 and Q4_K <-> q4kx8(-il4) hold the same values
+    row.lossless = row.src->holds == row.dst->holds;  // Q4_0 <-> oiw4, Q4_K <-> q4kx8(-il4): same values
     if (!same_shape(s, d)) {
         row.verdict = fmt::format("shape differs: {} vs {}", s.shape_string(), d.shape_string());
         return;
@@ -105,7 +105,7 @@ void pair(const TensorSource& src, const TensorSource& dst, Row& row) {
     row.matrix = s.n_dims >= 2;
     if (row.matrix) return;
     if (!row.lossless) {
-        row.verdict = fmt::format("type differs: {} -> {} (1-D tensors must be kept)", type_name(s.type), type_name(d.type));
+        row.verdict = fmt::format("type differs: {} -> {} (1-D tensors must be kept)", row.src->kind, row.dst->kind);
         return;
     }
     const auto a = src.ggml_bytes(s.name), b = dst.ggml_bytes(d.name);
