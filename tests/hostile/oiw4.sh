@@ -48,9 +48,10 @@ expect_err_contains "checksum mismatch"
 cp "$TMP/q.oiw4" "$TMP/tail.oiw4"; printf '\0' >>"$TMP/tail.oiw4"
 hostile_case "oiw4: byte appended after the last plane" 2 "$C" --verify "$TMP/tail.oiw4"
 expect_err_one_line
-cp "$TMP/q.oiw4" "$TMP/pad.oiw4"; flip "$TMP/pad.oiw4" 4095
+data_off=$(od -An -t u8 -j 32 -N 8 "$TMP/q.oiw4" | tr -d ' ')
+cp "$TMP/q.oiw4" "$TMP/pad.oiw4"; flip "$TMP/pad.oiw4" $((data_off - 1))
 hostile_case "oiw4: non-zero padding before the first plane" 2 "$C" --verify "$TMP/pad.oiw4"
-expect_err_contains "non-zero byte at offset 4095"
+expect_err_contains "non-zero byte at offset $((data_off - 1))"
 expect_err_one_line
 
 head -c 8192 /dev/urandom >"$TMP/garbage.oiw4"; printf 'OIW4' | dd of="$TMP/garbage.oiw4" conv=notrunc status=none
