@@ -1,8 +1,10 @@
 #include "converters/repack/oiw4_convert.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
@@ -16,6 +18,7 @@ namespace oiw {
 namespace {
 
 constexpr uint64_t kChunkBytes = 4 << 20;  // source bytes converted per step: bounds memory
+constexpr std::string_view kTensorXxh3Key = "oiw4.source.tensor_xxh3";
 constexpr std::string_view kToolName = "oiw4-convert (oiw, OIW4 v1)";
 constexpr std::string_view kDefaultRule = "default: Q4_0=oiw4, Q4_K with rows%8==0 off the embedding lookups=q4kx8, else raw";
 
@@ -26,6 +29,8 @@ bool is_embedding_lookup(std::string_view name) {
         if (name.starts_with(p)) return true;
     return false;
 }
+
+std::string hex16(uint64_t h) { return fmt::format("{:016x}", h); }
 
 // XXH3-64 of a whole file in 16 hex digits, read in pieces (not through a mapping, so hashing a
 // large model does not make it resident).
@@ -39,7 +44,67 @@ std::string file_xxh3_hex(const std::string& path) {
         XXH3_64bits_update(st, buf.data(), static_cast<size_t>(in.gcount()));
     const uint64_t h = XXH3_64bits_digest(st);
     XXH3_freeState(st);
-    return fmt::format("{:016x}", h);
+    return hex16(h);
+}
+
+struct SourceDigest {
+    std::string file;               // XXH3 of the whole file, 16 hex digits
+    std::vector<uint64_t> tensors;  // XXH3 of each tensor's bytes, in tensor order
+};
+
+// One pass over a single-file model in pieces (not through the mapping): the XXH3 of the file
+// and of every tensor's data bytes (tensors do not overlap, so one running state serves).
+SourceDigest source_digest(const Model& m) {
+    std::ifstream in(m.path(), std::ios::binary);
+    if (!in) throw FormatError(ErrorKind::Io, m.path(), "", "cannot read");
+    std::vector<size_t> order(m.tensors().size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m.tensors()[a].offset < m.tensors()[b].offset; });
+    SourceDigest d;
+    d.tensors.resize(order.size());
+    XXH3_state_t* file = XXH3_createState();
+    XXH3_state_t* tensor = XXH3_createState();
+    XXH3_64bits_reset(file);
+    std::vector<char> buf(1 << 20);
+    uint64_t pos = 0;
+    size_t k = 0;
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+        const auto n = static_cast<uint64_t>(in.gcount());
+        XXH3_64bits_update(file, buf.data(), n);
+        for (; k < order.size(); ++k) {  // the tensors this piece [pos, pos + n) touches
+            const auto& t = m.tensors()[order[k]];
+            const uint64_t b = m.data_offset() + t.offset, e = b + t.n_bytes;
+            if (b >= pos + n) break;
+            if (b >= pos) XXH3_64bits_reset(tensor);
+            const uint64_t lo = std::max(b, pos), hi = std::min(e, pos + n);
+            XXH3_64bits_update(tensor, buf.data() + (lo - pos), hi - lo);
+            if (hi != e) break;
+            d.tensors[order[k]] = XXH3_64bits_digest(tensor);
+        }
+        pos += n;
+    }
+    d.file = hex16(XXH3_64bits_digest(file));
+    XXH3_freeState(file);
+    XXH3_freeState(tensor);
+    if (k != order.size()) throw FormatError(ErrorKind::Truncated, m.path(), "", "file shorter than its tensors while hashing (changed while read?)");
+    return d;
+}
+
+// The per-tensor source checksums of the provenance (`oiw4.source.tensor_xxh3`), or empty when
+// not recorded (files written before it existed, split sources). Throws FormatError(BadKey) when
+// it is present but not a u64 array of one entry per tensor.
+std::vector<uint64_t> recorded_tensor_xxh3(const Oiw4File& in) {
+    for (const auto& kv : in.provenance()) {
+        if (kv.key != kTensorXxh3Key) continue;
+        const GgufValue& v = kv.value;
+        if (!v.is_array() || v.elem_type() != GgufType::U64 || v.count() != in.tensors().size())
+            throw FormatError(ErrorKind::BadKey, in.path(), std::string(kTensorXxh3Key),
+                              fmt::format("must be a u64 array of {} entries (one per tensor)", in.tensors().size()));
+        std::vector<uint64_t> out(in.tensors().size());
+        std::memcpy(out.data(), v.raw().data(), out.size() * sizeof(uint64_t));
+        return out;
+    }
+    return {};
 }
 
 const uint8_t* as_bytes(const void* p) { return static_cast<const uint8_t*>(p); }
@@ -131,7 +196,11 @@ Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules) {
     std::vector<GgufKV> prov{{"oiw4.source.name", GgufValue::make_string(std::filesystem::path(in.path()).filename().string())}};
     if (!in.is_split()) {  // a split source has no single file for --to-gguf to reproduce
         prov.push_back({"oiw4.source.size", GgufValue::make_scalar<uint64_t>(GgufType::U64, in.file_size())});
-        prov.push_back({"oiw4.source.xxh3", GgufValue::make_string(file_xxh3_hex(in.path()))});
+        SourceDigest d = source_digest(in);
+        prov.push_back({"oiw4.source.xxh3", GgufValue::make_string(d.file)});
+        std::vector<uint8_t> packed(d.tensors.size() * sizeof(uint64_t));
+        if (!packed.empty()) std::memcpy(packed.data(), d.tensors.data(), packed.size());
+        prov.push_back({std::string(kTensorXxh3Key), GgufValue::make_array(GgufType::U64, std::move(packed), d.tensors.size())});
     }
     prov.push_back({"oiw4.tool", GgufValue::make_string(std::string(kToolName))});
     prov.push_back({"oiw4.rules", GgufValue::make_string_array(std::move(used))});
@@ -237,6 +306,7 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
         if (kv.key == "oiw4.source.xxh3") sum = &kv.value;
     }
     const int64_t source_size = size ? size->as_int().value_or(-1) : -1;  // -1: not recorded
+    const std::vector<uint64_t> recorded = recorded_tensor_xxh3(in);     // empty: not recorded
     GgufOutput w(out_path, split, {in.path()}, in.gguf_version());
     w.set_kvs(in.metadata());
     // A tensorless source (vocabulary files) may or may not pad its header: keep what it did.
@@ -249,21 +319,42 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
         w.add_tensor(t.info.name, type, t.info.shape());
     }
     w.plan();
+    XXH3_state_t* xxh = XXH3_createState();
+    const std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> xxh_owner(xxh, XXH3_freeState);
+    const auto emit = [&](std::span<const uint8_t> b) {
+        XXH3_64bits_update(xxh, b.data(), b.size());
+        w.write_tensor_data(b);
+    };
+    res.tensors_checked = !recorded.empty();
     for (size_t i = 0; i < in.tensors().size(); ++i) {
         if (!w.writes(i)) continue;
-        const float max_err = oiw4_tensor_gguf_bytes(in, i, [&](std::span<const uint8_t> b) { w.write_tensor_data(b); });
+        const auto& t = in.tensors()[i];
+        XXH3_64bits_reset(xxh);
+        const float max_err = oiw4_tensor_gguf_bytes(in, i, emit);
         if (max_err > 0) {
             res.lossless = false;
             res.warnings.push_back(fmt::format("tensor '{}': oiw4 scales are not exact in fp16, written as Q4_0 with max scale error {:.3g}",
-                                               in.tensors()[i].info.name, max_err));
+                                               t.info.name, max_err));
+        }
+        const bool same_type = t.encoding != Oiw4Encoding::Oiw4 || t.info.type == GgmlType::Q4_0;
+        if (!recorded.empty() && same_type && XXH3_64bits_digest(xxh) != recorded[i]) {
+            res.mismatch = fmt::format("tensor '{}': rebuilt bytes hash to {}, the source's recorded xxh3 is {}: not identical to the source, nothing written",
+                                       t.info.name, hex16(XXH3_64bits_digest(xxh)), hex16(recorded[i]));
+            return res;  // w is not finished: no output file
         }
         in.release_tensor_pages(i);
     }
     w.finish();
     // Byte identity with the recorded source: same size and XXH3-64 of the whole file.
     res.written = w.written_paths();
-    if (!split.active() && sum && sum->as_string() && source_size >= 0 && static_cast<uint64_t>(source_size) == w.planned_size()) {
-        res.identical_to_source = file_xxh3_hex(out_path) == *sum->as_string();
+    if (!split.active() && sum && sum->as_string() && source_size >= 0) {
+        const uint64_t out_size = w.planned_size();
+        const std::string out_sum = static_cast<uint64_t>(source_size) == out_size ? file_xxh3_hex(out_path) : "";
+        res.identical_to_source = out_sum == *sum->as_string();
+        if (!res.identical_to_source && res.lossless && recorded.empty())
+            res.mismatch = fmt::format("differs from the source recorded in the provenance (size {}, xxh3 {}; rebuilt: size {}{}); the file "
+                                       "records no per-tensor checksums to name the tensor",
+                                       source_size, *sum->as_string(), out_size, out_sum.empty() ? "" : ", xxh3 " + out_sum);
     }
     return res;
 }

@@ -44,7 +44,8 @@ struct Oiw4Plan {
 
 // The encoding the default policy gives a tensor.
 Oiw4Encoding default_encoding(const GgufTensorInfo& t);
-// Plans every tensor of `in` (rules: --requant first, then --encode, in order). Throws
+// Plans every tensor of `in` (rules: --requant first, then --encode, in order); a single-file
+// source's size, XXH3 and per-tensor XXH3 go into the provenance (one read of the file). Throws
 // FormatError naming the tensor for an impossible encoding or an unsupported requantization.
 Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules);
 // Writes the planned file atomically (the input is never overwritten). `progress(i, name)` is
@@ -60,12 +61,18 @@ float oiw4_tensor_gguf_bytes(const Oiw4File& in, size_t i, const std::function<v
 
 struct ToGgufResult {
     std::vector<std::string> warnings;  // oiw4 scales not exact in fp16 (max error), ...
-    bool lossless = true;               // every tensor restored exactly
+    bool lossless = true;               // every tensor restored in its source type
+    bool tensors_checked = false;       // every same-type tensor written equals oiw4.source.tensor_xxh3
     bool identical_to_source = false;   // output XXH3 and size equal the recorded source's
+    std::string mismatch;               // non-empty: differs from the recorded source (tools exit 1)
     std::vector<std::string> written;   // files written (one, or the shards of this run)
 };
 // Writes `in` back as GGUF (version, KVs, tensor order and shapes of the source; oiw4 -> Q4_0,
-// q4kx8 -> Q4_K, raw as stored). Compressed files are refused (decompress first).
+// q4kx8 -> Q4_K, raw as stored). Compressed files are refused (decompress first). Every plane is
+// checked against its XXH3 before use (FormatError(BadChecksum) naming it, nothing written). A
+// tensor kept in its source type whose bytes differ from the recorded oiw4.source.tensor_xxh3 sets
+// `mismatch` naming it and writes nothing; without per-tensor checksums, a lossless file that
+// differs from the recorded source size/XXH3 is written and `mismatch` says so.
 ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path, const SplitOptions& split = {});
 
 }  // namespace oiw

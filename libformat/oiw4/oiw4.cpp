@@ -61,6 +61,8 @@ GgufFile read_kv_image(ByteCursor& c, const std::string& file, const char* what)
         throw FormatError(ErrorKind::TooLarge, file, "directory", fmt::format("{} length {} exceeds the {} bytes left", what, len, c.remaining()));
     GgufFile g = GgufFile::parse(c.take(len, "directory", what), file);
     if (!g.tensors().empty()) throw FormatError(ErrorKind::BadKey, file, "directory", fmt::format("{} holds tensor infos", what));
+    if (g.header_size() != len)
+        throw FormatError(ErrorKind::OutOfBounds, file, "directory", fmt::format("{} trailing bytes after the {} image", len - g.header_size(), what));
     return g;
 }
 
@@ -168,6 +170,7 @@ void Oiw4File::parse_image() {
     if (data_offset_ != align_up(kOiw4HeaderSize + dir_size, kOiw4PlaneAlign) || data_offset_ > bytes_.size())
         throw FormatError(ErrorKind::OutOfBounds, file, "header", fmt::format("data offset {} is not the 4096-aligned end of the directory inside the file", data_offset_));
 
+    dir_end_ = kOiw4HeaderSize + dir_size;
     ByteCursor c(dir, file);
     const GgufFile meta = read_kv_image(c, file, "source metadata");
     gguf_version_ = meta.version();
@@ -211,6 +214,7 @@ void Oiw4File::parse_image() {
             p.offset = c.get<uint64_t>(psubj, "offset");
             p.size = c.get<uint64_t>(psubj, "size");
             p.xxh3 = c.get<uint64_t>(psubj, "checksum");
+            if (p.size == 0) throw FormatError(ErrorKind::OutOfBounds, file, psubj, "stored size is 0");
             if (p.codec == Oiw4Codec::None && p.size != p.decoded_size)
                 throw FormatError(ErrorKind::OutOfBounds, file, psubj, fmt::format("size {} but the shape needs {}", p.size, p.decoded_size));
             any_compressed |= p.codec != Oiw4Codec::None;
@@ -239,6 +243,42 @@ void Oiw4File::parse_image() {
                               fmt::format("bytes at offset {} overlap tensor '{}' plane '{}' [{}, +{})", b.off, tensors_[a.t].info.name,
                                           tensors_[a.t].planes[a.p].name, a.off, a.size));
     }
+    first_plane_.clear();
+    size_t n_planes = 0;
+    for (const auto& t : tensors_) first_plane_.push_back(n_planes), n_planes += t.planes.size();
+    verified_ = std::shared_ptr<std::atomic<bool>[]>(new std::atomic<bool>[n_planes]());  // all false
+    check_layout();
+}
+
+// Every byte after the directory is a plane or the zero padding that starts the next plane on
+// the first 4096-byte boundary; the file ends with its last plane (or at data_offset).
+void Oiw4File::check_layout() const {
+    struct Span { uint64_t off, end; const Oiw4Tensor* t; const Oiw4Plane* p; };
+    std::vector<Span> spans;
+    for (const auto& t : tensors_)
+        for (const auto& p : t.planes) spans.push_back({p.offset, p.offset + p.size, &t, &p});
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.off < b.off; });
+    const auto zero_padding = [&](uint64_t from, uint64_t to, const std::string& before) {
+        const auto pad = bytes_.subspan(from, to - from);
+        const auto nz = std::find_if(pad.begin(), pad.end(), [](uint8_t b) { return b != 0; });
+        if (nz != pad.end())
+            throw FormatError(ErrorKind::BadData, path_, "padding", fmt::format("non-zero byte at offset {} in the padding before {}", from + static_cast<uint64_t>(nz - pad.begin()), before));
+    };
+    uint64_t end = dir_end_;
+    for (const auto& s : spans) {
+        const std::string subj = tensor_subject(s.t->info.name) + " plane '" + std::string(s.p->name) + "'";
+        if (s.off != align_up(end, kOiw4PlaneAlign))
+            throw FormatError(ErrorKind::OutOfBounds, path_, subj,
+                              fmt::format("starts at {}, {} bytes after the previous plane or directory ends at {}: only the padding to the next 4096-byte boundary may lie between", s.off, s.off - end, end));
+        zero_padding(end, s.off, subj);
+        end = s.end;
+    }
+    if (spans.empty()) {
+        zero_padding(end, data_offset_, "the end of the file");
+        end = data_offset_;
+    }
+    if (end != bytes_.size())
+        throw FormatError(ErrorKind::OutOfBounds, path_, "data", fmt::format("{} bytes after the end of the last plane at {}", bytes_.size() - end, end));
 }
 
 int64_t Oiw4File::find_tensor(std::string_view name) const {
@@ -247,9 +287,32 @@ int64_t Oiw4File::find_tensor(std::string_view name) const {
     return -1;
 }
 
-std::span<const uint8_t> Oiw4File::plane_data(size_t i, size_t p) const {
+std::span<const uint8_t> Oiw4File::unverified_plane_data(size_t i, size_t p) const {
     const auto& pl = tensors_.at(i).planes.at(p);
     return bytes_.subspan(pl.offset, pl.size);
+}
+
+bool Oiw4File::plane_intact(size_t i, size_t p) const {
+    const auto d = unverified_plane_data(i, p);  // range-checks i and p
+    std::atomic<bool>& ok = verified_[first_plane_[i] + p];
+    if (ok.load(std::memory_order_acquire)) return true;
+    if (XXH3_64bits(d.data(), d.size()) != tensors_[i].planes[p].xxh3) return false;
+    ok.store(true, std::memory_order_release);
+    return true;
+}
+
+void Oiw4File::verify_plane(size_t i, size_t p) const {
+    if (plane_intact(i, p)) return;
+    const auto& t = tensors_[i];
+    const auto d = unverified_plane_data(i, p);
+    throw FormatError(ErrorKind::BadChecksum, path_, tensor_subject(t.info.name) + " plane '" + std::string(t.planes[p].name) + "'",
+                      fmt::format("checksum mismatch: the {} stored bytes hash to {:016x}, the directory records {:016x} (damaged file)", d.size(),
+                                  XXH3_64bits(d.data(), d.size()), t.planes[p].xxh3));
+}
+
+std::span<const uint8_t> Oiw4File::plane_data(size_t i, size_t p) const {
+    verify_plane(i, p);
+    return unverified_plane_data(i, p);
 }
 
 Oiw4View Oiw4File::oiw4_view(size_t i) const {
@@ -285,8 +348,7 @@ std::vector<PlaneMismatch> verify_planes(const Oiw4File& f) {
     for (size_t i = 0; i < f.tensors().size(); ++i) {
         const auto& t = f.tensors()[i];
         for (size_t p = 0; p < t.planes.size(); ++p) {
-            const auto d = f.plane_data(i, p);
-            if (XXH3_64bits(d.data(), d.size()) != t.planes[p].xxh3) bad.push_back({t.info.name, std::string(t.planes[p].name)});
+            if (!f.plane_intact(i, p)) bad.push_back({t.info.name, std::string(t.planes[p].name)});
         }
         f.release_tensor_pages(i);
     }

@@ -10,6 +10,7 @@
 //                             | u32 encoding | u32 n_planes | n_planes x plane)
 //   plane := u32 codec | u32 reserved=0 | u64 offset (absolute) | u64 size (stored) | u64 xxh3 (stored bytes)
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -75,8 +76,9 @@ struct Oiw4View {
 
 class MappedFile;
 
-// A validated OIW4 file: header checksum, directory bounds, encodings, plane bounds, alignment
-// and overlap are checked on open; plane contents are checked by verify_planes().
+// A validated OIW4 file: header checksum, directory bounds, encodings, plane bounds, alignment,
+// overlap, zero padding and the end of the file are checked on open; a plane's contents (its XXH3)
+// are checked once, at the first access through plane_data() / oiw4_view(), by every thread alike.
 class Oiw4File {
 public:
     // Maps and validates `path`. Throws FormatError naming the file and the offending tensor/plane.
@@ -96,10 +98,19 @@ public:
     const std::vector<Oiw4Tensor>& tensors() const { return tensors_; }
     // Index of the tensor or -1.
     int64_t find_tensor(std::string_view name) const;
-    // Zero-copy view of plane `p` of tensor `i` (stored bytes).
+    // Zero-copy view of plane `p` of tensor `i` (stored bytes), verified: throws
+    // FormatError(BadChecksum) naming the file, tensor and plane when its XXH3 does not match.
     std::span<const uint8_t> plane_data(size_t i, size_t p) const;
-    // The oiw4 planes of tensor `i`. Throws FormatError(BadEncoding) unless it is an uncompressed
-    // oiw4 tensor (Misaligned if a parse() buffer leaves the d plane unaligned for float).
+    // The stored bytes of plane `p` of tensor `i` without the checksum check (verify_planes, tests).
+    std::span<const uint8_t> unverified_plane_data(size_t i, size_t p) const;
+    // True when plane `p` of tensor `i` matches its XXH3; hashed once (a match is remembered,
+    // thread-safe), so later accesses cost nothing.
+    bool plane_intact(size_t i, size_t p) const;
+    // Throws FormatError(BadChecksum) naming the file, tensor and plane unless plane_intact(i, p).
+    void verify_plane(size_t i, size_t p) const;
+    // The oiw4 planes of tensor `i`, verified as plane_data. Throws FormatError(BadEncoding) unless
+    // it is an uncompressed oiw4 tensor (Misaligned if a parse() buffer leaves the d plane
+    // unaligned for float).
     Oiw4View oiw4_view(size_t i) const;
     // Throws FormatError(Unsupported) naming tensor `i` and the plane when one of its planes is compressed.
     void require_decoded(size_t i) const;
@@ -111,17 +122,21 @@ private:
     std::shared_ptr<const MappedFile> map_;
     std::span<const uint8_t> bytes_;
     uint32_t flags_ = 0, gguf_version_ = 3;
-    uint64_t data_offset_ = 0, header_xxh3_ = 0;
+    uint64_t data_offset_ = 0, header_xxh3_ = 0, dir_end_ = 0;
     Metadata kvs_, provenance_;
     std::vector<Oiw4Tensor> tensors_;
+    std::vector<size_t> first_plane_;  // per tensor: index of its plane 0 in verified_
+    std::shared_ptr<std::atomic<bool>[]> verified_;  // per plane: its XXH3 matched (shared by copies)
     void parse_image();
+    void check_layout() const;
 };
 
 struct PlaneMismatch {
     std::string tensor;
     std::string plane;
 };
-// Recomputes the XXH3-64 of every plane; returns the planes whose bytes do not match (empty: all good).
+// Recomputes the XXH3-64 of every plane not yet verified; returns the planes whose bytes do not
+// match (empty: all good).
 std::vector<PlaneMismatch> verify_planes(const Oiw4File& f);
 
 // Streams an OIW4 file: metadata and tensors first, then every tensor's planes in directory order.

@@ -1,12 +1,35 @@
 #!/usr/bin/env python3
 """Damages the zstd frame of the first plane of a compressed OIW4 file in place, leaving the
-header and directory valid (so only decoding can tell), for the hostile battery (oiw4.sh).
+header and directory valid (the plane's XXH3 and the header checksum are recomputed through
+libxxhash, so only decoding can tell), for the hostile battery (oiw4.sh).
 
   zframe.py FILE size        the frame declares one byte more or less than the plane holds
   zframe.py FILE truncate    the frame's final block is not marked last: the frame is cut short
 """
+import ctypes
 import struct
 import sys
+
+_xxh = ctypes.CDLL("libxxhash.so.0")
+_xxh.XXH3_64bits.restype = ctypes.c_uint64
+_xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+
+def xxh3(b):
+    return _xxh.XXH3_64bits(bytes(b), len(b))
+
+
+def reseal(data, off):
+    """Rewrites the XXH3 of the zstd plane at `off` in its directory entry (u32 codec=1, u32 0,
+    u64 offset, u64 size, u64 xxh3) and the header checksum (header [0, 56) + directory)."""
+    dir_size = struct.unpack_from("<Q", data, 24)[0]
+    entry = data.find(struct.pack("<IIQ", 1, 0, off), 64, 64 + dir_size)
+    if entry < 0:
+        sys.exit("zframe.py: the first plane's directory entry was not found")
+    size = struct.unpack_from("<Q", data, entry + 16)[0]
+    struct.pack_into("<Q", data, entry + 24, xxh3(data[off:off + size]))
+    struct.pack_into("<Q", data, 56, xxh3(data[0:56] + data[64:64 + dir_size]))
+
 
 path, mode = sys.argv[1], sys.argv[2]
 with open(path, "r+b") as f:
@@ -32,5 +55,6 @@ with open(path, "r+b") as f:
             k += 3 + (1 if (hdr >> 1) & 3 == 1 else hdr >> 3)
     else:
         sys.exit("zframe.py: unknown mode " + mode)
+    reseal(data, off)
     f.seek(0)
     f.write(data)

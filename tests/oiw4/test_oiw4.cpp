@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <regex>
 
 #include <fmt/format.h>
@@ -87,9 +89,10 @@ TEST(Oiw4Policy, DefaultEncodings) {
     const Model src = open_model(src_path);
     EXPECT_EQ(q4k.metadata(), src.metadata());
     EXPECT_EQ(q4k.gguf_version(), src.version());
-    ASSERT_EQ(q4k.provenance().size(), 5u);
+    ASSERT_EQ(q4k.provenance().size(), 6u);
     EXPECT_EQ(q4k.provenance()[0].key, "oiw4.source.name");
     EXPECT_EQ(*q4k.provenance()[2].value.as_string(), xxh3_hex(test::read_file(src_path)));
+    EXPECT_EQ(q4k.provenance()[3].key, "oiw4.source.tensor_xxh3");
 }
 
 TEST(Oiw4Layout, PlanesAlignedAndViewsMatchTheSource) {
@@ -290,6 +293,311 @@ TEST(Oiw4Corruption, HeaderAndDirectoryDamageIsOneError) {
     std::memcpy(b.data() + d_off, &off, 8);
     reseal(b);
     EXPECT_EQ(parse_error(b).kind(), ErrorKind::OutOfBounds);
+}
+
+// Offset of plane `p`'s entry (its offset field) in the directory of image `b`.
+size_t plane_entry(const std::vector<uint8_t>& b, const Oiw4Plane& p) {
+    uint8_t key[24];
+    std::memcpy(key, &p.offset, 8);
+    std::memcpy(key + 8, &p.size, 8);
+    std::memcpy(key + 16, &p.xxh3, 8);
+    const auto dir = b.begin() + 64;
+    const auto it = std::search(dir, dir + static_cast<int64_t>(u64_at(b, 24)), key, key + 24);
+    EXPECT_NE(it, dir + static_cast<int64_t>(u64_at(b, 24)));
+    return static_cast<size_t>(it - b.begin());
+}
+
+void set_u64(std::vector<uint8_t>& b, size_t off, uint64_t v) { std::memcpy(b.data() + off, &v, 8); }
+
+// The error of `f()`, which must throw FormatError.
+template <typename F>
+FormatError error_of(F&& f) {
+    try {
+        f();
+    } catch (const FormatError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "no error";
+    return FormatError(ErrorKind::Usage, "", "", "");
+}
+
+std::string all_encodings_file();  // below: raw, oiw4, q4kx8 and q4kx8-il4 tensors
+
+// One plane of each kind (raw data, oiw4 qs and d, q4kx8 blocks, q4kx8-il4 blocks) with one
+// byte flipped, each in its own copy of the file: every path that reads plane bytes refuses it,
+// naming the file, tensor and plane, and leaves no output.
+TEST(Oiw4Corruption, EveryReadChecksThePlane) {
+    const std::string path = all_encodings_file();
+    const auto clean = test::read_file(path);
+    const Oiw4File f = Oiw4File::parse(clean, path);
+    std::map<std::string, std::pair<size_t, size_t>> pick;  // "encoding/plane" -> (tensor, plane)
+    for (size_t i = 0; i < f.tensors().size(); ++i)
+        for (size_t p = 0; p < f.tensors()[i].planes.size(); ++p)
+            pick.emplace(std::string(encoding_name(f.tensors()[i].encoding)) + "/" + std::string(f.tensors()[i].planes[p].name), std::pair{i, p});
+    ASSERT_EQ(pick.size(), 5u);  // raw/data oiw4/qs oiw4/d q4kx8/blocks q4kx8-il4/blocks
+    const auto dir = test::temp_dir();
+    const std::string out = (dir / "out").string();
+    for (const auto& [kind, ip] : pick) {
+        SCOPED_TRACE(kind);
+        const auto [i, p] = ip;
+        const auto& t = f.tensors()[i];
+        auto b = clean;
+        b[t.planes[p].offset + t.planes[p].size / 3] ^= 0x04;
+        const std::string bad = (dir / "bad.oiw4").string();
+        test::write_file(bad, b);
+        const Oiw4File g = Oiw4File::open(bad);  // opening reads no plane
+        const std::string where = bad + ": tensor '" + t.info.name + "' plane '" + std::string(t.planes[p].name) + "': checksum mismatch";
+        const auto expect_named = [&](const FormatError& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::BadChecksum);
+            EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+        };
+        expect_named(error_of([&] { g.plane_data(i, p); }));
+        expect_named(error_of([&] { g.verify_plane(i, p); }));
+        EXPECT_FALSE(g.plane_intact(i, p));
+        if (t.encoding == Oiw4Encoding::Oiw4) expect_named(error_of([&] { g.oiw4_view(i); }));
+        const size_t other = i == 0 ? 1 : 0;
+        EXPECT_EQ(g.plane_data(other, 0).size(), g.tensors()[other].planes[0].size);  // the other planes still read
+        expect_named(error_of([&] { write_gguf_from_oiw4(g, out + ".gguf"); }));
+        for (unsigned threads : {1u, 2u}) {
+            CodecOptions o;
+            o.threads = threads;
+            expect_named(error_of([&] { compress_oiw4(g, out + ".z.oiw4", o); }));
+            expect_named(error_of([&] { decompress_oiw4(g, out + ".u.oiw4", o); }));  // copies plain planes
+        }
+        expect_named(error_of([&] { decode_plane(g, i, p); }));
+        EXPECT_EQ(test::listing(dir), std::vector<std::string>{"bad.oiw4"});
+    }
+}
+
+// A zstd plane whose frame bytes changed is refused by its XXH3 before zstd decodes it.
+TEST(Oiw4Corruption, ZstdPlaneCheckedBeforeDecoding) {
+    const std::string z = (test::temp_dir() / "z.oiw4").string();
+    compress_oiw4(Oiw4File::open(all_encodings_file()), z, {});
+    const Oiw4File zf = Oiw4File::open(z);
+    const auto i = static_cast<size_t>(zf.find_tensor("blk.0.ffn_down.weight"));
+    const auto& p = zf.tensors()[i].planes[0];
+    ASSERT_EQ(p.codec, Oiw4Codec::Zstd);
+    ASSERT_TRUE(decode_plane(zf, i, 0).size() == p.decoded_size);
+    auto b = test::read_file(z);
+    b[p.offset + p.size / 2] ^= 0x01;  // mid-frame: zstd alone might decode it and fail later
+    const std::string bad = (test::temp_dir() / "zbad.oiw4").string(), out = bad + ".out";
+    test::write_file(bad, b);
+    const Oiw4File g = Oiw4File::open(bad);
+    const std::string where = bad + ": tensor 'blk.0.ffn_down.weight' plane 'qs': checksum mismatch";
+    for (const FormatError& e : {error_of([&] { decode_plane(g, i, 0); }), error_of([&] { decompress_oiw4(g, out, {}); }),
+                                 error_of([&] { compress_oiw4(g, out, {}); })}) {
+        EXPECT_EQ(e.kind(), ErrorKind::BadChecksum);
+        EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(out));
+}
+
+// A plane is hashed once: after its first verified access the result is remembered (changing
+// the bytes of a parse() buffer afterwards goes unnoticed by design; --verify rehashes
+// unverified planes only). Copies of the file share what was verified.
+TEST(Oiw4Corruption, PlaneVerifiedOnceAtFirstAccess) {
+    auto b = test::read_file(convert(test::mini_requant("mini-llama", "Q4_0")));
+    const Oiw4File f = Oiw4File::parse(b, "once.oiw4");
+    const auto& pl = f.tensors()[1].planes[0];
+    b[pl.offset] ^= 0x01;
+    EXPECT_FALSE(f.plane_intact(1, 0));
+    EXPECT_EQ(verify_planes(f).size(), 1u);
+    b[pl.offset] ^= 0x01;
+    const Oiw4File copy = f;
+    EXPECT_EQ(f.plane_data(1, 0).size(), pl.size);  // verified now
+    b[pl.offset] ^= 0x01;
+    EXPECT_NO_THROW(copy.plane_data(1, 0));
+    EXPECT_TRUE(verify_planes(f).empty());
+}
+
+// The reader follows docs/OIW4.md strictly: no byte after the directory escapes the checksums.
+TEST(Oiw4Corruption, StrictLayout) {
+    const auto clean = image_of(test::mini_requant("mini-llama", "Q4_0"));
+    const Oiw4File f = Oiw4File::parse(clean, "clean.oiw4");
+    const uint64_t dir_end = 64 + u64_at(clean, 24);
+    ASSERT_LT(dir_end + 8, f.data_offset());  // room to grow the directory, and padding to damage
+    const auto expect_error = [](const std::vector<uint8_t>& b, ErrorKind kind, const std::string& what) {
+        const FormatError e = parse_error(b);
+        EXPECT_EQ(e.kind(), kind) << e.what();
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    };
+    // Trailing bytes after the last plane (file size field updated, header resealed).
+    auto b = clean;
+    b.push_back(0);
+    set_u64(b, 40, b.size());
+    reseal(b);
+    expect_error(b, ErrorKind::OutOfBounds, "bad.oiw4: data: 1 bytes after the end of the last plane at " + std::to_string(clean.size()));
+    // A non-zero byte in the padding after the directory, and in the padding after a plane.
+    b = clean;
+    b[f.data_offset() - 1] = 0x80;
+    expect_error(b, ErrorKind::BadData, fmt::format("non-zero byte at offset {} in the padding before tensor '", f.data_offset() - 1));
+    const auto padded = [&](const Oiw4Plane& p) { return (p.offset + p.size) % 4096 != 0 && p.offset + p.size < clean.size(); };
+    const auto it = std::find_if(f.tensors().begin(), f.tensors().end(), [&](const Oiw4Tensor& t) { return padded(t.planes[0]); });
+    ASSERT_NE(it, f.tensors().end());
+    const auto& pp = it->planes[0];
+    b = clean;
+    b[pp.offset + pp.size] = 1;
+    expect_error(b, ErrorKind::BadData, fmt::format("non-zero byte at offset {} in the padding", pp.offset + pp.size));
+    // A whole unreferenced page before the last plane (its offset moved, resealed).
+    const Oiw4Plane* last = &f.tensors()[0].planes[0];
+    for (const auto& t : f.tensors())
+        for (const auto& p : t.planes)
+            if (p.offset > last->offset) last = &p;
+    b = clean;
+    b.insert(b.begin() + static_cast<int64_t>(last->offset), 4096, 0);
+    set_u64(b, plane_entry(clean, *last), last->offset + 4096);
+    set_u64(b, 40, b.size());
+    reseal(b);
+    expect_error(b, ErrorKind::OutOfBounds, fmt::format("starts at {}, ", last->offset + 4096));
+    // Trailing bytes after the source metadata image inside the directory.
+    b = clean;
+    const uint64_t image = u64_at(clean, 64);
+    b.insert(b.begin() + static_cast<int64_t>(72 + image), 8, 0);
+    set_u64(b, 64, image + 8);
+    set_u64(b, 24, u64_at(clean, 24) + 8);
+    b.erase(b.begin() + static_cast<int64_t>(f.data_offset()), b.begin() + static_cast<int64_t>(f.data_offset()) + 8);  // out of the padding
+    reseal(b);
+    expect_error(b, ErrorKind::OutOfBounds, "bad.oiw4: directory: 8 trailing bytes after the source metadata image");
+    // The same edits undone parse: the cases above differ from a valid file only where stated.
+    EXPECT_NO_THROW(Oiw4File::parse(clean, "clean.oiw4"));
+}
+
+// A plane may not start inside the header or directory (docs/OIW4.md: at or after data_offset).
+TEST(Oiw4Corruption, PlaneAtOffsetZeroIsRefused) {
+    const auto clean = image_of(test::mini_requant("mini-llama", "Q4_0"));
+    const Oiw4File f = Oiw4File::parse(clean, "clean.oiw4");
+    const auto& t = f.tensors()[2];
+    auto b = clean;
+    set_u64(b, plane_entry(clean, t.planes[0]), 0);
+    reseal(b);
+    const FormatError e = parse_error(b);
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfBounds);
+    EXPECT_NE(std::string(e.what()).find(fmt::format("bad.oiw4: tensor '{}' plane '{}': bytes [0, +{}) are outside the data section [{}, ", t.info.name,
+                                                     t.planes[0].name, t.planes[0].size, f.data_offset())),
+              std::string::npos)
+        << e.what();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Provenance: --to-gguf against the recorded source
+
+// `in` rewritten with its planes as given by `plane(i, p, bytes)` (checksums recomputed) and the
+// provenance without `drop_key`.
+std::string rewrite(const Oiw4File& in, const std::string& out, const std::string& drop_key,
+                    const std::function<void(size_t, size_t, std::vector<uint8_t>&)>& plane = {}) {
+    std::vector<GgufKV> prov;
+    for (const auto& kv : in.provenance())
+        if (kv.key != drop_key) prov.push_back(kv);
+    Oiw4Writer w(out, {});
+    w.set_metadata(in.gguf_version(), in.metadata(), Metadata(prov));
+    for (const auto& t : in.tensors()) w.add_tensor(t.info, t.encoding);
+    for (size_t i = 0; i < in.tensors().size(); ++i)
+        for (size_t p = 0; p < in.tensors()[i].planes.size(); ++p) {
+            const auto d = in.plane_data(i, p);
+            std::vector<uint8_t> bytes(d.begin(), d.end());
+            if (plane) plane(i, p, bytes);
+            w.write_plane(bytes);
+        }
+    w.finish();
+    return out;
+}
+
+TEST(Oiw4Provenance, RecordsEverySourceTensorXxh3) {
+    const std::string src = test::mini_requant("mini-moe", "Q4_K_M");
+    const Oiw4File f = Oiw4File::open(convert(src));
+    const Model m = open_model(src);
+    const GgufKV* kv = nullptr;
+    for (const auto& k : f.provenance())
+        if (k.key == "oiw4.source.tensor_xxh3") kv = &k;
+    ASSERT_NE(kv, nullptr);
+    ASSERT_EQ(kv->value.elem_type(), GgufType::U64);
+    ASSERT_EQ(kv->value.count(), m.tensors().size());
+    for (size_t i = 0; i < m.tensors().size(); ++i) {
+        uint64_t h;
+        std::memcpy(&h, kv->value.raw().data() + 8 * i, 8);
+        const auto d = m.tensor_data(i);
+        EXPECT_EQ(h, XXH3_64bits(d.data(), d.size())) << m.tensors()[i].name;
+    }
+}
+
+TEST(Oiw4Provenance, ToGgufNamesTheFirstTensorThatDiffersFromTheSource) {
+    const Oiw4File f = Oiw4File::open(all_encodings_file());
+    const auto dir = test::temp_dir();
+    const std::string out = (dir / "out.gguf").string();
+    // Clean: identical, every tensor checked.
+    ToGgufResult r = write_gguf_from_oiw4(f, out);
+    EXPECT_TRUE(r.tensors_checked);
+    EXPECT_FALSE(r.lossless);  // ffn_down was requantized
+    EXPECT_TRUE(r.mismatch.empty()) << r.mismatch;
+    fs::remove(out);
+    // One byte of a q4kx8 plane (attn_k) and of a later raw plane changed, checksums valid: the
+    // first in tensor order is named, nothing is written.
+    const auto k = static_cast<size_t>(f.find_tensor("blk.0.attn_k.weight"));
+    size_t n = k + 1;  // the first raw tensor after it
+    while (n < f.tensors().size() && f.tensors()[n].encoding != Oiw4Encoding::Raw) ++n;
+    ASSERT_EQ(f.tensors()[k].encoding, Oiw4Encoding::Q4Kx8);
+    ASSERT_LT(n, f.tensors().size());
+    const std::string edited = rewrite(f, (dir / "edited.oiw4").string(), "", [&](size_t i, size_t, std::vector<uint8_t>& b) {
+        if (i == k || i == n) b[b.size() / 2] ^= 0x01;
+    });
+    r = write_gguf_from_oiw4(Oiw4File::open(edited), out);
+    EXPECT_NE(r.mismatch.find("tensor 'blk.0.attn_k.weight': rebuilt bytes hash to "), std::string::npos) << r.mismatch;
+    EXPECT_NE(r.mismatch.find("not identical to the source, nothing written"), std::string::npos) << r.mismatch;
+    EXPECT_TRUE(r.written.empty());
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Oiw4Provenance, FilesWithoutTensorChecksums) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_0");
+    const Oiw4File f = Oiw4File::open(convert(src));
+    const auto dir = test::temp_dir();
+    const std::string out = (dir / "out.gguf").string();
+    // An older file (no per-tensor key), intact: identical to the source.
+    const Oiw4File old = Oiw4File::open(rewrite(f, (dir / "old.oiw4").string(), "oiw4.source.tensor_xxh3"));
+    ToGgufResult r = write_gguf_from_oiw4(old, out);
+    EXPECT_TRUE(r.identical_to_source);
+    EXPECT_FALSE(r.tensors_checked);
+    EXPECT_TRUE(r.mismatch.empty());
+    EXPECT_TRUE(test::read_file(out) == test::read_file(src));
+    // Changed (checksums valid): written, but the mismatch is reported with both sizes and hashes.
+    const Oiw4File bad = Oiw4File::open(rewrite(f, (dir / "bad.oiw4").string(), "oiw4.source.tensor_xxh3", [](size_t i, size_t p, std::vector<uint8_t>& b) {
+        if (i == 1 && p == 0) b[0] ^= 0x11;
+    }));
+    r = write_gguf_from_oiw4(bad, out);
+    EXPECT_FALSE(r.identical_to_source);
+    const auto size = fs::file_size(src);
+    EXPECT_NE(r.mismatch.find(fmt::format("differs from the source recorded in the provenance (size {}, xxh3 ", size)), std::string::npos) << r.mismatch;
+    EXPECT_NE(r.mismatch.find(fmt::format("rebuilt: size {}, xxh3 ", size)), std::string::npos) << r.mismatch;
+    EXPECT_NE(r.mismatch.find("no per-tensor checksums"), std::string::npos) << r.mismatch;
+    // A per-tensor key of the wrong length is a format error naming it.
+    std::vector<GgufKV> prov(f.provenance().begin(), f.provenance().end());
+    for (auto& kv : prov)
+        if (kv.key == "oiw4.source.tensor_xxh3") kv.value = GgufValue::make_array(GgufType::U64, std::vector<uint8_t>(8), 1);
+    Oiw4Writer w((dir / "short.oiw4").string(), {});
+    w.set_metadata(f.gguf_version(), f.metadata(), Metadata(prov));
+    for (const auto& t : f.tensors()) w.add_tensor(t.info, t.encoding);
+    for (size_t i = 0; i < f.tensors().size(); ++i)
+        for (size_t p = 0; p < f.tensors()[i].planes.size(); ++p) w.write_plane(f.plane_data(i, p));
+    w.finish();
+    const FormatError e = error_of([&] { write_gguf_from_oiw4(Oiw4File::open((dir / "short.oiw4").string()), (dir / "s.gguf").string()); });
+    EXPECT_EQ(e.kind(), ErrorKind::BadKey);
+    EXPECT_NE(std::string(e.what()).find("oiw4.source.tensor_xxh3: must be a u64 array of "), std::string::npos) << e.what();
+}
+
+// A source not in ggml's layout (8 bytes after its last tensor): every tensor matches the
+// recorded checksums, so the rebuilt file is lossless but not identical, and not an error.
+TEST(Oiw4Provenance, SourceLayoutDiffersButEveryTensorMatches) {
+    const std::string dir = test::temp_dir().string();
+    auto b = test::read_file(test::mini_requant("mini-llama", "Q4_0"));
+    b.insert(b.end(), 8, 0);
+    const std::string src = dir + "/tail.gguf";
+    test::write_file(src, b);
+    const ToGgufResult r = write_gguf_from_oiw4(Oiw4File::open(convert(src)), dir + "/out.gguf");
+    EXPECT_TRUE(r.lossless);
+    EXPECT_TRUE(r.tensors_checked);
+    EXPECT_FALSE(r.identical_to_source);
+    EXPECT_TRUE(r.mismatch.empty()) << r.mismatch;
+    EXPECT_EQ(fs::file_size(dir + "/out.gguf"), b.size() - 8);
 }
 
 TEST(Oiw4Writer, RefusesWrongPlaneSizesAndLeavesNoFile) {

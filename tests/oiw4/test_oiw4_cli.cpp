@@ -1,5 +1,7 @@
 // oiw4-convert and gguf-inspect on .oiw4 files, run as processes: exit codes, one-line errors,
 // byte identity through the CLI, inspect's JSON planes (q4kx8 plane SHA-256 = ggml's golden).
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -8,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <xxhash.h>
 
 #include "libformat/oiw4/oiw4.h"
 #include "tests/support/helpers.h"
@@ -226,6 +229,99 @@ TEST(Oiw4Cli, JsonReports) {
     ASSERT_EQ(v.at("mismatches").size(), 1u);
     EXPECT_EQ(v.at("mismatches")[0].at("tensor"), f.tensors()[2].info.name);
     EXPECT_EQ(v.at("mismatches")[0].at("plane"), p.name);
+}
+
+// Every tool path that reads plane bytes refuses a damaged plane: exit 2, one line naming the
+// file, tensor and plane, no output. gguf-inspect without --hash reads no plane and still works.
+TEST(Oiw4Cli, DamagedPlaneIsExit2OnEveryPath) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_0");
+    const auto dir = test::temp_dir();
+    const std::string o = (dir / "c.oiw4").string(), bad = (dir / "bad.oiw4").string(), out = (dir / "out").string();
+    ASSERT_EQ(run(src + " " + o), 0);
+    auto b = test::read_file(o);
+    const Oiw4File f = Oiw4File::parse(b, o);
+    const auto& p = f.tensors()[static_cast<size_t>(f.find_tensor("blk.0.attn_q.weight"))].planes[1];
+    ASSERT_EQ(p.name, "d");
+    b[p.offset + 5] ^= 0x20;
+    test::write_file(bad, b);
+    const std::string inspect = test::tool_path("gguf-inspect") + " " + bad;
+    const std::string where = bad + ": tensor 'blk.0.attn_q.weight' plane 'd': checksum mismatch";
+    for (const std::string& cmd : {tool() + " --to-gguf " + bad + " " + out, tool() + " --compress " + bad + " " + out,
+                                   tool() + " --decompress " + bad + " " + out, inspect + " --hash", inspect + " --hash sha256",
+                                   inspect + " --json --hash xxh3", test::tool_path("oiw4-check") + " " + src + " " + bad}) {
+        SCOPED_TRACE(cmd);
+        std::string text;
+        EXPECT_EQ(test::run(cmd, &text, true), 2) << text;
+        EXPECT_EQ(lines(text), 1u) << text;
+        EXPECT_NE(text.find(where), std::string::npos) << text;
+        EXPECT_FALSE(fs::exists(out));
+    }
+    std::string text;
+    EXPECT_EQ(test::run(inspect, &text, true), 0) << text;
+    // A zstd plane: the frame is checked before it is decoded.
+    const std::string z = (dir / "z.oiw4").string();
+    ASSERT_EQ(run("--compress " + o + " " + z), 0);
+    b = test::read_file(z);
+    const Oiw4File zf = Oiw4File::parse(b, z);
+    const auto& zp = zf.tensors()[3].planes[0];
+    b[zp.offset + zp.size / 2] ^= 0x01;
+    test::write_file(bad, b);
+    const std::string zwhere = bad + ": tensor '" + zf.tensors()[3].info.name + "' plane '" + std::string(zp.name) + "': checksum mismatch";
+    for (const std::string& cmd : {tool() + " --decompress " + bad + " " + out, tool() + " --compress=5 " + bad + " " + out, inspect + " --hash"}) {
+        SCOPED_TRACE(cmd);
+        EXPECT_EQ(test::run(cmd, &text, true), 2) << text;
+        EXPECT_EQ(lines(text), 1u) << text;
+        EXPECT_NE(text.find(zwhere), std::string::npos) << text;
+        EXPECT_FALSE(fs::exists(out));
+    }
+}
+
+// Plane `p` of `f` in image `b` with byte `at` flipped and its checksum (and the header's) made to
+// match, as if the file had been written that way.
+void rewrite_plane_byte(std::vector<uint8_t>& b, const Oiw4Plane& p, uint64_t at) {
+    uint8_t key[24];
+    std::memcpy(key, &p.offset, 8);
+    std::memcpy(key + 8, &p.size, 8);
+    std::memcpy(key + 16, &p.xxh3, 8);
+    uint64_t dir_size;
+    std::memcpy(&dir_size, b.data() + 24, 8);
+    const auto entry = std::search(b.begin() + 64, b.begin() + 64 + static_cast<int64_t>(dir_size), key, key + 24);
+    ASSERT_NE(entry, b.begin() + 64 + static_cast<int64_t>(dir_size));
+    b[p.offset + at] ^= 0x01;
+    const uint64_t h = XXH3_64bits(b.data() + p.offset, p.size);
+    std::memcpy(&*entry + 16, &h, 8);
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, b.data(), 56);
+    XXH3_64bits_update(st, b.data() + 64, dir_size);
+    const uint64_t hh = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    std::memcpy(b.data() + 56, &hh, 8);
+}
+
+// Planes intact but not the source's (checksums rewritten): --to-gguf exits 1 naming the tensor.
+TEST(Oiw4Cli, ToGgufDifferingFromTheRecordedSourceIsExit1) {
+    const std::string src = test::mini_requant("mini-llama", "Q4_K_M");
+    const auto dir = test::temp_dir();
+    const std::string o = (dir / "p.oiw4").string(), g = (dir / "p.gguf").string();
+    ASSERT_EQ(run(src + " " + o), 0);
+    auto b = test::read_file(o);
+    const Oiw4File f = Oiw4File::parse(b, o);
+    const auto i = static_cast<size_t>(f.find_tensor("blk.1.attn_v.weight"));
+    rewrite_plane_byte(b, f.tensors()[i].planes[0], 100);
+    test::write_file(o, b);
+    std::string out;
+    ASSERT_EQ(run("--verify " + o, &out), 0) << out;  // the planes are intact
+    EXPECT_EQ(run("--to-gguf " + o + " " + g, &out), 1) << out;
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_EQ(out.rfind("oiw4-convert: " + o + ": tensor 'blk.1.attn_v.weight': rebuilt bytes hash to ", 0), 0u) << out;
+    EXPECT_FALSE(fs::exists(g));
+    ASSERT_EQ(test::run(tool() + " --to-gguf " + o + " " + g + " --json 2>/dev/null", &out), 1) << out;
+    const auto j = nlohmann::json::parse(out);
+    EXPECT_EQ(j.at("identical_to_source"), false);
+    EXPECT_EQ(j.at("tensors_checked"), true);
+    EXPECT_NE(j.at("mismatch").get<std::string>().find("tensor 'blk.1.attn_v.weight'"), std::string::npos) << out;
+    EXPECT_FALSE(fs::exists(g));
 }
 
 TEST(Oiw4Cli, InspectShowsEncodingsAndPlanes) {

@@ -1,5 +1,6 @@
 // gguf-inspect on an .oiw4 file: header, provenance, and per tensor its encoding, planes (offset,
-// size, codec, stored XXH3-64, optional digest) and bytes read per token.
+// size, codec, stored XXH3-64, optional digest) and bytes read per token. With --hash every plane
+// is checked against its stored XXH3 first (a mismatch is an error naming the plane, exit 2).
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +75,7 @@ std::string render_json(const Oiw4File& f, const std::vector<uint64_t>& bpt, con
             w.field("size", pl.size);
             w.field("decoded_size", pl.decoded_size);
             w.field("xxh3", fmt::format("{:016x}", pl.xxh3));
+            if (!algo.empty()) f.verify_plane(i, p);  // --hash: the stored xxh3 shown is the bytes'
             if (algo == "sha256") w.field("sha256", digest(f.plane_data(i, p), algo));
             w.end_object();
         }

@@ -188,11 +188,22 @@ int verify(const Options& o) {
     return bad.empty() ? kExitOk : kExitDiffers;
 }
 
+// The --to-gguf verdict in words.
+std::string to_gguf_verdict(const ToGgufResult& r) {
+    if (!r.mismatch.empty()) return "NOT identical to the source GGUF";
+    if (r.identical_to_source) return "byte-identical to the source GGUF";
+    if (!r.lossless) return "lossy";
+    return r.tensors_checked ? "lossless: every tensor equals the source's (source layout differs)"
+                             : "lossless encodings (no source checksums recorded to compare with)";
+}
+
 int to_gguf(const Options& o) {
     need_files(o, 2, "--to-gguf IN.oiw4 OUT.gguf");
     const Oiw4File f = Oiw4File::open(o.files[0]);
     const ToGgufResult r = write_gguf_from_oiw4(f, o.files[1], split_options(o.split));
     for (const auto& w : r.warnings) fmt::print(stderr, "oiw4-convert: warning: {}\n", escape_text(w));
+    if (!r.mismatch.empty()) fmt::print(stderr, "oiw4-convert: {}: {}\n", escape_text(f.path()), escape_text(r.mismatch));
+    const int rc = r.mismatch.empty() ? kExitOk : kExitDiffers;
     if (o.json) {
         json::Writer j;
         j.begin_object();
@@ -200,18 +211,22 @@ int to_gguf(const Options& o) {
         j.field("output", o.files[1]);
         j.field("tensors", f.tensors().size());
         j.field("lossless", r.lossless);
+        j.field("tensors_checked", r.tensors_checked);
         j.field("identical_to_source", r.identical_to_source);
+        j.key("mismatch");
+        if (r.mismatch.empty()) j.null();
+        else j.value(r.mismatch);
         j.key("warnings");
         j.begin_array();
         for (const auto& w : r.warnings) j.value(w);
         j.end_array();
         j.end_object();
         fmt::print("{}\n", j.str());
-        return kExitOk;
+        return rc;
     }
-    fmt::print("wrote {}: {} tensors, {}\n", written_text(r.written), f.tensors().size(),
-               r.identical_to_source ? "byte-identical to the source GGUF" : r.lossless ? "lossless (source layout differs)" : "lossy");
-    return kExitOk;
+    if (r.written.empty()) return rc;
+    fmt::print("wrote {}: {} tensors, {}\n", written_text(r.written), f.tensors().size(), to_gguf_verdict(r));
+    return rc;
 }
 
 int codec(const Options& o) {
