@@ -205,7 +205,7 @@ TEST(AtomicFile, CompletedTempFilesPastTheCapAreNamedAndClosed) {
 // every target replaced and no temp file left. The race is retried; the test is skipped if the
 // signal never lands inside the renames.
 TEST(AtomicFile, SignalDuringPublishIsHeldUntilTheLastRename) {
-    constexpr int kFiles = 1500;
+    constexpr int kFiles = 800;
     for (int attempt = 0; attempt < 5; ++attempt) {
         const fs::path dir = test::temp_dir();
         const auto target = [&](int i) { return (dir / fmt::format("f{:04d}", i)).string(); };
