@@ -7,6 +7,8 @@
 #include <cstring>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "converters/matmul/kernels.h"
 #include "converters/repack/repack.h"
 #include "converters/matmul/reference.h"
@@ -14,6 +16,7 @@
 #include "converters/quant/quantize_impl.h"
 #include "converters/quant/quants.h"
 #include "libformat/fp16.h"
+#include "tests/support/helpers.h"
 
 namespace oiw::matmul {
 namespace {
@@ -112,6 +115,96 @@ TEST(MatmulReference, Q1_0AndNvfp4HandComputed) {
     EXPECT_EQ(dot_integer(GgmlType::NVFP4, &nv, quantize_activation(GgmlType::Q8_0, xn.data(), 64)), static_cast<float>(expect_nv));
 }
 
+// Activation quantization of non-integer input, by hand. ggml rounds Q8_K with nearest_int (half
+// to even: the 1.5 * 2^23 trick) and Q8_0 / Q8_1 with roundf (half away from zero), so the two
+// differ exactly on ties. x[0] = -254 is the largest magnitude:
+//   Q8_K: iscale = -127 / -254 = 0.5, d = 1 / 0.5 = 2;  Q8_0: d = 254 / 127 = 2, id = 0.5.
+//   x      x * 0.5   Q8_K (half even)   Q8_0 (half away)
+//   -254   -127      -127               -127
+//    5      2.5       2                  3
+//   -5     -2.5      -2                 -3
+//    7      3.5       4                  4
+//    3.3    1.65      2                  2
+//    1.6    0.8       1                  1
+//   -0.9   -0.45      0                  0
+//    1      0.5       0                  1
+//   -3     -1.5      -2                 -2
+// Q8_K bsums[0] = -127 + 2 - 2 + 4 + 2 + 1 + 0 + 0 - 2 = -122 (the other 15 groups are 0).
+// Truncation would give 1 for 1.65 and 0 for 0.8; a 128-based scale would give -128 for x[0].
+TEST(MatmulReference, ActivationQuantizationRoundsFractionsByHand) {
+    std::vector<float> x(256, 0.f);
+    const float head[] = {-254.f, 5.f, -5.f, 7.f, 3.3f, 1.6f, -0.9f, 1.f, -3.f};
+    std::copy(std::begin(head), std::end(head), x.begin());
+    const QuantizedVector k = quantize_activation(GgmlType::Q8_K, x.data(), 256);
+    block_q8_K bk;
+    ASSERT_EQ(k.bytes.size(), sizeof(bk));
+    std::memcpy(&bk, k.bytes.data(), sizeof(bk));
+    EXPECT_EQ(bk.d, 2.f);
+    const int8_t want_k[] = {-127, 2, -2, 4, 2, 1, 0, 0, -2};
+    for (int j = 0; j < 9; ++j) EXPECT_EQ(bk.qs[j], want_k[j]) << "Q8_K element " << j << " x " << x[j];
+    for (int j = 9; j < 256; ++j) ASSERT_EQ(bk.qs[j], 0) << j;
+    EXPECT_EQ(bk.bsums[0], -122);
+    for (int j = 1; j < 16; ++j) EXPECT_EQ(bk.bsums[j], 0);
+
+    const QuantizedVector q = quantize_activation(GgmlType::Q8_0, x.data(), 32);
+    block_q8_0 b0;
+    ASSERT_EQ(q.bytes.size(), sizeof(b0));
+    std::memcpy(&b0, q.bytes.data(), sizeof(b0));
+    EXPECT_EQ(b0.d, 0x4000);  // fp16 2.0
+    const int8_t want_0[] = {-127, 3, -3, 4, 2, 1, 0, 1, -2};
+    for (int j = 0; j < 9; ++j) EXPECT_EQ(b0.qs[j], want_0[j]) << "Q8_0 element " << j << " x " << x[j];
+    // The same through the integer dot: Q8_0 weights all 1 (d = 1) sum the activation's quants:
+    // d_x * sum(q) = 2 * (-127 + 3 - 3 + 4 + 2 + 1 + 0 + 1 - 2) = -242.
+    block_q8_0 ones{0x3C00, {}};
+    std::memset(ones.qs, 1, sizeof(ones.qs));
+    EXPECT_EQ(dot_integer(GgmlType::Q8_0, &ones, q), -242.f);
+
+    // A positive maximum flips Q8_K's sign: x = {127, 2.5, -2.5, 0.5}: iscale = -1, d = -1,
+    // q = {-127, -2, 2, 0} (-2.5 and 2.5 to even, -0.5 to -0 = 0).
+    std::vector<float> y(256, 0.f);
+    y[0] = 127.f, y[1] = 2.5f, y[2] = -2.5f, y[3] = 0.5f;
+    const QuantizedVector k2 = quantize_activation(GgmlType::Q8_K, y.data(), 256);
+    std::memcpy(&bk, k2.bytes.data(), sizeof(bk));
+    EXPECT_EQ(bk.d, -1.f);
+    EXPECT_EQ(bk.qs[0], -127);
+    EXPECT_EQ(bk.qs[1], -2);
+    EXPECT_EQ(bk.qs[2], 2);
+    EXPECT_EQ(bk.qs[3], 0);
+    EXPECT_EQ(bk.bsums[0], -127);
+}
+
+// ggml's own activation quantizers on non-integer input (tests/data/golden/q8-activations.json,
+// written by scripts/make-q8-goldens from ggml's quantize_row_q8_0_ref / q8_1_ref / q8_K_ref):
+// exact .5 ties after scaling, values one ulp beside them, fractions, tiny values and denormals,
+// signed zeros, positive and negative block maxima, one large outlier per block, zero blocks.
+TEST(MatmulReference, ActivationQuantizationMatchesGgmlOnFractions) {
+    const auto text = test::read_file(test::data_path("golden/q8-activations.json"));
+    const auto j = nlohmann::json::parse(text.begin(), text.end());
+    auto unhex = [](const std::string& h) {
+        std::vector<uint8_t> b(h.size() / 2);
+        for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(std::stoul(h.substr(2 * i, 2), nullptr, 16));
+        return b;
+    };
+    const int64_t n = j.at("n").get<int64_t>();
+    const std::vector<uint8_t> in = unhex(j.at("input_f32le").get<std::string>());
+    ASSERT_EQ(in.size(), static_cast<size_t>(n) * 4);
+    std::vector<float> x(static_cast<size_t>(n));
+    std::memcpy(x.data(), in.data(), in.size());
+    for (const auto& [key, type] : {std::pair<const char*, GgmlType>{"q8_0", GgmlType::Q8_0}, {"q8_1", GgmlType::Q8_1}, {"q8_K", GgmlType::Q8_K}}) {
+        const std::vector<uint8_t> want = unhex(j.at(key).get<std::string>());
+        const QuantizedVector got = quantize_activation(type, x.data(), n);
+        ASSERT_EQ(got.bytes.size(), want.size()) << key;
+        const size_t bs = traits(type).type_size;
+        for (size_t i = 0; i < want.size(); ++i) {
+            if (got.bytes[i] == want[i]) continue;
+            const size_t block = i / bs, first = block * static_cast<size_t>(traits(type).block_size);
+            ADD_FAILURE() << key << ": byte " << i % bs << " of block " << block << " (elements from " << first
+                          << ", first x " << x[first] << ") is " << int(got.bytes[i]) << ", ggml wrote " << int(want[i]);
+            break;
+        }
+    }
+}
+
 // Every type with an integer path: with activations the partner represents exactly, the integer
 // path equals the exact semantics up to fp32 rounding of the scaled sums (a wrong nibble order,
 // scale or sign would be off by far more).
@@ -208,14 +301,20 @@ struct Oiw4Fixture {
     }
 };
 
-std::vector<Isa> isas() {
-    std::vector<Isa> out;
-    for (const Isa i : {Isa::Scalar, Isa::Avx1, Isa::Avx2})
-        if (cpu_runs(i)) out.push_back(i);
-    return out;
-}
+// The GEMV kernel tests run once per instruction set; an instance whose ISA this CPU lacks is
+// skipped with a message naming it (in the test output and ctest's list of skipped tests).
+class MatmulKernels : public ::testing::TestWithParam<Isa> {
+protected:
+    void SetUp() override {
+        if (!cpu_runs(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not on this CPU: its kernels are not tested here";
+    }
+};
 
-TEST(MatmulKernels, Oiw4BitIdenticalToReferenceOnOddSizes) {
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulKernels, ::testing::Values(Isa::Scalar, Isa::Avx1, Isa::Avx2),
+                         [](const ::testing::TestParamInfo<Isa>& i) { return std::string(isa_name(i.param)); });
+
+TEST_P(MatmulKernels, Oiw4BitIdenticalToReferenceOnOddSizes) {
+    const Isa isa = GetParam();
     std::mt19937_64 rng(11);
     for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 32}, {3, 32}, {3, 96}, {65, 2048}, {8, 4096}}) {
         Oiw4Fixture f(rng, rows, cols);
@@ -231,41 +330,39 @@ TEST(MatmulKernels, Oiw4BitIdenticalToReferenceOnOddSizes) {
         for (int v = 0; v < kMaxBatch; ++v)
             for (int64_t r = 0; r < rows; ++r)
                 ref[v * rows + r] = oiw4_dot_ref(f.qs.data() + r * cols / 2, f.d.data() + r * cols / 32, acts[v]);
-        for (const Isa isa : isas()) {
-            for (const int threads : {1, 2, 7}) {
-                for (int b = 1; b <= kMaxBatch; ++b) {
-                    for (const bool two : {false, true}) {
-                        if (two && b > 1) continue;
-                        std::vector<float> y(static_cast<size_t>(rows * b), -1.f);
-                        oiw4_gemv(isa, f.w, ap.data(), b, y.data(), threads, two);
-                        EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0)
-                            << isa_name(isa) << " rows " << rows << " cols " << cols << " threads " << threads
-                            << " batch " << b << (two ? " 2-row" : "");
-                    }
+        for (const int threads : {1, 2, 7}) {
+            for (int b = 1; b <= kMaxBatch; ++b) {
+                for (const bool two : {false, true}) {
+                    if (two && b > 1) continue;
+                    std::vector<float> y(static_cast<size_t>(rows * b), -1.f);
+                    oiw4_gemv(isa, f.w, ap.data(), b, y.data(), threads, two);
+                    EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0)
+                        << isa_name(isa) << " rows " << rows << " cols " << cols << " threads " << threads
+                        << " batch " << b << (two ? " 2-row" : "");
                 }
             }
         }
     }
 }
 
-TEST(MatmulKernels, Q4_0BaselineMatchesReference) {
+TEST_P(MatmulKernels, Q4_0BaselineMatchesReference) {
+    const Isa isa = GetParam();
     std::mt19937_64 rng(5);
     const int64_t rows = 5, cols = 256;
     const auto wf = normal(rng, rows * cols), x = normal(rng, cols);
     std::vector<block_q4_0> b(rows * cols / 32);
     quantize_chunk_ref(GgmlType::Q4_0, wf.data(), b.data(), rows, cols, nullptr);
     const QuantizedVector q = quantize_activation(GgmlType::Q8_0, x.data(), cols);
-    for (const Isa isa : isas()) {
-        std::vector<float> y(rows);
-        q4_0_gemv(isa, b.data(), rows, cols, unpack_q8_0(q), y.data(), 2);
-        for (int64_t r = 0; r < rows; ++r) {
-            const float ref = dot_integer(GgmlType::Q4_0, &b[r * cols / 32], q);
-            EXPECT_EQ(std::memcmp(&y[r], &ref, 4), 0) << isa_name(isa) << " row " << r;
-        }
+    std::vector<float> y(rows);
+    q4_0_gemv(isa, b.data(), rows, cols, unpack_q8_0(q), y.data(), 2);
+    for (int64_t r = 0; r < rows; ++r) {
+        const float ref = dot_integer(GgmlType::Q4_0, &b[r * cols / 32], q);
+        EXPECT_EQ(std::memcmp(&y[r], &ref, 4), 0) << isa_name(isa) << " row " << r;
     }
 }
 
-TEST(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
+TEST_P(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
+    const Isa isa = GetParam();
     std::mt19937_64 rng(9);
     for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{8, 256}, {24, 768}}) {
         const auto wf = normal(rng, rows * cols);
@@ -284,14 +381,12 @@ TEST(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
         std::vector<float> x = normal(rng, cols);
         for (auto& e : x) e *= std::exp(normal(rng, 1)[0]);
         const QuantizedVector q = quantize_activation(GgmlType::Q8_K, x.data(), cols);
-        for (const Isa isa : isas()) {
-            for (const int threads : {1, 3}) {
-                std::vector<float> y(rows);
-                q4kx8_gemv(isa, Q4Kx8View{x8.data(), rows, cols}, unpack_q8_K(q), y.data(), threads);
-                for (int64_t r = 0; r < rows; ++r) {
-                    const float ref = dot_integer(GgmlType::Q4_K, &src[r * kb], q);
-                    EXPECT_EQ(std::memcmp(&y[r], &ref, 4), 0) << isa_name(isa) << " row " << r;
-                }
+        for (const int threads : {1, 3}) {
+            std::vector<float> y(rows);
+            q4kx8_gemv(isa, Q4Kx8View{x8.data(), rows, cols}, unpack_q8_K(q), y.data(), threads);
+            for (int64_t r = 0; r < rows; ++r) {
+                const float ref = dot_integer(GgmlType::Q4_K, &src[r * kb], q);
+                EXPECT_EQ(std::memcmp(&y[r], &ref, 4), 0) << isa_name(isa) << " row " << r;
             }
         }
     }
@@ -303,13 +398,11 @@ TEST(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
 namespace oiw::matmul {
 namespace {
 
-TEST(MatmulKernels, EmptyRowsGiveZero) {
+TEST_P(MatmulKernels, EmptyRowsGiveZero) {
     const Q8KAct a = unpack_q8_K(quantize_activation(GgmlType::Q8_K, nullptr, 0));
-    for (const Isa isa : isas()) {
-        std::vector<float> y(8, -1.f);
-        q4kx8_gemv(isa, Q4Kx8View{nullptr, 8, 0}, a, y.data(), 2);
-        EXPECT_EQ(y, std::vector<float>(8, 0.f)) << isa_name(isa);
-    }
+    std::vector<float> y(8, -1.f);
+    q4kx8_gemv(GetParam(), Q4Kx8View{nullptr, 8, 0}, a, y.data(), 2);
+    EXPECT_EQ(y, std::vector<float>(8, 0.f)) << isa_name(GetParam());
 }
 
 }  // namespace

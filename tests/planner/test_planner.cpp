@@ -2,6 +2,7 @@
 // the quality point (a plan at a preset's exact file size has a lower error than the preset).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -61,6 +62,64 @@ TEST(PlannerSolve, ExactAgainstBruteForceOnRandomInstances) {
     }
 }
 
+// With a grid unit > 1 (gguf-plan's file-size budgets use the data alignment) and budgets that
+// are mostly not multiples of it: with costs multiples of the unit the result is still exact, and
+// with any costs it never exceeds the budget (the budget is rounded down to the grid, never up).
+TEST(PlannerSolve, GridUnitAboveOneNeverExceedsAnUnalignedBudget) {
+    std::mt19937_64 rng(21);
+    int unaligned = 0;
+    for (int round = 0; round < 600; ++round) {
+        const uint64_t unit = std::array<uint64_t, 3>{2, 7, 32}[round % 3];
+        const bool aligned_costs = round % 2 == 0;
+        std::vector<KnapsackItem> items(1 + rng() % 6);
+        uint64_t lo = 0, hi = 0;
+        for (auto& item : items) {
+            item.resize(1 + rng() % 4);
+            uint64_t a = UINT64_MAX, b = 0;
+            for (auto& c : item) {
+                c.cost = aligned_costs ? unit * (1 + rng() % 12) : 1 + rng() % (12 * unit);
+                c.value = static_cast<double>(rng() % 1000) / 100;
+                a = std::min(a, c.cost), b = std::max(b, c.cost);
+            }
+            lo += a, hi += b;
+        }
+        const uint64_t budget = lo + rng() % (hi - lo + 1);
+        unaligned += (budget - lo) % unit != 0;
+        const KnapsackResult r = solve_knapsack(items, budget, unit);
+        ASSERT_EQ(r.unit, unit);
+        uint64_t cost = 0;
+        for (size_t i = 0; i < items.size(); ++i) cost += items[i][r.choice[i]].cost;
+        EXPECT_EQ(cost, r.cost);
+        EXPECT_LE(r.cost, budget) << "round " << round << " unit " << unit;
+        const double best = brute_force(items, budget);
+        if (aligned_costs) EXPECT_DOUBLE_EQ(r.value, best) << "round " << round << " unit " << unit;
+        else EXPECT_GE(r.value, best - 1e-9) << "round " << round;  // sums in another order
+    }
+    EXPECT_GT(unaligned, 400);  // the sweep is mostly budgets off the grid
+}
+
+// One instance worked by hand: unit 32, base cost 32 per item, budget 64 + 63. The extra room is
+// 63 bytes = 1 cell (63 / 32 rounded down): one item may step up by 32 bytes, not two (that
+// would cost 128 > 127).
+TEST(PlannerSolve, BudgetIsRoundedDownToTheGrid) {
+    const std::vector<KnapsackItem> items(2, KnapsackItem{{32, 5}, {64, 1}});
+    const KnapsackResult r = solve_knapsack(items, 127, 32);
+    EXPECT_EQ(r.unit, 32u);
+    EXPECT_EQ(r.cost, 96u);
+    EXPECT_DOUBLE_EQ(r.value, 6);
+    EXPECT_EQ(solve_knapsack(items, 128, 32).cost, 128u);
+    EXPECT_EQ(solve_knapsack(items, 95, 32).cost, 64u);
+}
+
+// The grid step (solve.h): the largest multiple of min_unit with n * step <= 0.1% of the cheapest
+// total, at least min_unit. Two items of cheapest cost 100,000: 200,000 / 1000 / 2 = 100.
+TEST(PlannerSolve, GridStepIsAMultipleOfTheMinimumUnit) {
+    const std::vector<KnapsackItem> items(2, KnapsackItem{{100000, 2}, {100000 + 32 * 40, 1}});
+    EXPECT_EQ(solve_knapsack(items, 300000, 1).unit, 100u);
+    EXPECT_EQ(solve_knapsack(items, 300000, 32).unit, 96u);
+    EXPECT_EQ(solve_knapsack(items, 300000, 128).unit, 128u);
+}
+
 TEST(PlannerSolve, LagrangianBoundIsTightOnAConvexInstance) {
     // Two identical items, values on a line: the relaxation's optimum is the integer optimum.
     const std::vector<KnapsackItem> items(2, KnapsackItem{{10, 4}, {20, 2}, {30, 0}});
@@ -114,6 +173,35 @@ TEST(Planner, LargerBudgetNeverGivesLargerErrorAndNeverExceedsIt) {
         EXPECT_LE(r.lower_bound, r.error + 1e-12);
         last = r.error;
     }
+}
+
+// File-size budgets that are not a whole number of grid units above the fixed part of the file
+// (file sizes move in steps of the 32-byte alignment): the plan's predicted size, and the size
+// gguf-requant's dry run computes for executing that plan, never exceed the budget. 300
+// budgets between the Q2_K and Q8_0 file sizes, each 1..31 bytes past a size a plan can have.
+TEST(Planner, UnalignedFileSizeBudgetsAreNeverExceeded) {
+    const PlanTable& t = table_of(kLlama);
+    ASSERT_EQ(t.alignment, 32u);
+    const Model in = open_model(path_of(kLlama.model));
+    const uint64_t lo = preset_job(kLlama, "Q2_K").file_size, hi = preset_job(kLlama, "Q8_0").file_size;
+    const int n = 300;
+    int tight = 0, dry_runs = 0;
+    for (int k = 0; k < n; ++k) {
+        const uint64_t above = (hi - lo) * static_cast<uint64_t>(k) / n + lo - t.fixed_file_bytes;
+        const uint64_t b = t.fixed_file_bytes + above / 32 * 32 + 1 + static_cast<uint64_t>(k % 31);
+        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(b)}, {}, {}, {}});
+        ASSERT_GT(r.grid_unit, 1u);
+        ASSERT_LE(r.file_size, b) << "budget " << b << " (" << k << " of the sweep)";
+        const bool is_tight = b - r.file_size < r.grid_unit;
+        tight += is_tight;
+        if (!is_tight && k % 100 != 0) continue;
+        RequantOptions ro = requant_options_for(plan_file_of(t, r), path_of(kLlama.imatrix));
+        ro.dry_run = true;
+        EXPECT_EQ(prepare_requant(in, ro).file_size, r.file_size) << "budget " << b;
+        ++dry_runs;
+    }
+    EXPECT_GT(tight, 0);  // some plans fill their budget to within a grid unit
+    fmt::print("{} unaligned budgets, {} plans within a grid unit of theirs, {} dry runs\n", n, tight, dry_runs);
 }
 
 TEST(Planner, BpwAndBytesPerTokenBudgetsHold) {
