@@ -32,9 +32,12 @@ expect_err_one_line
 case "$(ldd "$BIN/gguf-requant")" in *libasan*) LIMIT=() ;; *) LIMIT=(prlimit --as=4000000000) ;; esac
 hostile_case "--threads 10000" 0 "${LIMIT[@]}" "$BIN/gguf-requant" "$M" "$TMP/t.gguf" --preset Q8_0 --threads 10000
 chmod 777 "$TMP"
+# As root the tool runs as nobody, who may not reach the build tree (a clone in a 0700 directory):
+# the tool and the model are copied into $TMP first.
 if [ "$(id -u)" = 0 ]; then DROP=(setpriv --reuid=65534 --regid=65534 --clear-groups); else DROP=(); fi
+cp "$BIN/gguf-requant" "$M" "$TMP/" && chmod a+r "$TMP/$(basename "$M")"
 hostile_case "no thread can be created" 2 env ASAN_OPTIONS=detect_leaks=0 prlimit --nproc=1 "${DROP[@]}" \
-    "$BIN/gguf-requant" "$M" "$TMP/n.gguf" --preset Q8_0 --threads 4
+    "$TMP/gguf-requant" "$TMP/$(basename "$M")" "$TMP/n.gguf" --preset Q8_0 --threads 4
 expect_err_contains "cannot create worker thread 1 of"
 expect_err_one_line
 expect_no_file "$TMP/n.gguf"

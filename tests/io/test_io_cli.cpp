@@ -52,21 +52,28 @@ TEST(ToolIo, HugeThreadCountIsCapped) {
 }
 
 // No thread can be created (RLIMIT_NPROC 1 as an unprivileged user): one line, exit 2, no output.
+// As root the tool runs as nobody, which may not reach the build tree (a clone in a 0700
+// directory): the tool and the model are copied into a directory everyone can use.
 TEST(ToolIo, ThreadCreationFailureIsOneLine) {
-    std::string tmpl = "/tmp/oiw-nproc-XXXXXX";  // searchable by the unprivileged user
+    std::string tmpl = "/tmp/oiw-nproc-XXXXXX";
     ASSERT_TRUE(::mkdtemp(tmpl.data()));
-    const fs::path dir = tmpl;
+    const fs::path dir = tmpl, out_dir = dir / "out";
+    fs::create_directory(out_dir);
     fs::permissions(dir, fs::perms::all);
-    const std::string out = (dir / "o.gguf").string();
+    fs::permissions(out_dir, fs::perms::all);
+    const fs::path tool = dir / "gguf-requant", model = dir / "m.gguf";
+    fs::copy_file(test::tool_path("gguf-requant"), tool);
+    fs::copy_file(kModel, model);
+    fs::permissions(model, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
     const std::string drop = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
     std::string log;
-    EXPECT_EQ(test::run("ASAN_OPTIONS=detect_leaks=0 timeout 60 prlimit --nproc=1 " + drop + test::tool_path("gguf-requant") + " " + q(kModel) + " " + q(out) +
-                            " --preset Q8_0 --threads 2",
+    EXPECT_EQ(test::run("ASAN_OPTIONS=detect_leaks=0 timeout 60 prlimit --nproc=1 " + drop + q(tool.string()) + " " + q(model.string()) + " " +
+                            q((out_dir / "o.gguf").string()) + " --preset Q8_0 --threads 2",
                         &log, true),
               2);
     EXPECT_EQ(log.rfind("gguf-requant: error: threads: cannot create worker thread 1 of ", 0), 0u) << log;
     EXPECT_EQ(lines(log), 1u) << log;
-    EXPECT_TRUE(fs::is_empty(dir));
+    EXPECT_TRUE(fs::is_empty(out_dir));
     fs::remove_all(dir);
 }
 
