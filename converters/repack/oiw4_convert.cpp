@@ -101,7 +101,7 @@ std::vector<uint64_t> recorded_tensor_xxh3(const Oiw4File& in) {
             throw FormatError(ErrorKind::BadKey, in.path(), std::string(kTensorXxh3Key),
                               fmt::format("must be a u64 array of {} entries (one per tensor)", in.tensors().size()));
         std::vector<uint64_t> out(in.tensors().size());
-        std::memcpy(out.data(), v.raw().data(), out.size() * sizeof(uint64_t));
+        if (!out.empty()) std::memcpy(out.data(), v.raw().data(), out.size() * sizeof(uint64_t));  // a tensorless file: no data
         return out;
     }
     return {};

@@ -70,8 +70,9 @@ for named in 0 1; do
     for sig in INT TERM HUP; do
         HOSTILE_LAST="SIG$sig during a write (named temp: $named)"
         rm -f "$TMP/sig/out.gguf"
-        # env: a background job of a script starts with SIGINT ignored; give it the default back.
-        OIW_ATOMIC_NO_TMPFILE=$named env --default-signal=INT "$BIN/gguf-requant" "$TMP/sig/big.gguf" "$TMP/sig/out.gguf" --preset Q4_K_M \
+        # env: a background job of a script starts with SIGINT ignored, and a run under nohup
+        # inherits SIGHUP ignored; give the three signals their default back.
+        OIW_ATOMIC_NO_TMPFILE=$named env --default-signal=INT,TERM,HUP "$BIN/gguf-requant" "$TMP/sig/big.gguf" "$TMP/sig/out.gguf" --preset Q4_K_M \
             --reference-kernels --threads 1 >/dev/null 2>&1 &
         pid=$!
         for _ in $(seq 100); do
