@@ -195,17 +195,6 @@ uint64_t u64_at(const std::vector<uint8_t>& b, size_t off) {
     return v;
 }
 
-// Recomputes the header checksum after an edit of the header or directory.
-void reseal(std::vector<uint8_t>& b) {
-    const uint64_t dir_size = u64_at(b, 24);
-    XXH3_state_t* st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, b.data(), 56);
-    XXH3_64bits_update(st, b.data() + 64, dir_size);
-    const uint64_t h = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    std::memcpy(b.data() + 56, &h, 8);
-}
 
 // Offset of tensor `name`'s encoding field in the directory.
 size_t encoding_field(const std::vector<uint8_t>& b, const std::string& name, uint32_t n_dims) {
@@ -255,7 +244,7 @@ TEST(Oiw4Corruption, HeaderAndDirectoryDamageIsOneError) {
     EXPECT_EQ(parse_error(b).kind(), ErrorKind::BadChecksum);
     b = clean;
     b[5] ^= 1;  // version, checksum resealed
-    reseal(b);
+    test::reseal_oiw4(b);
     EXPECT_EQ(parse_error(b).kind(), ErrorKind::BadVersion);
     b = clean;
     b[0] = 'X';
@@ -272,7 +261,7 @@ TEST(Oiw4Corruption, HeaderAndDirectoryDamageIsOneError) {
     EXPECT_EQ(e, static_cast<uint32_t>(Oiw4Encoding::Oiw4));
     e = 9;
     std::memcpy(b.data() + enc, &e, 4);
-    reseal(b);
+    test::reseal_oiw4(b);
     const FormatError ue = parse_error(b);
     EXPECT_EQ(ue.kind(), ErrorKind::BadEncoding);
     EXPECT_NE(std::string(ue.what()).find("tensor 'blk.0.attn_q.weight'"), std::string::npos) << ue.what();
@@ -280,18 +269,18 @@ TEST(Oiw4Corruption, HeaderAndDirectoryDamageIsOneError) {
     b = clean;
     const size_t qs_off = enc + 4 + 4 + 8, d_off = qs_off + 32;
     std::memcpy(b.data() + qs_off, b.data() + d_off, 8);
-    reseal(b);
+    test::reseal_oiw4(b);
     EXPECT_EQ(parse_error(b).kind(), ErrorKind::Overlap);
     // Misaligned and out-of-bounds planes.
     b = clean;
     uint64_t off = u64_at(b, d_off) + 16;
     std::memcpy(b.data() + d_off, &off, 8);
-    reseal(b);
+    test::reseal_oiw4(b);
     EXPECT_EQ(parse_error(b).kind(), ErrorKind::Misaligned);
     b = clean;
     off = clean.size() / 4096 * 4096 + 4096;
     std::memcpy(b.data() + d_off, &off, 8);
-    reseal(b);
+    test::reseal_oiw4(b);
     EXPECT_EQ(parse_error(b).kind(), ErrorKind::OutOfBounds);
 }
 
@@ -425,7 +414,7 @@ TEST(Oiw4Corruption, StrictLayout) {
     auto b = clean;
     b.push_back(0);
     set_u64(b, 40, b.size());
-    reseal(b);
+    test::reseal_oiw4(b);
     expect_error(b, ErrorKind::OutOfBounds, "bad.oiw4: data: 1 bytes after the end of the last plane at " + std::to_string(clean.size()));
     // A non-zero byte in the padding after the directory, and in the padding after a plane.
     b = clean;
@@ -447,7 +436,7 @@ TEST(Oiw4Corruption, StrictLayout) {
     b.insert(b.begin() + static_cast<int64_t>(last->offset), 4096, 0);
     set_u64(b, plane_entry(clean, *last), last->offset + 4096);
     set_u64(b, 40, b.size());
-    reseal(b);
+    test::reseal_oiw4(b);
     expect_error(b, ErrorKind::OutOfBounds, fmt::format("starts at {}, ", last->offset + 4096));
     // Trailing bytes after the source metadata image inside the directory.
     b = clean;
@@ -456,7 +445,7 @@ TEST(Oiw4Corruption, StrictLayout) {
     set_u64(b, 64, image + 8);
     set_u64(b, 24, u64_at(clean, 24) + 8);
     b.erase(b.begin() + static_cast<int64_t>(f.data_offset()), b.begin() + static_cast<int64_t>(f.data_offset()) + 8);  // out of the padding
-    reseal(b);
+    test::reseal_oiw4(b);
     expect_error(b, ErrorKind::OutOfBounds, "bad.oiw4: directory: 8 trailing bytes after the source metadata image");
     // The same edits undone parse: the cases above differ from a valid file only where stated.
     EXPECT_NO_THROW(Oiw4File::parse(clean, "clean.oiw4"));
@@ -469,7 +458,7 @@ TEST(Oiw4Corruption, PlaneAtOffsetZeroIsRefused) {
     const auto& t = f.tensors()[2];
     auto b = clean;
     set_u64(b, plane_entry(clean, t.planes[0]), 0);
-    reseal(b);
+    test::reseal_oiw4(b);
     const FormatError e = parse_error(b);
     EXPECT_EQ(e.kind(), ErrorKind::OutOfBounds);
     EXPECT_NE(std::string(e.what()).find(fmt::format("bad.oiw4: tensor '{}' plane '{}': bytes [0, +{}) are outside the data section [{}, ", t.info.name,

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <xxhash.h>
+
 #include "libformat/io/hash.h"
 
 namespace oiw::test {
@@ -133,6 +135,18 @@ Golden load_golden() {
 const Golden& golden() {
     static const Golden g = load_golden();
     return g;
+}
+
+void reseal_oiw4(std::vector<uint8_t>& b) {
+    uint64_t dir_size;
+    std::memcpy(&dir_size, b.data() + 24, 8);
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, b.data(), 56);
+    XXH3_64bits_update(st, b.data() + 64, dir_size);
+    const uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    std::memcpy(b.data() + 56, &h, 8);
 }
 
 }  // namespace oiw::test

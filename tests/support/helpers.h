@@ -70,4 +70,8 @@ struct Golden {
 // Opened and read once per process.
 const Golden& golden();
 
+// Recomputes an OIW4 image's header checksum (XXH3 of the header's first 56 bytes and the
+// directory) after a test edited the header or directory.
+void reseal_oiw4(std::vector<uint8_t>& image);
+
 }  // namespace oiw::test
