@@ -25,6 +25,32 @@ std::string escape_text(std::string_view s, char quote, bool backslash) {
     return o;
 }
 
+std::optional<std::string> unescape_text(std::string_view s) {
+    std::string o;
+    o.reserve(s.size());
+    const auto hex = [](char h) { return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1; };
+    for (size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x20 || c == 0x7f) return std::nullopt;
+        if (c != '\\') {
+            o += s[i];
+            continue;
+        }
+        if (++i == s.size()) return std::nullopt;
+        if (s[i] == '\\') {
+            o += '\\';
+        } else if (s[i] == 'n') {
+            o += '\n';
+        } else if (s[i] == 'x' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+            o += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+            i += 2;
+        } else {
+            return std::nullopt;
+        }
+    }
+    return o;
+}
+
 namespace {
 
 // Length of the valid UTF-8 sequence at s[i] (1..4) and its code point, or 0 when invalid

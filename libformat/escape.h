@@ -1,6 +1,7 @@
 // Escaping of untrusted text (key and tensor names, string values, paths) before it reaches a
 // terminal, a report or an error message.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,10 @@ namespace oiw {
 // `backslash` it is also reversible (names, quoted values). Error messages pass false: they
 // quote user text such as regular expressions, whose backslashes must read as typed.
 std::string escape_text(std::string_view s, char quote = '\0', bool backslash = true);
+
+// The inverse of escape_text(s) (no quote, backslashes escaped): \n, \xNN and \\ decoded. Empty
+// optional for text escape_text cannot have written (a lone or unknown escape, a control byte).
+std::optional<std::string> unescape_text(std::string_view s);
 
 // `s` as XML character data or attribute value (HTML/SVG reports): & < > " ' become entities;
 // valid UTF-8 is kept, except what XML 1.0 forbids or hides (C0 controls but tab and line feed,

@@ -1,10 +1,10 @@
 #include "converters/planner/planner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -16,6 +16,7 @@
 #include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/text_file.h"
+#include "libformat/pattern.h"
 
 namespace oiw {
 namespace {
@@ -26,13 +27,6 @@ using T = GgmlType;
     throw FormatError(ErrorKind::Usage, "", subject, what);
 }
 
-std::regex compile(const std::string& pattern, const std::string& option) {
-    try {
-        return std::regex(pattern);
-    } catch (const std::regex_error& e) {
-        usage(fmt::format("{} '{}'", option, pattern), std::string("invalid regular expression: ") + e.what());
-    }
-}
 
 
 int layer_of(const std::string& name) {
@@ -40,9 +34,16 @@ int layer_of(const std::string& name) {
     return std::atoi(name.c_str() + 4);
 }
 
+// `name` as a regex matching exactly it: metacharacters escaped with a backslash, control bytes
+// (and DEL) as \xNN, so a plan line never holds a line break or a terminal escape.
 std::string escape_name(const std::string& name) {
     std::string out;
     for (char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+            out += fmt::format("\\x{:02x}", u);
+            continue;
+        }
         if (std::string_view(".^$|()[]{}*+?\\").find(c) != std::string_view::npos) out += '\\';
         out += c;
     }
@@ -141,6 +142,11 @@ std::vector<GainRule> read_gains_file(const std::string& path) {
             throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n), "expected REGEX=GAIN with a finite gain >= 0");
         std::string pattern = line.substr(0, eq);
         pattern.erase(pattern.find_last_not_of(" \t") + 1);  // "REGEX = GAIN" reads as "REGEX=GAIN"
+        try {
+            Pattern(pattern, "--gains");  // a bad pattern is reported with its file and line
+        } catch (const FormatError& e) {
+            throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n), e.what());
+        }
         rules.push_back({pattern, g});
     }
     return rules;
@@ -164,24 +170,24 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
     // Gains.
     std::vector<GainRule> gains = opt.gains;
     for (auto& g : default_gains()) gains.push_back(g);
-    std::vector<std::regex> gain_res;
-    for (const auto& g : gains) gain_res.push_back(compile(g.pattern, "gain"));
+    std::vector<Pattern> gain_res;
+    for (const auto& g : gains) gain_res.emplace_back(g.pattern, "--gains");
     r.gain.assign(n, 1.0);
     for (size_t i = 0; i < n; ++i)
         for (size_t k = 0; k < gains.size(); ++k)
-            if (std::regex_search(table.tensors[i].name, gain_res[k])) {
+            if (gain_res[k].search(table.tensors[i].name)) {
                 r.gain[i] = gains[k].gain;
                 break;
             }
     // Groups: ties (regex, layer), else one tensor each.
-    std::vector<std::regex> tie_res;
-    for (const auto& t : opt.ties) tie_res.push_back(compile(t, "--tie"));
+    std::vector<Pattern> tie_res;
+    for (const auto& t : opt.ties) tie_res.emplace_back(t, "--tie");
     std::map<std::pair<size_t, int>, size_t> tie_group;
     std::vector<std::vector<size_t>> groups;
     for (size_t i = 0; i < n; ++i) {
         size_t tie = tie_res.size();
         for (size_t k = 0; k < tie_res.size() && tie == tie_res.size(); ++k)
-            if (std::regex_search(table.tensors[i].name, tie_res[k])) tie = k;
+            if (tie_res[k].search(table.tensors[i].name)) tie = k;
         if (tie == tie_res.size()) {
             groups.push_back({i});
             continue;
@@ -191,11 +197,11 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
         groups[it->second].push_back(i);
     }
     // Pins.
-    std::vector<std::regex> pin_res;
-    for (const auto& p : opt.pins) pin_res.push_back(compile(p.pattern, "--pin"));
+    std::vector<Pattern> pin_res;
+    for (const auto& p : opt.pins) pin_res.emplace_back(p.pattern, "--pin");
     auto pinned = [&](size_t i) -> std::optional<GgmlType> {
         for (size_t k = 0; k < pin_res.size(); ++k)
-            if (std::regex_search(table.tensors[i].name, pin_res[k])) return opt.pins[k].type;
+            if (pin_res[k].search(table.tensors[i].name)) return opt.pins[k].type;
         return std::nullopt;
     };
     // Costs.
@@ -353,13 +359,22 @@ PlanFile read_plan_file(const std::string& path) {
         const auto eq = line.rfind('=');
         if (eq == std::string::npos || eq < 3 || line[0] != '^' || line[eq - 1] != '$')
             bad("expected an anchored exact tensor name, ^name$=TYPE");
-        std::string name;
+        std::string name;  // escape_name undone: \X is X, \xNN a byte
         for (size_t i = 1; i + 1 < eq; ++i) {
+            if (line[i] == '\\' && i + 4 < eq && line[i + 1] == 'x' && std::isxdigit(static_cast<unsigned char>(line[i + 2])) &&
+                std::isxdigit(static_cast<unsigned char>(line[i + 3]))) {
+                name += static_cast<char>(std::stoi(line.substr(i + 2, 2), nullptr, 16));
+                i += 3;
+                continue;
+            }
             if (line[i] == '\\' && i + 2 < eq) ++i;
             name += line[i];
         }
-        TensorTypeRule rule = parse_tensor_type_rule(line);
-        p.rules.push_back(std::move(rule));
+        try {
+            p.rules.push_back(parse_tensor_type_rule(line));
+        } catch (const FormatError& e) {
+            bad(e.what());
+        }
         p.names.push_back(std::move(name));
     }
     if (p.rules.empty()) throw FormatError(ErrorKind::Usage, path, "plan", "no tensor lines");

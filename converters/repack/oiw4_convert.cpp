@@ -145,16 +145,7 @@ EncodeRule parse_encode_rule(std::string_view spec, bool requant) {
     const auto enc = encoding_from_name(spec.substr(eq + 1));
     if (!enc) return fail("unknown encoding '" + std::string(spec.substr(eq + 1)) + "' (valid: raw oiw4 q4kx8 q4kx8-il4)");
     if (requant && *enc != Oiw4Encoding::Oiw4) return fail("--requant only produces oiw4");
-    EncodeRule r;
-    r.spec = std::string(spec);
-    r.encoding = *enc;
-    r.requant = requant;
-    try {
-        r.regex = std::regex(std::string(spec.substr(0, eq)));
-    } catch (const std::regex_error& e) {
-        return fail(std::string("invalid regular expression: ") + e.what());
-    }
-    return r;
+    return EncodeRule{std::string(spec), Pattern(spec.substr(0, eq), opt), *enc, requant};
 }
 
 Oiw4Encoding default_encoding(const GgufTensorInfo& t) {
@@ -176,7 +167,7 @@ Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules) {
         tp.index = i;
         tp.encoding = default_encoding(t);
         for (const auto* r : ordered)
-            if (std::regex_search(t.name, r->regex)) {
+            if (r->pattern.search(t.name)) {
                 tp.encoding = r->encoding;
                 tp.requant = r->requant;
                 break;

@@ -8,7 +8,6 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,12 +16,13 @@
 #include "libformat/gguf/split.h"
 #include "libformat/model.h"
 #include "libformat/oiw4/oiw4.h"
+#include "libformat/pattern.h"
 
 namespace oiw {
 
 struct EncodeRule {
     std::string spec;  // as given: "REGEX=ENC"
-    std::regex regex;  // searched in tensor names
+    Pattern pattern;   // searched in tensor names
     Oiw4Encoding encoding = Oiw4Encoding::Raw;
     bool requant = false;
 };

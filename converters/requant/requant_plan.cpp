@@ -6,13 +6,13 @@
 #include <charconv>
 #include <cstdio>
 #include <sstream>
-#include <regex>
 
 #include <fmt/format.h>
 
 #include "converters/quant/quants.h"
 #include "libformat/escape.h"
 #include "libformat/ftype.h"
+#include "libformat/pattern.h"
 #include "libformat/names.h"
 #include "libformat/io/text_file.h"
 
@@ -332,14 +332,6 @@ bool requires_imatrix(std::string_view name, GgmlType type, LlamaFtype ftype) {
     }
 }
 
-std::regex compile(const std::string& pattern, std::string_view option) {
-    try {
-        return std::regex(pattern);
-    } catch (const std::regex_error& e) {
-        usage_error(fmt::format("{} '{}'", option, pattern), std::string("invalid regular expression: ") + e.what());
-    }
-}
-
 }  // namespace
 
 std::span<const RequantPreset> requant_presets() { return kPresets; }
@@ -378,7 +370,7 @@ TensorTypeRule parse_tensor_type_rule(std::string_view spec) {
     std::transform(r.pattern.begin(), r.pattern.end(), r.pattern.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     r.type = parse_target_type(spec.substr(eq + 1), "--tensor-type '" + std::string(spec) + "'");
-    compile(r.pattern, "--tensor-type");  // report a bad regex now, not at planning time
+    Pattern(r.pattern, "--tensor-type");  // report a bad regex now, not at planning time
     return r;
 }
 
@@ -386,7 +378,13 @@ std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path) {
     std::istringstream f(read_text_file(path));
     std::vector<TensorTypeRule> rules;
     std::string entry;
-    while (f >> entry) rules.push_back(parse_tensor_type_rule(entry));
+    for (size_t n = 1; f >> entry; ++n) {
+        try {
+            rules.push_back(parse_tensor_type_rule(entry));
+        } catch (const FormatError& e) {
+            throw FormatError(e.kind(), path, fmt::format("entry {}", n), e.what());
+        }
+    }
     return rules;
 }
 
@@ -437,9 +435,9 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
         if (c == Cat::Output) s.tied_embeddings = false;
     }
 
-    std::vector<std::regex> type_res, keep_res;
-    for (const auto& r : opt.tensor_types) type_res.push_back(compile(r.pattern, "--tensor-type"));
-    for (const auto& k : opt.keep) keep_res.push_back(compile(k, "--keep"));
+    std::vector<Pattern> type_res, keep_res;
+    for (const auto& r : opt.tensor_types) type_res.emplace_back(r.pattern, "--tensor-type");
+    for (const auto& k : opt.keep) keep_res.emplace_back(k, "--keep");
     std::vector<size_t> type_hits(type_res.size()), keep_hits(keep_res.size());
 
     const bool quantized_preset = traits(preset.default_type).quantized;
@@ -458,7 +456,7 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
                 dst = preset.default_type;
                 if (quantized_preset) {
                     auto rule = std::find_if(type_res.begin(), type_res.end(),
-                                             [&](const std::regex& re) { return std::regex_search(t.name, re); });
+                                             [&](const Pattern& re) { return re.search(t.name); });
                     if (rule != type_res.end()) {
                         const size_t r = static_cast<size_t>(rule - type_res.begin());
                         dst = opt.tensor_types[r].type;
@@ -471,7 +469,7 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
             }
         }
         for (size_t k = 0; k < keep_res.size(); ++k) {
-            if (std::regex_search(t.name, keep_res[k])) {
+            if (keep_res[k].search(t.name)) {
                 ++keep_hits[k];
                 dst = t.type;
                 break;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "converters/vocab/unicode.h"
 
 namespace oiw::vocab {
@@ -55,6 +57,16 @@ std::vector<std::pair<std::string, int32_t>> default_special_ids(Model m) {
     return {};
 }
 
+// Tensors whose role is one row (or entry) per token, by name as llama.cpp's tensor map names
+// them: the input embeddings, the lm_head and its bias, Gemma 3n's per-layer embeddings, and the
+// NextN/MTP heads' embeddings and lm_head. No other tensor is gathered, whatever its shape.
+bool is_vocab_tensor(std::string_view name) {
+    for (std::string_view n : {"token_embd.weight", "output.weight", "output.bias", "per_layer_token_embd.weight"})
+        if (name == n) return true;
+    if (!starts_with(name, "blk.")) return false;
+    return ends_with(name, ".nextn.embed_tokens.weight") || ends_with(name, ".nextn.shared_head_head.weight");
+}
+
 // Bytes of one index along dimension d (the unit gathered) and the number of such blocks of
 // n_vocab units in the tensor.
 std::pair<uint64_t, uint64_t> gather_geometry(const GgufTensorInfo& t, int d) {
@@ -67,6 +79,27 @@ std::pair<uint64_t, uint64_t> gather_geometry(const GgufTensorInfo& t, int d) {
 
 }  // namespace
 
+void check_consistent(const oiw::Model& in, size_t n_vocab) {
+    const std::string& file = in.path();
+    const auto refuse = [&](const std::string& subject, const std::string& what) {
+        throw FormatError(ErrorKind::BadData, file, subject,
+                          what + fmt::format(", but the vocabulary has {} tokens: the model is inconsistent, refusing to prune", n_vocab));
+    };
+    const Metadata& md = in.metadata();
+    if (const auto arch = md.get_string("general.architecture")) {
+        const std::string key = *arch + ".vocab_size";
+        if (const GgufValue* v = md.find(key); v && v->is_integer()) {
+            const auto size = md.get_uint(key, UINT64_MAX);
+            if (size && *size != n_vocab) refuse("key '" + key + "'", fmt::format("it says {}", *size));
+        }
+    }
+    for (const GgufTensorInfo& t : in.tensors()) {
+        if (!is_vocab_tensor(t.name)) continue;
+        const auto rows = static_cast<uint64_t>(t.ne[t.n_dims - 1]);
+        if (rows != n_vocab) refuse("tensor '" + t.name + "'", fmt::format("it has {} entries along its last dimension", rows));
+    }
+}
+
 void check_ids(const std::vector<int64_t>& ids, size_t n_vocab, const std::string& source) {
     for (int64_t id : ids)
         if (id < 0 || static_cast<uint64_t>(id) >= n_vocab)
@@ -77,6 +110,7 @@ void check_ids(const std::vector<int64_t>& ids, size_t n_vocab, const std::strin
 PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested, const PruneOptions& opt) {
     const std::string& file = in.path();
     const size_t n = vocab.size();
+    check_consistent(in, n);
     PrunePlan plan;
     plan.n_vocab_before = n;
     check_ids(requested, n, file);
@@ -181,11 +215,9 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
     }
     plan.kvs = Metadata(std::move(kvs), "(planned output)");
 
-    // Tensors.
+    // Tensors: only vocabulary-role tensors are gathered, along their last dimension.
     for (const GgufTensorInfo& t : in.tensors()) {
-        int d = -1;
-        for (int k = static_cast<int>(t.n_dims) - 1; k >= 0 && d < 0; --k)
-            if (static_cast<uint64_t>(t.ne[k]) == n) d = k;
+        const int d = is_vocab_tensor(t.name) ? static_cast<int>(t.n_dims) - 1 : -1;
         std::vector<int64_t> shape = t.shape();
         if (d == 0 && traits(t.type).block_size != 1)
             throw FormatError(ErrorKind::Unsupported, file, "tensor '" + t.name + "'",

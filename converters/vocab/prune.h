@@ -15,6 +15,11 @@ namespace oiw::vocab {
 
 inline constexpr const char* kOriginalIdsKey = "vocab_prune.original_ids";
 
+// Throws FormatError(BadData) naming the tensor or key when a vocabulary-role tensor's last
+// dimension (token_embd, output, per_layer_token_embd, the NextN heads) or <arch>.vocab_size
+// differs from n_vocab: pruning such a model would leave it inconsistent.
+void check_consistent(const oiw::Model& in, size_t n_vocab);
+
 // Throws FormatError(Usage) naming `source` and the first id outside [0, n_vocab).
 void check_ids(const std::vector<int64_t>& ids, size_t n_vocab, const std::string& source);
 
@@ -40,9 +45,10 @@ struct PrunePlan {
 // 256 byte symbols. Closure (SPM and BPE): every symbol the merger creates when it tokenizes a
 // kept token's text and ends with that token, recursively. A BPE merge is kept, in its original
 // order, unless one of its parts or its result is a dropped token. Then every tokenizer.ggml.* array as long as the vocabulary, the
-// merges, the special ids, <arch>.vocab_size and each tensor's vocabulary dimension (the last
-// dimension equal to n_vocab) are rewritten, and vocab_prune.original_ids is added (composed
-// with an existing one). Throws FormatError for a requested id out of range (check_ids naming
+// merges, the special ids, <arch>.vocab_size and the last dimension of each vocabulary-role
+// tensor (by name: token_embd, output, output.bias, per_layer_token_embd, the NextN heads; never
+// a tensor that only happens to have a dimension of n_vocab) are rewritten, and vocab_prune.original_ids is added (composed
+// with an existing one). Throws FormatError for an inconsistent model (check_consistent), a requested id out of range (check_ids naming
 // the model; callers check ids against their own source first), a special id out of range, or a
 // vocabulary dimension that cannot be gathered (ne0 of a block type).
 PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested,

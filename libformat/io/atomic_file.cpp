@@ -152,9 +152,15 @@ bool use_tmpfile() {
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path, const std::vector<std::string>& inputs) : path_(std::move(path)), inputs_(inputs) {
+AtomicFile::AtomicFile(std::string path, const std::vector<std::string>& inputs, bool follow_symlinks)
+    : path_(std::move(path)), inputs_(inputs) {
     namespace fs = std::filesystem;
-    target_ = resolve_symlinks(path_);
+    if (!follow_symlinks) {
+        struct stat st {};
+        if (::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+            throw FormatError(ErrorKind::Usage, path_, "", "is a symbolic link, not followed for this file");
+    }
+    target_ = follow_symlinks ? resolve_symlinks(path_) : path_;
     const fs::path t(target_);
     dir_ = t.has_parent_path() ? t.parent_path().string() : ".";
     check_target();

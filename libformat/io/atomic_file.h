@@ -25,8 +25,10 @@ public:
     // stays. Refused (FormatError naming `path`): a directory, a device, FIFO or socket, and a file
     // that is an input of this run (registered by InputFd, or the same inode as one of `inputs`).
     // An existing target's permission bits (and owner/group where permitted) carry over to the
-    // new file; a new file gets 0666 minus the umask.
-    explicit AtomicFile(std::string path, const std::vector<std::string>& inputs = {});
+    // new file; a new file gets 0666 minus the umask. With `follow_symlinks` false (files at a
+    // path the tool chose, such as a sidecar), a symlink at `path` is refused instead of followed,
+    // and the rename replaces whatever entry `path` names then, never a link's target.
+    explicit AtomicFile(std::string path, const std::vector<std::string>& inputs = {}, bool follow_symlinks = true);
     ~AtomicFile();
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;

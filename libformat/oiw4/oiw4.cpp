@@ -181,12 +181,12 @@ void Oiw4File::parse_image() {
         throw FormatError(ErrorKind::TooLarge, file, "header", fmt::format("tensor count {} cannot fit in the {}-byte directory", n_tensors, dir_size));
     tensors_.clear();
     tensors_.reserve(n_tensors);
-    std::unordered_set<std::string> names;
+    tensor_index_.clear();
     bool any_compressed = false;
     for (uint64_t i = 0; i < n_tensors; ++i) {
         const std::string name = c.str(fmt::format("tensor #{}", i), "tensor name", kMaxTensorName);
         const std::string subj = tensor_subject(name);
-        if (!names.insert(name).second) throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
+        if (!tensor_index_.emplace(name, i).second) throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
         const auto n_dims = c.get<uint32_t>(subj, "n_dims");
         if (n_dims > kMaxDims) throw FormatError(ErrorKind::BadDims, file, subj, fmt::format("n_dims {} exceeds the maximum of {}", n_dims, kMaxDims));
         std::vector<int64_t> shape(n_dims);
@@ -282,9 +282,8 @@ void Oiw4File::check_layout() const {
 }
 
 int64_t Oiw4File::find_tensor(std::string_view name) const {
-    for (size_t i = 0; i < tensors_.size(); ++i)
-        if (tensors_[i].info.name == name) return static_cast<int64_t>(i);
-    return -1;
+    const auto it = tensor_index_.find(std::string(name));
+    return it == tensor_index_.end() ? -1 : static_cast<int64_t>(it->second);
 }
 
 std::span<const uint8_t> Oiw4File::unverified_plane_data(size_t i, size_t p) const {
@@ -385,12 +384,12 @@ void Oiw4Writer::set_metadata(uint32_t gguf_version, Metadata kvs, Metadata prov
 
 void Oiw4Writer::add_tensor(const GgufTensorInfo& info, Oiw4Encoding enc) {
     if (impl_) throw FormatError(ErrorKind::Usage, path_, tensor_subject(info.name), "tensor added after planes were written");
-    for (const auto& t : tensors_)
-        if (t.info.name == info.name) throw FormatError(ErrorKind::DuplicateTensor, path_, tensor_subject(info.name), "duplicate tensor name");
+    if (names_.count(info.name)) throw FormatError(ErrorKind::DuplicateTensor, path_, tensor_subject(info.name), "duplicate tensor name");
     Oiw4Tensor t;
     t.info = make_tensor_info(info.name, info.type, info.shape(), path_);
     t.encoding = enc;
     for (const auto& s : encoding_planes(enc, t.info, path_)) t.planes.push_back({s.name, Oiw4Codec::None, 0, s.size, s.size, 0});
+    names_.insert(info.name);
     tensors_.push_back(std::move(t));
 }
 

@@ -17,6 +17,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "libformat/gguf/gguf.h"
@@ -125,6 +127,7 @@ private:
     uint64_t data_offset_ = 0, header_xxh3_ = 0, dir_end_ = 0;
     Metadata kvs_, provenance_;
     std::vector<Oiw4Tensor> tensors_;
+    std::unordered_map<std::string, size_t> tensor_index_;  // name -> index in tensors_
     std::vector<size_t> first_plane_;  // per tensor: index of its plane 0 in verified_
     std::shared_ptr<std::atomic<bool>[]> verified_;  // per plane: its XXH3 matched (shared by copies)
     void parse_image();
@@ -176,6 +179,7 @@ private:
     uint32_t gguf_version_ = 3;
     Metadata kvs_, provenance_;
     std::vector<Oiw4Tensor> tensors_;
+    std::unordered_set<std::string> names_;  // of tensors_: the duplicate check is O(1), not a scan
     size_t cur_tensor_ = 0, cur_plane_ = 0;
     bool in_plane_ = false;
     std::vector<uint8_t> directory() const;

@@ -54,3 +54,16 @@ rm -f "$TMP/edit.gguf"
 hostile_case "--set with a control-laden key" 2 "$BIN/gguf-edit" "$M" "$TMP/edit.gguf" --set $'a\nb\e[2J=u8:999'
 expect_err_one_line
 expect_err_contains 'a\nb\x1b[2J'
+
+# OIW4 files and oiw4-check carry the same names: escaped in every text output.
+$MK nlnames "$TMP/nl.gguf"
+hostile_case "control names: oiw4-convert" 0 "$BIN/oiw4-convert" "$TMP/nl.gguf" "$TMP/nl.oiw4"
+expect_true "no control bytes" no_control_out
+hostile_case "control names: inspect OIW4" 0 "$BIN/gguf-inspect" "$TMP/nl.oiw4"
+expect_true "no control bytes" no_control_out
+expect_true "tensor escaped" grep -qF 'blk.0.ffn_down\x1b[2J.weight' <<<"$OUT"
+hostile_case "control names: oiw4-check compare" 0 "$BIN/oiw4-check" "$TMP/nl.gguf" "$TMP/nl.oiw4"
+expect_true "no control bytes" no_control_out
+expect_true "tensor escaped" grep -qF 'blk.0.ffn_up\n^x$=F32\x0d.weight' <<<"$OUT"
+hostile_case "control names: oiw4-check --self" 0 "$BIN/oiw4-check" --self "$TMP/nl.oiw4"
+expect_true "no control bytes" no_control_out

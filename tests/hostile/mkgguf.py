@@ -12,6 +12,9 @@
                                      | neg-count | neg | nan | inf | all-zero
   mkgguf.py dat OUT POISON           legacy .dat imatrix; POISON: none | zero-ncall | neg | nan | all-zero
   mkgguf.py align1 OUT               GGUF imatrix written with general.alignment = 1, data at an odd offset
+  mkgguf.py nlnames OUT              two F32 tensors whose names hold LF, CR, '^x$=F32' and ESC
+  mkgguf.py many OUT N K             N F32 [32, 2] tensors blk.I.ffn_up.weight and K U32 keys (scale
+                                     benchmarks: scripts/bench-tensor-scale)
 """
 import math
 import struct
@@ -100,6 +103,26 @@ def names(out, dup=False):
     open(out, "wb").write(gguf(kvs, tensors))
 
 
+def nlnames(out):
+    """Tensor names with a line feed, CR and ESC, shaped so that gguf-plan and gguf-requant take them."""
+    kvs = [kv("general.architecture", STRING, "llama"), kv("llama.block_count", U32, 1)]
+    tensors = [(b"blk.0.ffn_up\n^x$=F32\r.weight", [256, 8], T_F32, encode("f32", [0.25] * 2048)),
+               (b"blk.0.ffn_down\x1b[2J.weight", [256, 8], T_F32, encode("f32", [0.5] * 2048))]
+    open(out, "wb").write(gguf(kvs, tensors))
+
+
+def many(out, n, k):
+    """gguf() for large counts: every part joined once (bytes += would be quadratic)."""
+    kvs = [kv("general.architecture", STRING, "llama"), kv("llama.block_count", U32, n)]
+    kvs += [kv("scale.key.%d" % i, U32, i) for i in range(k)]
+    data = encode("f32", [math.sin(i * 0.37) for i in range(64)])  # 256 bytes, a multiple of 32
+    infos = [gstr("blk.%d.ffn_up.weight" % i) + struct.pack("<IQQIQ", 2, 32, 2, T_F32, i * len(data)) for i in range(n)]
+    h = b"GGUF" + struct.pack("<IQQ", 3, n, len(kvs)) + b"".join(kvs) + b"".join(infos)
+    with open(out, "wb") as f:
+        f.write(h + b"\0" * ((-len(h)) % 32))
+        f.write(data * n)
+
+
 def imatrix(out, poison, alignment=32, dataset="calib.txt"):
     sums = [float(i % 7 + 1) for i in range(256)]
     count = {"zero-count": 0.0, "neg-count": -1.0}.get(poison, 2.0)
@@ -146,6 +169,10 @@ def main(argv):
         imatrix(out, argv[3])
     elif cmd == "dat":
         dat(out, argv[3])
+    elif cmd == "nlnames":
+        nlnames(out)
+    elif cmd == "many":
+        many(out, int(argv[3]), int(argv[4]))
     elif cmd == "align1":
         for n in range(1, 5):  # a data set name length that puts the F32 data at an odd offset
             if imatrix(out, "none", alignment=1, dataset="c" * n) % 2:

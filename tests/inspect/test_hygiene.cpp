@@ -62,6 +62,15 @@ TEST(Hygiene, EscapeText) {
     EXPECT_EQ(escape_text("say \"hi\""), "say \"hi\"");
 }
 
+TEST(Hygiene, UnescapeTextInvertsEscapeText) {
+    for (const std::string& s : {std::string("a\nb\rc\x1b[0m\x7f\\d\0e\xff", 15), std::string("\\x41"), std::string()})
+        EXPECT_EQ(unescape_text(escape_text(s)), s);
+    EXPECT_FALSE(unescape_text("a\\"));    // lone backslash
+    EXPECT_FALSE(unescape_text("a\\q"));   // unknown escape
+    EXPECT_FALSE(unescape_text("a\\x4"));  // short hex
+    EXPECT_FALSE(unescape_text("a\nb"));   // a raw line feed escape_text never writes
+}
+
 TEST(Hygiene, ErrorMessagesAreOneLine) {
     const FormatError e(ErrorKind::DuplicateKey, "m.gguf", "key '" + kEvilKey + "'", "duplicate key");
     EXPECT_STREQ(e.what(), "m.gguf: key 'evil.\\x1b[2J\\x0dkey\\n|x': duplicate key");

@@ -76,6 +76,24 @@ TEST_P(AtomicFileModes, CommitReplacesAndLeavesNothingElse) {
     EXPECT_EQ(listing(dir), std::vector<std::string>{"out.bin"});
 }
 
+// A file at a path the tool chose (gguf-plan's sidecar): a symlink there is refused, never followed.
+TEST_P(AtomicFileModes, NoFollowRefusesASymlinkAndWritesNothing) {
+    const fs::path dir = test::temp_dir();
+    const std::string link = (dir / "side").string(), target = (dir / "planted").string();
+    fs::create_symlink("planted", link);
+    EXPECT_NE(error_of([&] { AtomicFile f(link, {}, false); }).find("side: is a symbolic link, not followed for this file"), std::string::npos);
+    EXPECT_FALSE(fs::exists(target));
+    fs::remove(link);
+    {
+        AtomicFile f(link, {}, false);  // a plain path: written as usual
+        f.write(kBytes.data(), kBytes.size());
+        f.commit();
+    }
+    EXPECT_EQ(read_text_file(link), "new\n");
+    EXPECT_EQ(listing(dir), (std::vector<std::string>{"side"}));
+    fs::remove_all(dir);
+}
+
 TEST_P(AtomicFileModes, AbandonedWriteLeavesNoTempFile) {
     const fs::path dir = test::temp_dir();
     {

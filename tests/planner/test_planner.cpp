@@ -15,6 +15,7 @@
 #include "converters/planner/planner.h"
 #include "converters/planner/solve.h"
 #include "inspect/profile.h"
+#include "libformat/pattern.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {
@@ -393,6 +394,34 @@ TEST(Planner, ErrorTableCacheRoundTripsAndIsKeyed) {
     const Model m = open_model(data_path(kMoe.model));
     EXPECT_NE(errtable_key(m, {}, "", {}), errtable_key(m, {GgmlType::Q4_K}, "", {}));
     EXPECT_NE(errtable_key(m, {}, "", {}), errtable_key(m, {}, data_path(kMoe.imatrix), {}));
+}
+
+// Names with LF, CR, ESC, NUL and regex metacharacters: one escaped line each in the plan file and
+// the sidecar, read back to the same names, and each plan line's pattern matches only its name.
+TEST(Planner, HostileNamesStayOneLineInPlanFilesAndSidecars) {
+    PlanTable t = table_of(kLlama);
+    const std::vector<std::string> evil = {std::string("blk.0.a\n^x$=F32\r.weight"), std::string("blk.0.\x1b[2J\x07\0z.weight", 21),
+                                           "blk.0.(a|b)\\x0a.weight"};
+    for (size_t i = 0; i < evil.size(); ++i) t.tensors[i].name = evil[i];
+    const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}});
+    const std::string text = format_plan_file(t, r);
+    for (char c : text) EXPECT_FALSE((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) << int(c);
+    const auto dir = temp_dir();
+    const std::string path = (dir / "evil.plan").string();
+    std::ofstream(path) << text;
+    const PlanFile f = read_plan_file(path);
+    ASSERT_EQ(f.names.size(), t.tensors.size());
+    for (size_t i = 0; i < t.tensors.size(); ++i) {
+        EXPECT_EQ(f.names[i], t.tensors[i].name);
+        const Pattern p(f.rules[i].pattern, "--plan");
+        for (size_t j = 0; j < t.tensors.size(); ++j) EXPECT_EQ(p.search(t.tensors[j].name), i == j) << f.rules[i].pattern;
+    }
+    const std::string table = format_errtable(t, "k"), plain = format_errtable(table_of(kLlama), "k");
+    EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), std::count(plain.begin(), plain.end(), '\n'));
+    const auto back = parse_errtable(table, "k");
+    ASSERT_TRUE(back);
+    for (size_t i = 0; i < evil.size(); ++i) EXPECT_EQ(back->tensors[i].name, evil[i]);
+    std::filesystem::remove_all(dir);
 }
 
 TEST(Planner, SecondRunReadsTheSidecarAndPlansTheSame) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "converters/vocab/prune.h"
@@ -283,6 +284,69 @@ TEST(VocabPrune, SpecialIdOutOfRangeIsAnError) {
     } catch (const oiw::FormatError& e) {
         EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.bos_token_id"), std::string::npos) << e.what();
     }
+}
+
+// A 4-token vocabulary with the given tensors (F32, zero data) and optional <arch>.vocab_size.
+std::string tiny_model(const std::string& name, const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
+                       std::optional<uint32_t> vocab_size = std::nullopt) {
+    std::vector<GgufKV> kvs = {
+        {"general.architecture", oiw::GgufValue::make_string("llama")},
+        {"tokenizer.ggml.model", oiw::GgufValue::make_string("llama")},
+        {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"<unk>", "<s>", "</s>", "a"})},
+    };
+    if (vocab_size) kvs.push_back({"llama.vocab_size", oiw::GgufValue::make_scalar(oiw::GgufType::U32, *vocab_size)});
+    const std::string path = (oiw::test::temp_dir() / name).string();
+    oiw::GgufWriter w(path);
+    w.set_kvs(kvs);
+    for (const auto& [n, shape] : tensors) w.add_tensor(n, oiw::GgmlType::F32, shape);
+    for (const auto& [n, shape] : tensors) {
+        int64_t count = 1;
+        for (int64_t d : shape) count *= d;
+        w.write_tensor_zeros(static_cast<uint64_t>(count) * 4);
+    }
+    w.finish();
+    return path;
+}
+
+std::string prune_error(const std::string& path) {
+    const oiw::Model f = oiw::open_model(path);
+    try {
+        oiw::vocab::plan_prune(f, Vocab::load(f.metadata()), {3});
+    } catch (const oiw::FormatError& e) {
+        EXPECT_EQ(e.kind(), oiw::ErrorKind::BadData);
+        return e.what();
+    }
+    return "(no error)";
+}
+
+TEST(VocabPrune, RefusesAModelWhoseEmbeddingsOrVocabSizeDisagreeWithTheVocabulary) {
+    EXPECT_NE(prune_error(tiny_model("rows.gguf", {{"token_embd.weight", {8, 6}}}))
+                  .find("tensor 'token_embd.weight': it has 6 entries along its last dimension, but the vocabulary has 4 tokens"),
+              std::string::npos);
+    EXPECT_NE(prune_error(tiny_model("out.gguf", {{"token_embd.weight", {8, 4}}, {"output.weight", {8, 5}}})).find("tensor 'output.weight'"),
+              std::string::npos);
+    EXPECT_NE(prune_error(tiny_model("vs.gguf", {{"token_embd.weight", {8, 4}}}, 6)).find("key 'llama.vocab_size': it says 6"),
+              std::string::npos);
+}
+
+TEST(VocabPrune, GathersVocabularyRolesByNameNeverByACoincidenceOfSizes) {
+    const std::string path = tiny_model("roles.gguf", {{"token_embd.weight", {8, 4}},
+                                                       {"blk.0.ffn_gate_shexp.weight", {8, 4}},
+                                                       {"blk.0.attn_q.weight", {4, 4}},
+                                                       {"output.bias", {4}},
+                                                       {"output.weight", {8, 4}}}, 4);
+    const oiw::Model f = oiw::open_model(path);
+    const PrunePlan plan = oiw::vocab::plan_prune(f, Vocab::load(f.metadata()), {3}, PruneOptions{false});
+    ASSERT_EQ(plan.n_vocab_after, 4u) << "unk, bos, eos are always kept, 3 requested";
+    const PrunePlan two = oiw::vocab::plan_prune(f, Vocab::load(f.metadata()), {}, PruneOptions{false});
+    ASSERT_EQ(two.n_vocab_after, 3u);
+    EXPECT_EQ(two.vocab_dim, (std::vector<int>{1, -1, -1, 0, 1}));
+    EXPECT_EQ(two.tensors[0].shape(), (std::vector<int64_t>{8, 3}));
+    EXPECT_EQ(two.tensors[1].shape(), (std::vector<int64_t>{8, 4}));  // [8, n_vocab] by coincidence: untouched
+    EXPECT_EQ(two.tensors[2].shape(), (std::vector<int64_t>{4, 4}));
+    EXPECT_EQ(two.tensors[3].shape(), (std::vector<int64_t>{3}));
+    EXPECT_EQ(two.tensors[4].shape(), (std::vector<int64_t>{8, 3}));
+    EXPECT_EQ(two.kvs.get_uint("llama.vocab_size", UINT32_MAX), 3u);
 }
 
 TEST(VocabPrune, PruningTwiceComposesTheMap) {

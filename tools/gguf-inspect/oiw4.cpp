@@ -9,6 +9,7 @@
 
 #include "inspect/json.h"
 #include "inspect/model.h"
+#include "libformat/escape.h"
 #include "libformat/io/hash.h"
 #include "libformat/oiw4/oiw4.h"
 #include "tools/gguf-inspect/commands.h"
@@ -88,10 +89,12 @@ std::string render_json(const Oiw4File& f, const std::vector<uint64_t>& bpt, con
 }
 
 std::string render_text(const Oiw4File& f, const std::vector<uint64_t>& bpt, const std::string& algo) {
-    std::string out = fmt::format("{}: OIW4 v1, {} bytes, {} tensors{}, header xxh3 {:016x}\n", f.path(), f.file_size(), f.tensors().size(),
+    // Every string from the file (and the path) goes through escape_text: no control byte of a
+    // hostile name reaches the terminal.
+    std::string out = fmt::format("{}: OIW4 v1, {} bytes, {} tensors{}, header xxh3 {:016x}\n", escape_text(f.path()), f.file_size(), f.tensors().size(),
                                   f.compressed() ? ", zstd-compressed planes" : "", f.header_xxh3());
     out += fmt::format("source: GGUF v{}, {} metadata keys\n", f.gguf_version(), f.metadata().size());
-    for (const auto& kv : f.provenance()) out += fmt::format("  {} = {}\n", kv.key, kv.value.to_string(8));
+    for (const auto& kv : f.provenance()) out += fmt::format("  {} = {}\n", escape_text(kv.key), escape_text(kv.value.to_string(8)));
     std::map<std::string, std::pair<uint64_t, uint64_t>> by_enc;  // count, bytes per token
     uint64_t total = 0;
     out += fmt::format("\n{:<32} {:<7} {:<16} {:<10} {:>12}  planes (name offset size xxh3{})\n", "tensor", "type", "shape", "encoding",
@@ -104,7 +107,7 @@ std::string render_text(const Oiw4File& f, const std::vector<uint64_t>& bpt, con
             planes += fmt::format("{}{} {} {}{} {:016x}", p ? "; " : "", pl.name, pl.offset, pl.size, pl.codec == Oiw4Codec::None ? "" : " zstd", pl.xxh3);
             if (!algo.empty()) planes += " " + digest(f.plane_data(i, p), algo);
         }
-        out += fmt::format("{:<32} {:<7} {:<16} {:<10} {:>12}  {}\n", t.info.name, type_name(t.info.type), t.info.shape_string(),
+        out += fmt::format("{:<32} {:<7} {:<16} {:<10} {:>12}  {}\n", escape_text(t.info.name), type_name(t.info.type), t.info.shape_string(),
                            encoding_name(t.encoding), bpt[i], planes);
         auto& e = by_enc[std::string(encoding_name(t.encoding))];
         ++e.first;

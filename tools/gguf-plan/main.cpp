@@ -33,17 +33,16 @@ PlanTable measured_table(const Model& in, const ToolOptions& o) {
 PlanTable cached_table(const Model& in, const ToolOptions& o) {
     if (o.cache.empty()) return measured_table(in, o);
     const std::string key = errtable_key(in, o.types, o.imatrix, o.excluded);
-    try {
-        if (auto t = parse_errtable(read_text_file(o.cache), key)) {
+    if (const auto text = read_errtable_sidecar(o.cache)) {
+        if (auto t = parse_errtable(*text, key)) {
             fmt::print(stderr, "gguf-plan: error table from {}\n", escape_text(o.cache));
             return *t;
         }
-    } catch (const FormatError&) {  // absent or unreadable: measure
     }
     PlanTable t = measured_table(in, o);
     try {
         const std::string text = format_errtable(t, key);
-        AtomicFile f(o.cache, in.files());
+        AtomicFile f(o.cache, in.files(), false);
         f.write(text.data(), text.size());
         f.commit();
     } catch (const FormatError& e) {

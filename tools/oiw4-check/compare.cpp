@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <random>
-#include <regex>
 #include <thread>
 #include <unordered_map>
 
@@ -16,6 +15,7 @@
 #include "libformat/escape.h"
 #include "libformat/io/mapped_file.h"
 #include "libformat/oiw4/oiw4.h"
+#include "libformat/pattern.h"
 #include "tools/common/tool_support.h"
 #include "tools/oiw4-check/commands.h"
 
@@ -115,12 +115,12 @@ void pair(const TensorSource& src, const TensorSource& dst, Row& row) {
 
 // Every tensor of either model whose name matches `re`: the source's in order, then the
 // converted model's extras in order.
-std::vector<Row> plan_rows(const TensorSource& src, const TensorSource& dst, const std::regex& re) {
+std::vector<Row> plan_rows(const TensorSource& src, const TensorSource& dst, const Pattern& re) {
     std::unordered_map<std::string, const TensorEntry*> in_dst;
     for (const auto& e : dst.entries()) in_dst.emplace(e.info.name, &e);
     std::vector<Row> rows;
     for (const auto& e : src.entries()) {
-        if (!std::regex_search(e.info.name, re)) continue;
+        if (!re.search(e.info.name)) continue;
         Row row;
         row.src = &e;
         const auto it = in_dst.find(e.info.name);
@@ -134,7 +134,7 @@ std::vector<Row> plan_rows(const TensorSource& src, const TensorSource& dst, con
         rows.push_back(std::move(row));
     }
     for (const auto& e : dst.entries()) {
-        if (!in_dst.count(e.info.name) || !std::regex_search(e.info.name, re)) continue;
+        if (!in_dst.count(e.info.name) || !re.search(e.info.name)) continue;
         Row row;
         row.dst = &e;
         row.verdict = "extra in converted (not in source)";
@@ -329,7 +329,7 @@ int run_compare(const CompareOptions& o) {
     const auto dst = matmul::open_tensor_source(o.converted);
     const int threads = resolve_threads(o.threads);
     const std::vector<float> file_acts = o.activations.empty() ? std::vector<float>{} : load_activations(o.activations);
-    const std::regex re(o.tensor_regex.empty() ? std::string(".*") : o.tensor_regex);
+    const Pattern re(o.tensor_regex.empty() ? std::string_view(".*") : o.tensor_regex, "--tensor");
 
     std::vector<Row> rows = plan_rows(*src, *dst, re);
     if (!file_acts.empty()) check_activations(rows, file_acts.size(), o.activations);

@@ -12,6 +12,7 @@
 #include "converters/matmul/kernels.h"
 #include "converters/quant/quants.h"
 #include "converters/repack/repack.h"
+#include "libformat/escape.h"
 #include "libformat/fp16.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/oiw4/oiw4.h"
@@ -172,7 +173,7 @@ int run_self(const SelfOptions& o) {
         ++checked;
         failed += !bad.empty();
         for (const auto& b : bad) lines.push_back(op.name + ": " + b);
-        if (!o.json) fmt::print("{:<40} {:<6} {}\n", op.name, op.kind, bad.empty() ? "bit-identical" : "DIFFERS");
+        if (!o.json) fmt::print("{:<40} {:<6} {}\n", escape_text(op.name), op.kind, bad.empty() ? "bit-identical" : "DIFFERS");
     });
     if (o.json) {
         fmt::print("{{\"file\":{},\"isa\":{},\"tensors_checked\":{},\"failed\":{},\"failures\":[", json_str(o.file),
@@ -182,7 +183,7 @@ int run_self(const SelfOptions& o) {
     } else {
         fmt::print("{} tensors checked on {}: {} failed\n", checked, isa_name(active_isa()), failed);
     }
-    for (const auto& l : lines) fmt::print(stderr, "oiw4-check: {}\n", l);
+    for (const auto& l : lines) fmt::print(stderr, "oiw4-check: {}\n", escape_text(l));
     return failed ? kExitDiffers : kExitOk;
 }
 
