@@ -103,35 +103,77 @@ struct Side {
 
 using CellKey = std::pair<int, std::string>;  // (layer or -1, column)
 
-std::map<CellKey, std::vector<size_t>> cells_of(const Side& s) {
-    std::map<CellKey, std::vector<size_t>> cells;
-    for (size_t i = 0; i < s.m.tensors().size(); ++i)
-        cells[{s.a.tensors[i].layer, column_of(s.m.tensors()[i].name, s.a.tensors[i])}].push_back(i);
-    return cells;
-}
+// The map stays proportional to the model, whatever its naming: at most kMaxColumns columns in
+// blocks and kMaxOutside outside them (the ones with the most tensors; the rest fold into one
+// "(other)" column) and at most kMaxRows rows (beyond, each row is a band of consecutive layers).
+// A cell's hover text lists at most kMaxCellTensors tensors.
+constexpr size_t kMaxColumns = 48, kMaxOutside = 24, kMaxRows = 512, kMaxCellTensors = 12;
+// Rows of a document table the page shows (tensors, metadata, diffs of 100k-tensor models).
+constexpr size_t kMaxTableRows = 2000;
+const std::string kOtherColumn = "(other)";
 
 // Geometry shared by the maps drawn side by side: the union of their columns and layers.
 struct Grid {
-    std::vector<std::string> outside, columns;  // columns outside blocks / in blocks
-    std::vector<int> layers;
+    std::vector<std::string> outside, columns;  // columns outside blocks / in blocks, as drawn
+    std::vector<int> layers;                    // first layer of each row
+    std::map<std::string, std::string> folded;  // column -> kOtherColumn
+    int band = 1;           // layers per row
+    std::string note;       // what was folded (empty: nothing)
     int cw = 56, ch = 18;   // cell size (px)
     bool labels = true;     // type names in the cells (else on hover only)
-    int every = 1;          // a row label every this many layers
+    int every = 1;          // a row label every this many rows
 };
 
+// Cell of each tensor: (layer, column) as named, or as drawn on `g` (folded columns, bands).
+std::map<CellKey, std::vector<size_t>> cells_of(const Side& s, const Grid* g = nullptr) {
+    std::map<CellKey, std::vector<size_t>> cells;
+    for (size_t i = 0; i < s.m.tensors().size(); ++i) {
+        int layer = s.a.tensors[i].layer;
+        std::string column = column_of(s.m.tensors()[i].name, s.a.tensors[i]);
+        if (g) {
+            if (g->folded.count(column)) column = kOtherColumn;
+            if (layer >= 0) layer = layer / g->band * g->band;
+        }
+        cells[{layer, std::move(column)}].push_back(i);
+    }
+    return cells;
+}
+
+// Keeps the `cap` columns of `count` with the most tensors (ties: reading order); records the
+// others in g.folded. Returns the kept ones, plus kOtherColumn when something was folded.
+std::vector<std::string> fold_columns(const std::map<std::string, size_t>& count, size_t cap, Grid& g) {
+    std::vector<std::string> cols;
+    for (const auto& [c, n] : count) cols.push_back(c);
+    if (cols.size() <= cap) return cols;
+    std::stable_sort(cols.begin(), cols.end(), [&](const std::string& x, const std::string& y) { return count.at(x) > count.at(y); });
+    for (size_t k = cap - 1; k < cols.size(); ++k) g.folded[cols[k]] = kOtherColumn;
+    const size_t n_folded = cols.size() - (cap - 1);
+    cols.resize(cap - 1);
+    cols.push_back(kOtherColumn);
+    g.note += fmt::format("{}{} columns with the fewest tensors are drawn as one column \"{}\".", g.note.empty() ? "" : " ", n_folded, kOtherColumn);
+    return cols;
+}
+
 Grid grid_for(const std::vector<const Side*>& sides) {
-    std::set<std::string> out, cols;
-    std::set<int> layers;
+    std::map<std::string, size_t> out, cols;
+    int max_layer = -1;
     for (const Side* s : sides)
         for (const auto& [key, idx] : cells_of(*s)) {
-            (key.first < 0 ? out : cols).insert(key.second);
-            if (key.first >= 0) layers.insert(key.first);
+            (key.first < 0 ? out : cols)[key.second] += idx.size();
+            max_layer = std::max(max_layer, key.first);
         }
     Grid g;
-    g.outside.assign(out.begin(), out.end());
-    g.columns.assign(cols.begin(), cols.end());
+    g.outside = fold_columns(out, kMaxOutside, g);
+    g.columns = fold_columns(cols, kMaxColumns, g);
     std::sort(g.outside.begin(), g.outside.end(), column_less);
     std::sort(g.columns.begin(), g.columns.end(), column_less);
+    g.band = std::max(1, static_cast<int>((static_cast<size_t>(max_layer) + kMaxRows) / kMaxRows));
+    if (g.band > 1)
+        g.note += fmt::format("{}Each row is {} consecutive layers; a cell shows the type of its largest tensor.", g.note.empty() ? "" : " ", g.band);
+    std::set<int> layers;
+    for (const Side* s : sides)
+        for (const auto& [key, idx] : cells_of(*s, &g))
+            if (key.first >= 0) layers.insert(key.first);
     g.layers.assign(layers.begin(), layers.end());
     // Cells shrink to keep the map about 800 px tall and 700 px wide; below 12 x 36 px the type
     // names move to the hover text.
@@ -159,12 +201,15 @@ void cell(std::string& o, const Side& s, const std::vector<size_t>& idx, int lay
     const size_t mi = main_tensor(s, idx);
     const GgmlType t = s.m.tensors()[mi].type;
     std::string title, why;
+    size_t listed = 0, marks = 0;
     for (size_t i : idx) {
         const auto& ti = s.m.tensors()[i];
-        title += fmt::format("{}{}: {} {}, {} B, {} B/token", title.empty() ? "" : "\n", escape_text(ti.name), type_name(ti.type),
-                             ti.shape_string(), ti.n_bytes, s.a.tensors[i].bytes_per_token);
-        if (auto it = s.marks.find(i); it != s.marks.end()) why += "\n" + it->second;
+        if (listed++ < kMaxCellTensors)
+            title += fmt::format("{}{}: {} {}, {} B, {} B/token", title.empty() ? "" : "\n", escape_text(ti.name), type_name(ti.type),
+                                 ti.shape_string(), ti.n_bytes, s.a.tensors[i].bytes_per_token);
+        if (auto it = s.marks.find(i); it != s.marks.end() && marks++ < kMaxCellTensors) why += "\n" + it->second;
     }
+    if (idx.size() > kMaxCellTensors) title += fmt::format("\n... {} tensors in this cell", idx.size());
     const bool marked = !why.empty();
     o += fmt::format("<g class=\"cell{}\"{} data-column=\"{}\" data-type=\"{}\"><title>{}{}</title>", marked ? " " + s.mark_class : "",
                      layer >= 0 ? fmt::format(" data-layer=\"{}\"", layer) : "", F(column), type_name(t), X(title), X(why));
@@ -184,12 +229,15 @@ struct LayerBars {
     std::map<int, std::array<uint64_t, kGroupCount>> by_layer;
     uint64_t max = 0;
 };
-LayerBars layer_bars(const Analysis& a) {
+LayerBars layer_bars(const Analysis& a, int band) {
     LayerBars b;
     for (const auto& tf : a.tensors)
-        if (tf.layer >= 0) b.by_layer[tf.layer][static_cast<size_t>(tf.group)] += tf.bytes_per_token;
-    for (const auto& lt : a.by_layer)
-        if (lt.layer >= 0) b.max = std::max(b.max, lt.bytes_per_token);
+        if (tf.layer >= 0) b.by_layer[tf.layer / band * band][static_cast<size_t>(tf.group)] += tf.bytes_per_token;
+    for (const auto& [layer, groups] : b.by_layer) {
+        uint64_t total = 0;
+        for (uint64_t v : groups) total += v;
+        b.max = std::max(b.max, total);
+    }
     return b;
 }
 
@@ -198,7 +246,7 @@ constexpr int kLeft = 64, kTop = 96, kBarGap = 16, kBarWidth = 240;
 // The cells outside blocks (token_embd, output, ...) as one strip.
 std::string outside_svg(const Side& s, const Grid& g) {
     if (g.outside.empty()) return "";
-    const auto cells = cells_of(s);
+    const auto cells = cells_of(s, &g);
     const int w = 96, h = 26;
     std::string o = fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"strip\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">",
                                 kLeft + static_cast<int>(g.outside.size()) * (w + 6), h + 18);
@@ -214,7 +262,7 @@ std::string outside_svg(const Side& s, const Grid& g) {
 
 // Layers x columns; with `bars`, each row continues with its stacked bytes/token bar.
 std::string map_svg(const Side& s, const Grid& g, bool bars) {
-    const auto cells = cells_of(s);
+    const auto cells = cells_of(s, &g);
     const int nc = static_cast<int>(g.columns.size()), nr = static_cast<int>(g.layers.size());
     const int map_w = kLeft + nc * g.cw;
     const int width = map_w + (bars ? kBarGap + kBarWidth + 8 : 8), height = kTop + nr * g.ch + 8;
@@ -223,13 +271,14 @@ std::string map_svg(const Side& s, const Grid& g, bool bars) {
     for (int c = 0; c < nc; ++c)
         o += fmt::format("<text class=\"colv\" transform=\"translate({},{}) rotate(-60)\">{}</text>", kLeft + c * g.cw + g.cw / 2 + 3,
                          kTop - 4, F(g.columns[c]));
-    const LayerBars lb = layer_bars(s.a);
+    const LayerBars lb = layer_bars(s.a, g.band);
     if (bars && lb.max > 0)
         o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\">bytes/token per layer (bar = {} B)</text>", map_w + kBarGap, kTop - 6, lb.max);
     for (int r = 0; r < nr; ++r) {
         const int layer = g.layers[r], y = kTop + r * g.ch;
-        if (layer % g.every == 0)
-            o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"row\">blk.{}</text>", kLeft - 4, y + g.ch / 2 + 4, layer);
+        if ((layer / g.band) % g.every == 0)
+            o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"row\">blk.{}{}</text>", kLeft - 4, y + g.ch / 2 + 4, layer,
+                             g.band > 1 ? fmt::format("-{}", layer + g.band - 1) : "");
         for (int c = 0; c < nc; ++c) {
             const int x = kLeft + c * g.cw;
             if (auto it = cells.find({layer, g.columns[c]}); it != cells.end()) cell(o, s, it->second, layer, g.columns[c], x, y, g.cw, g.ch, g.labels);
@@ -239,7 +288,8 @@ std::string map_svg(const Side& s, const Grid& g, bool bars) {
         if (!bars || it == lb.by_layer.end() || lb.max == 0) continue;
         uint64_t total = 0;
         for (uint64_t v : it->second) total += v;
-        o += fmt::format("<g class=\"layer-bar\" data-layer=\"{}\" data-bytes-per-token=\"{}\"><title>blk.{}: {} B/token", layer, total, layer, total);
+        o += fmt::format("<g class=\"layer-bar\" data-layer=\"{}\" data-bytes-per-token=\"{}\"><title>blk.{}{}: {} B/token", layer, total, layer,
+                         g.band > 1 ? fmt::format("-{}", layer + g.band - 1) : "", total);
         for (Group gr : kAllGroups)
             if (it->second[static_cast<size_t>(gr)]) o += fmt::format("\n{}: {} B", group_label(gr), it->second[static_cast<size_t>(gr)]);
         o += "</title>";
@@ -306,12 +356,15 @@ std::string section_html(const doc::Section& s) {
                 o += "<table><thead><tr>";
                 for (size_t c = 0; c < t.head.size(); ++c) o += fmt::format("<th{}>{}</th>", cls(c), X(t.head[c]));
                 o += "</tr></thead><tbody>";
-                for (const auto& row : t.rows) {
+                for (size_t r = 0; r < t.rows.size() && r < kMaxTableRows; ++r) {
                     o += "<tr>";
-                    for (size_t c = 0; c < row.size(); ++c) o += fmt::format("<td{}>{}</td>", cls(c), X(row[c]));
+                    for (size_t c = 0; c < t.rows[r].size(); ++c) o += fmt::format("<td{}>{}</td>", cls(c), X(t.rows[r][c]));
                     o += "</tr>";
                 }
                 o += "</tbody></table>";
+                if (t.rows.size() > kMaxTableRows)
+                    o += fmt::format("<p class=\"note fold\">The first {} of {} rows; the text report and --json list them all.</p>",
+                                     kMaxTableRows, t.rows.size());
                 break;
             }
             case doc::Block::Kind::Text:
@@ -429,7 +482,9 @@ std::string render_html(const Report& r, const RenderOptions& o) {
     b += "<section id=\"type-map\"><h2>Type map</h2>";
     b += legend(types_of(r.file), "slow",
                 r.profile ? fmt::format("slow path on {} (hover for the reason)", r.profile->name) : "slow path (audit off)", true);
-    b += outside_svg(s, g) + map_svg(s, g, true) + "</section>";
+    b += outside_svg(s, g) + map_svg(s, g, true);
+    if (!g.note.empty()) b += fmt::format("<p class=\"note fold\">{}</p>", X(g.note));
+    b += "</section>";
     b += traffic_html(r);
     b += sections(d, {"audit", "by-type", "by-group", "by-layer", "traffic"});
     b += sections(d, {"metadata", "tensors", "digests"}, true);
@@ -462,12 +517,15 @@ std::string render_diff_html(const DiffReport& r, const RenderOptions& o) {
     b += "<div class=\"maps\">";
     for (const Side* s : {&sa, &sb})
         b += fmt::format("<figure><figcaption>{}</figcaption>{}{}</figure>", s->caption, outside_svg(*s, g), map_svg(*s, g, false));
-    b += "</div></section>";
+    b += "</div>";
+    if (!g.note.empty()) b += fmt::format("<p class=\"note fold\">{}</p>", X(g.note));
+    b += "</section>";
 
-    // Per-layer bytes/token, A above B.
+    // Per-layer bytes/token, A above B (in the map's bands of g.band layers).
     std::map<int, std::pair<uint64_t, uint64_t>> layers;
-    for (const auto& lt : r.aa.by_layer) layers[lt.layer].first = lt.bytes_per_token;
-    for (const auto& lt : r.ab.by_layer) layers[lt.layer].second = lt.bytes_per_token;
+    const auto band_of = [&](int l) { return l < 0 ? l : l / g.band * g.band; };
+    for (const auto& lt : r.aa.by_layer) layers[band_of(lt.layer)].first += lt.bytes_per_token;
+    for (const auto& lt : r.ab.by_layer) layers[band_of(lt.layer)].second += lt.bytes_per_token;
     uint64_t max = 0;
     for (const auto& [l, v] : layers)
         if (l >= 0) max = std::max({max, v.first, v.second});
@@ -487,9 +545,11 @@ std::string render_diff_html(const DiffReport& r, const RenderOptions& o) {
         if (l < 0) continue;
         const double wa = bw * share_of(v.first, max), wb = bw * share_of(v.second, max);
         const int64_t dv = static_cast<int64_t>(v.second) - static_cast<int64_t>(v.first);
-        b += fmt::format("<g class=\"layer-diff\" data-layer=\"{}\" data-a=\"{}\" data-b=\"{}\"><title>blk.{}: A {} B/token, B {} B/token ({:+})</title>", l,
-                         v.first, v.second, l, v.first, v.second, dv);
-        if (l % every == 0) b += fmt::format("<text x=\"{}\" y=\"{}\" class=\"row\">blk.{}</text>", kLeft - 4, y + rh / 2 + 4, l);
+        const std::string span = g.band > 1 ? fmt::format("-{}", l + g.band - 1) : "";
+        b += fmt::format("<g class=\"layer-diff\" data-layer=\"{}\" data-a=\"{}\" data-b=\"{}\"><title>blk.{}{}: A {} B/token, B {} B/token ({:+})</title>",
+                         l, v.first, v.second, l, span, v.first, v.second, dv);
+        if ((l / g.band) % every == 0)
+            b += fmt::format("<text x=\"{}\" y=\"{}\" class=\"row\">blk.{}{}</text>", kLeft - 4, y + rh / 2 + 4, l, span);
         b += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#0072b2\"/>", kLeft, y + 1, wa, std::max(1, rh / 2 - 1));
         b += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#e69f00\"/>", kLeft, y + rh / 2, wb, std::max(1, rh / 2 - 1));
         if (rh >= 12 && dv != 0)

@@ -1,6 +1,7 @@
 #include "libformat/model.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -107,8 +108,14 @@ Model open_model(const std::string& path) {
         }
         const std::string p = split_path(*prefix, k, n);
         std::error_code ec;
-        if (!std::filesystem::exists(p, ec))
-            throw FormatError(ErrorKind::BadSplit, p, "", fmt::format("missing: shard {} of {} of the split model {}", k + 1, n, path));
+        if (!std::filesystem::exists(p, ec)) {
+            // exists() is false for a dangling link and sets ELOOP for a loop: say which.
+            const bool link = std::filesystem::is_symlink(std::filesystem::symlink_status(p));
+            const std::string what = ec.value() == ELOOP ? "a symlink loop"
+                                     : link                ? "a dangling symlink"
+                                                           : "missing";
+            throw FormatError(ErrorKind::BadSplit, p, "", fmt::format("{}: shard {} of {} of the split model {}", what, k + 1, n, path));
+        }
         shards.push_back(GgufFile::open(p));
         const GgufFile& s = shards.back();
         const auto what = [&](std::string_view key, int64_t got, int64_t want) {

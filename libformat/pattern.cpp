@@ -177,6 +177,32 @@ private:
     std::string out_;
 };
 
+// The name an anchored literal pattern ^...$ matches (Pattern::exact_name), else nullopt.
+std::optional<std::string> literal_of(std::string_view p) {
+    if (p.size() < 2 || p.front() != '^' || p.back() != '$') return std::nullopt;
+    const auto hex = [](char h) { return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1; };
+    std::string out;
+    for (size_t i = 1; i + 1 < p.size(); ++i) {
+        const char c = p[i];
+        if (c != '\\') {
+            if (std::string_view(".^$|()[]{}*+?").find(c) != std::string_view::npos) return std::nullopt;
+            out += c;
+            continue;
+        }
+        if (i + 2 >= p.size()) return std::nullopt;  // the backslash would escape the final $
+        const char e = p[++i];
+        if (e == 'x' && i + 3 < p.size() && hex(p[i + 1]) >= 0 && hex(p[i + 2]) >= 0) {
+            out += static_cast<char>(hex(p[i + 1]) * 16 + hex(p[i + 2]));
+            i += 2;
+        } else if (std::string_view(".^$|()[]{}*+?\\/-=:_#").find(e) != std::string_view::npos) {
+            out += e;
+        } else {
+            return std::nullopt;
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string ecmascript_to_re2(std::string_view ecma, std::string_view option) { return Translator(ecma, option).run(); }
@@ -190,6 +216,7 @@ Pattern::Pattern(std::string_view pattern, std::string_view option) : source_(pa
     auto re = std::make_shared<const re2::RE2>(translated, o);
     if (!re->ok()) throw FormatError(ErrorKind::Usage, "", subject_of(pattern, option), "invalid regular expression: " + re->error());
     re_ = std::move(re);
+    exact_ = literal_of(pattern);
 }
 
 bool Pattern::search(std::string_view name) const { return re2::RE2::PartialMatch(name, *re_); }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,8 +30,14 @@ public:
 
     const std::string& source() const { return source_; }
 
+    // The one name the pattern matches when it is an anchored literal, ^name$ with only plain
+    // characters, backslash-escaped punctuation and \xNN (what gguf-plan writes for each tensor),
+    // else nullopt. Lets a caller find such rules by name instead of searching each.
+    const std::optional<std::string>& exact_name() const { return exact_; }
+
 private:
     std::string source_;
+    std::optional<std::string> exact_;
     std::shared_ptr<const re2::RE2> re_;  // shared by copies; RE2 matching is thread-safe
 };
 

@@ -14,6 +14,12 @@
 namespace oiw::matmul {
 namespace {
 
+// Threads for one product with rows x cols weights: one below kMinParallelWeights, where starting
+// threads costs more than the product (oiw4-check on 100k small tensors spent 90% in thread
+// start-up). Rows are independent, so the results do not depend on it.
+constexpr int64_t kMinParallelWeights = int64_t{1} << 16;
+int threads_for(int64_t rows, int64_t cols, int threads) { return rows * cols < kMinParallelWeights ? 1 : threads; }
+
 class GgmlMatVec final : public MatVec {
 public:
     GgmlMatVec(GgmlType t, const uint8_t* b, int64_t rows, int64_t cols) : t_(t), b_(b), rows_(rows), cols_(cols) {}
@@ -22,6 +28,7 @@ public:
     int64_t cols() const override { return cols_; }
     bool has_integer() const override { return dot_partner(t_).has_value(); }
     void exact(const float* x, double* y, int threads) const override {
+        threads = threads_for(rows(), cols(), threads);
         const uint64_t rs = row_size(t_, cols_);
         parallel_rows(rows_, threads, 1, [&](int64_t r0, int64_t r1) {
             std::vector<float> scratch;
@@ -29,6 +36,7 @@ public:
         });
     }
     void integer(const float* x, float* y, int threads) const override {
+        threads = threads_for(rows(), cols(), threads);
         const QuantizedVector q = quantize_activation(*dot_partner(t_), x, cols_);
         const uint64_t rs = row_size(t_, cols_);
         if (t_ == GgmlType::Q4_0) {  // same results, one activation unpack for all rows
@@ -54,12 +62,14 @@ public:
     int64_t cols() const override { return p_.cols; }
     bool has_integer() const override { return true; }
     void exact(const float* x, double* y, int threads) const override {
+        threads = threads_for(rows(), cols(), threads);
         const int64_t nb = p_.blocks_per_row();
         parallel_rows(p_.rows, threads, 1, [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) y[r] = oiw4_dot_exact(p_.qs + r * nb * 16, p_.d + r * nb, x, p_.cols);
         });
     }
     void integer(const float* x, float* y, int threads) const override {
+        threads = threads_for(rows(), cols(), threads);
         const Q8Act a = make_q8_act(x, p_.cols);
         const Q8Act* acts[1] = {&a};
         oiw4_gemv(Isa::Scalar, p_, acts, 1, y, threads, false);
@@ -77,6 +87,7 @@ public:
     int64_t cols() const override { return v_.cols; }
     bool has_integer() const override { return true; }
     void exact(const float* x, double* y, int threads) const override {
+        threads = threads_for(rows(), cols(), threads);
         const int64_t nb = v_.cols / QK_K;
         parallel_rows(v_.rows, threads, 8, [&](int64_t r0, int64_t r1) {
             std::vector<block_q4_K> row(static_cast<size_t>(nb));
@@ -88,6 +99,7 @@ public:
         });
     }
     void integer(const float* x, float* y, int threads) const override {
+        threads = threads_for(rows(), cols(), threads);
         q4kx8_gemv(Isa::Scalar, v_, unpack_q8_K(quantize_activation(GgmlType::Q8_K, x, v_.cols)), y, threads);
     }
 

@@ -35,12 +35,13 @@ int layer_of(const std::string& name) {
 }
 
 // `name` as a regex matching exactly it: metacharacters escaped with a backslash, control bytes
-// (and DEL) as \xNN, so a plan line never holds a line break or a terminal escape.
+// (and DEL) as \xNN, so a plan line never holds a line break or a terminal escape, and upper-case
+// letters as \xNN too, as they survive the lower-casing every REGEX=TYPE rule goes through.
 std::string escape_name(const std::string& name) {
     std::string out;
     for (char c : name) {
         const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
+        if (u < 0x20 || u == 0x7f || (c >= 'A' && c <= 'Z')) {
             out += fmt::format("\\x{:02x}", u);
             continue;
         }

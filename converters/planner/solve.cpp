@@ -26,6 +26,57 @@ std::pair<double, double> lagrangian(const std::vector<KnapsackItem>& items, uin
     return {sum, cost};
 }
 
+// The items' minimisers of value + lambda * cost (ties to the cheaper choice).
+std::vector<size_t> minimisers(const std::vector<KnapsackItem>& items, double lambda) {
+    std::vector<size_t> pick(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+        double best = std::numeric_limits<double>::infinity();
+        for (size_t c = 0; c < items[i].size(); ++c) {
+            const double v = items[i][c].value + lambda * static_cast<double>(items[i][c].cost);
+            if (v < best || (v == best && items[i][c].cost < items[i][pick[i]].cost)) best = v, pick[i] = c;
+        }
+    }
+    return pick;
+}
+
+uint64_t cost_of(const std::vector<KnapsackItem>& items, const std::vector<size_t>& pick) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < items.size(); ++i) sum += items[i][pick[i]].cost;
+    return sum;
+}
+
+// For many items: the minimisers at the smallest lambda whose total cost fits (bisection on
+// log10 lambda), then, in item order, each item whose minimiser just below that lambda differs
+// takes it while it still fits (items tied at the critical lambda share the rest of the budget).
+// Near-optimal when no single item is a large share of the total; the caller reports the gap.
+std::vector<size_t> solve_lagrangian(const std::vector<KnapsackItem>& items, uint64_t budget) {
+    std::vector<size_t> fit = minimisers(items, 0);
+    if (cost_of(items, fit) <= budget) return fit;
+    double lo = -40, hi = 40;  // log10(lambda): infeasible at lo, feasible at hi
+    fit = minimisers(items, std::pow(10.0, hi));
+    for (int it = 0; it < 100 && hi - lo > 1e-12; ++it) {
+        const double mid = (lo + hi) / 2;
+        auto pick = minimisers(items, std::pow(10.0, mid));
+        if (cost_of(items, pick) > budget) {
+            lo = mid;
+        } else {
+            hi = mid;
+            fit = std::move(pick);
+        }
+    }
+    const std::vector<size_t> over = minimisers(items, std::pow(10.0, lo));
+    uint64_t cost = cost_of(items, fit);
+    for (size_t i = 0; i < items.size(); ++i) {
+        const auto& from = items[i][fit[i]];
+        const auto& to = items[i][over[i]];
+        if (to.value < from.value && to.cost >= from.cost && cost - from.cost + to.cost <= budget) {
+            cost = cost - from.cost + to.cost;
+            fit[i] = over[i];
+        }
+    }
+    return fit;
+}
+
 }  // namespace
 
 double lagrangian_bound(const std::vector<KnapsackItem>& items, uint64_t budget) {
@@ -64,6 +115,14 @@ KnapsackResult solve_knapsack(const std::vector<KnapsackItem>& items, uint64_t b
     uint64_t unit = n ? min_total / 1000 / n : 1;
     unit = std::max(min_unit, unit / min_unit * min_unit);
     const uint64_t cells = std::min((budget - min_total) / unit, (spread + unit - 1) / unit + n);
+    if (n > 0 && (cells + 1) > kMaxDpCells / n) {  // the grid grows with n: n x cells would be quadratic
+        KnapsackResult r;
+        r.unit = 0;
+        r.choice = solve_lagrangian(items, budget);
+        for (size_t i = 0; i < n; ++i) r.cost += items[i][r.choice[i]].cost, r.value += items[i][r.choice[i]].value;
+        r.lower_bound = std::min(lagrangian_bound(items, budget), r.value);
+        return r;
+    }
 
     const double inf = std::numeric_limits<double>::infinity();
     std::vector<double> dp(cells + 1, 0.0), next(cells + 1);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <sstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -439,6 +440,24 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
     for (const auto& r : opt.tensor_types) type_res.emplace_back(r.pattern, "--tensor-type");
     for (const auto& k : opt.keep) keep_res.emplace_back(k, "--keep");
     std::vector<size_t> type_hits(type_res.size()), keep_hits(keep_res.size());
+    // A plan has one anchored exact-name rule per tensor: those are found by name, the others
+    // searched in order, so the first matching rule wins in O(rules + tensors), not their product.
+    std::unordered_map<std::string, size_t> exact_rule;
+    std::vector<size_t> searched_rules;
+    for (size_t r = 0; r < type_res.size(); ++r) {
+        if (const auto& name = type_res[r].exact_name()) exact_rule.try_emplace(*name, r);
+        else searched_rules.push_back(r);
+    }
+    const auto first_rule = [&](const std::string& name) {
+        const auto it = exact_rule.find(name);
+        size_t first = it == exact_rule.end() ? type_res.size() : it->second;
+        for (size_t r : searched_rules) {
+            if (r >= first) break;
+            if (type_res[r].search(name)) first = r;
+            if (first == r) break;
+        }
+        return first;
+    };
 
     const bool quantized_preset = traits(preset.default_type).quantized;
     if (!opt.order.empty() && opt.order.size() != tensors.size()) usage_error("--keep-split", "the tensor order does not list every tensor");
@@ -455,10 +474,7 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
             } else {
                 dst = preset.default_type;
                 if (quantized_preset) {
-                    auto rule = std::find_if(type_res.begin(), type_res.end(),
-                                             [&](const Pattern& re) { return re.search(t.name); });
-                    if (rule != type_res.end()) {
-                        const size_t r = static_cast<size_t>(rule - type_res.begin());
+                    if (const size_t r = first_rule(t.name); r < type_res.size()) {
                         dst = opt.tensor_types[r].type;
                         ++type_hits[r];
                     } else if (!opt.pure) {

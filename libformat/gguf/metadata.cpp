@@ -46,7 +46,14 @@ std::string scalar_to_string(GgufType t, const uint8_t* p) {
     }
 }
 
-std::string quote(const std::string& s) { return '"' + escape_text(s, '"') + '"'; }
+// A string value quoted and escaped; one longer than kMaxShownString is cut at a UTF-8 boundary
+// and followed by its full length, so a 64 MiB value costs a report 4 KiB, not 64 MiB.
+std::string quote(const std::string& s) {
+    if (s.size() <= kMaxShownString) return '"' + escape_text(s, '"') + '"';
+    size_t cut = kMaxShownString;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    return '"' + escape_text(std::string_view(s).substr(0, cut), '"') + fmt::format("\"... ({} bytes)", s.size());
+}
 
 bool fixed_size(GgufType t) { return gguf_type_size(t) != 0; }
 

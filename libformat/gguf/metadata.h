@@ -15,6 +15,9 @@
 
 namespace oiw {
 
+// Bytes of a string value that human-readable renderings (GgufValue::to_string) show.
+inline constexpr size_t kMaxShownString = 4096;
+
 enum class GgufType : uint32_t {
     U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
     STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
@@ -76,6 +79,7 @@ public:
     // Numeric array element i as double (elem type must be fixed-size).
     double array_number(uint64_t i) const;
     // Human-readable rendering; arrays show at most `max_elems` elements then "... (N total)".
+    // A string longer than kMaxShownString shows its first kMaxShownString bytes, then its length.
     std::string to_string(size_t max_elems = 8) const;
     bool operator==(const GgufValue&) const = default;
 

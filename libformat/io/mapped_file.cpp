@@ -5,18 +5,38 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "libformat/error.h"
 #include "libformat/io/input_file.h"
 
 namespace oiw {
+namespace {
+
+// The kernel's per-process mapping limit (vm.max_map_count), or "unknown".
+std::string max_map_count() {
+    std::ifstream f("/proc/sys/vm/max_map_count");
+    std::string v;
+    return f >> v ? v : "unknown";
+}
+
+}  // namespace
 
 MappedFile::MappedFile(const std::string& path) {
     InputFd in(path);
     size_ = static_cast<size_t>(in.stat().st_size);
     if (size_ > 0) {
         void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, in.fd(), 0);
-        if (p == MAP_FAILED) throw FormatError(ErrorKind::Io, path, "", std::string("cannot mmap: ") + std::strerror(errno));
+        if (p == MAP_FAILED) {
+            const int e = errno;
+            std::string why = std::string("cannot mmap: ") + std::strerror(e);
+            // ENOMEM with memory to spare: the process ran out of mappings (one per shard of a split set).
+            if (e == ENOMEM) why += fmt::format(" (the process may be at vm.max_map_count, {} mappings: /proc/sys/vm/max_map_count)", max_map_count());
+            throw FormatError(ErrorKind::Io, path, "", why);
+        }
         data_ = static_cast<const uint8_t*>(p);
     }
 }

@@ -2,6 +2,7 @@
 // the patterns people give, and refuses what RE2 cannot match in linear time, with one line.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -51,6 +52,24 @@ TEST(Pattern, MatchesStdRegexSearchOnEveryPatternAndName) {
     EXPECT_EQ(checked, kPatterns.size() * kNames.size());
     EXPECT_GT(matched, checked / 20);  // the table exercises matches, not only misses
     EXPECT_LT(matched, checked / 2);
+}
+
+TEST(Pattern, ExactNameOfAnchoredLiteralsAgreesWithSearch) {
+    const std::vector<std::pair<std::string, std::optional<std::string>>> cases = {
+        {"^blk\\.0\\.ffn_up\\.weight$", "blk.0.ffn_up.weight"},
+        {"^blk\\.0\\.a\\x0a\\^x\\$=\\x4632\\x0d\\.weight$", "blk.0.a\n^x$=F32\r.weight"},
+        {"^a\\(b\\)\\[c\\]\\\\$", "a(b)[c]\\"},
+        {"^a.b$", std::nullopt}, {"^a\\d$", std::nullopt}, {"^a\\$", std::nullopt}, {"a$", std::nullopt},
+        {"^a", std::nullopt}, {"^a|b$", std::nullopt}, {"^a\\u0041$", std::nullopt}, {"^$", ""},
+    };
+    for (const auto& [p, name] : cases) {
+        const Pattern pat(p, "--plan");
+        EXPECT_EQ(pat.exact_name(), name) << p;
+        if (!name) continue;
+        EXPECT_TRUE(pat.search(*name)) << p;
+        for (const auto& other : kNames)
+            if (other != *name) EXPECT_FALSE(pat.search(other)) << p << " / " << other;
+    }
 }
 
 std::string refusal(const std::string& pattern) {

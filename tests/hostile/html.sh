@@ -40,3 +40,26 @@ hostile_case "html: OUT in a missing directory" 2 "$BIN/gguf-inspect" "$M" --htm
 expect_err_one_line
 hostile_case "html: truncated model, no page" 2 sh -c 'head -c 5000 "$1" > "$2/t.gguf"; "$3" "$2/t.gguf" --html "$2/t.html"' - "$M" "$TMP" "$BIN/gguf-inspect"
 expect_no_file "$TMP/t.html"
+
+# Reports stay proportional to the model: 3,000 tensors named blk.I.cI.weight (3,000 layers x
+# 3,000 columns; 550 MB of HTML before the map folded) and a 64 MiB metadata string (336 MB).
+python3 "$(dirname "${BASH_SOURCE[0]}")/mkgguf.py" many "$TMP/diag.gguf" 3000 10 diagonal
+hostile_case "html: 3,000 layers x 3,000 columns" 0 "$BIN/gguf-inspect" "$TMP/diag.gguf" --html "$TMP/diag.html"
+expect_true "page under 10 MB" [ "$(stat -c %s "$TMP/diag.html")" -lt 10000000 ]
+expect_true "fold noted" grep -qF 'columns with the fewest tensors are drawn as one column' "$TMP/diag.html"
+python3 - "$TMP/long.gguf" <<'PY'
+import struct, sys
+def s(b): return struct.pack("<Q", len(b)) + b
+v = b"x" * (64 << 20)
+kv = s(b"general.architecture") + struct.pack("<I", 8) + s(b"llama") + s(b"evil.long") + struct.pack("<I", 8) + s(v)
+h = b"GGUF" + struct.pack("<IQQ", 3, 0, 2) + kv
+open(sys.argv[1], "wb").write(h + b"\0" * ((-len(h)) % 32))
+PY
+hostile_case "html: a 64 MiB metadata string" 0 "$BIN/gguf-inspect" "$TMP/long.gguf" --html "$TMP/long.html"
+expect_true "page under 1 MB" [ "$(stat -c %s "$TMP/long.html")" -lt 1000000 ]
+expect_true "length shown" grep -qF '... (67108864 bytes)' "$TMP/long.html"
+hostile_case "text: a 64 MiB metadata string" 0 "$BIN/gguf-inspect" "$TMP/long.gguf"
+expect_true "report under 1 MB" [ "${#OUT}" -lt 1000000 ]
+hostile_case "text --full: a 64 MiB metadata string" 0 "$BIN/gguf-inspect" "$TMP/long.gguf" --full
+expect_true "report under 1 MB" [ "${#OUT}" -lt 1000000 ]
+expect_true "length shown" grep -qF '... (67108864 bytes)' <<<"$OUT"

@@ -13,8 +13,8 @@
   mkgguf.py dat OUT POISON           legacy .dat imatrix; POISON: none | zero-ncall | neg | nan | all-zero
   mkgguf.py align1 OUT               GGUF imatrix written with general.alignment = 1, data at an odd offset
   mkgguf.py nlnames OUT              two F32 tensors whose names hold LF, CR, '^x$=F32' and ESC
-  mkgguf.py many OUT N K             N F32 [32, 2] tensors blk.I.ffn_up.weight and K U32 keys (scale
-                                     benchmarks: scripts/bench-tensor-scale)
+  mkgguf.py many OUT N K [NAMING]    N F32 [32, 2] tensors blk.I.ffn_up.weight (NAMING diagonal:
+                                     blk.I.cI.weight) and K U32 keys (scripts/bench-tensor-scale)
 """
 import math
 import struct
@@ -111,12 +111,14 @@ def nlnames(out):
     open(out, "wb").write(gguf(kvs, tensors))
 
 
-def many(out, n, k):
-    """gguf() for large counts: every part joined once (bytes += would be quadratic)."""
+def many(out, n, k, naming="layers"):
+    """gguf() for large counts: every part joined once (bytes += would be quadratic). naming:
+    layers (blk.I.ffn_up.weight) or diagonal (blk.I.cI.weight: as many columns as layers)."""
     kvs = [kv("general.architecture", STRING, "llama"), kv("llama.block_count", U32, n)]
     kvs += [kv("scale.key.%d" % i, U32, i) for i in range(k)]
     data = encode("f32", [math.sin(i * 0.37) for i in range(64)])  # 256 bytes, a multiple of 32
-    infos = [gstr("blk.%d.ffn_up.weight" % i) + struct.pack("<IQQIQ", 2, 32, 2, T_F32, i * len(data)) for i in range(n)]
+    fmt = "blk.%d.ffn_up.weight" if naming == "layers" else "blk.%d.c%d.weight"
+    infos = [gstr(fmt % ((i,) if naming == "layers" else (i, i))) + struct.pack("<IQQIQ", 2, 32, 2, T_F32, i * len(data)) for i in range(n)]
     h = b"GGUF" + struct.pack("<IQQ", 3, n, len(kvs)) + b"".join(kvs) + b"".join(infos)
     with open(out, "wb") as f:
         f.write(h + b"\0" * ((-len(h)) % 32))
@@ -172,7 +174,7 @@ def main(argv):
     elif cmd == "nlnames":
         nlnames(out)
     elif cmd == "many":
-        many(out, int(argv[3]), int(argv[4]))
+        many(out, int(argv[3]), int(argv[4]), *argv[5:6])
     elif cmd == "align1":
         for n in range(1, 5):  # a data set name length that puts the F32 data at an odd offset
             if imatrix(out, "none", alignment=1, dataset="c" * n) % 2:

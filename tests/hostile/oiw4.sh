@@ -90,6 +90,13 @@ expect_err_contains "checksum mismatch"
 expect_no_file "$TMP/zout.oiw4"
 hostile_case "oiw4: compressed file to GGUF" 2 "$C" --to-gguf "$TMP/z.oiw4" "$TMP/z.gguf"
 expect_err_contains "--decompress"
+hostile_case "oiw4: decompress over --max-output-size" 2 "$C" --decompress "$TMP/z.oiw4" "$TMP/zout.oiw4" --max-output-size 1K
+expect_err_contains "more than --max-output-size 1K"; expect_err_one_line; expect_no_file "$TMP/zout.oiw4"
+hostile_case "oiw4: bad --max-output-size" 2 "$C" --decompress "$TMP/z.oiw4" "$TMP/zout.oiw4" --max-output-size lots
+expect_err_one_line; expect_no_file "$TMP/zout.oiw4"
+hostile_case "oiw4: decompress within --max-output-size" 0 "$C" --decompress "$TMP/z.oiw4" "$TMP/zout.oiw4" --max-output-size 1G
+expect_true "byte-identical to the file compressed" cmp -s "$TMP/zout.oiw4" "$TMP/q.oiw4"
+rm -f "$TMP/zout.oiw4"
 for mode in size truncate; do
     cp "$TMP/z.oiw4" "$TMP/z-$mode.oiw4"; $ZF "$TMP/z-$mode.oiw4" $mode
     for t in 1 2; do

@@ -11,7 +11,7 @@ no_control_out() { [ -z "$(printf '%s' "$OUT$ERR" | tr -d '\n' | LC_ALL=C tr -d 
 hostile_case "plan: names with LF, CR, ESC" 0 "$PLAN" "$M" --target-bpw 6 --types Q4_K,Q8_0 -o "$TMP/nl.plan"
 expect_true "two tensor lines" [ "$(grep -c '^\^' "$TMP/nl.plan")" = 2 ]
 expect_true "plan has no control bytes" no_control "$TMP/nl.plan"
-expect_true "LF and CR as \\xNN" grep -qF '^blk\.0\.ffn_up\x0a\^x\$=F32\x0d\.weight$=' "$TMP/nl.plan"
+expect_true "LF, CR and upper case as \\xNN" grep -qF '^blk\.0\.ffn_up\x0a\^x\$=\x4632\x0d\.weight$=' "$TMP/nl.plan"
 expect_true "sidecar written" [ -f "$M.errtable" ]
 expect_true "sidecar has no control bytes" no_control "$M.errtable"
 expect_true "sidecar: one line per name" grep -qF 'blk.0.ffn_down\x1b[2J.weight' "$M.errtable"

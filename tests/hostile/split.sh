@@ -29,6 +29,11 @@ readers() {  # $1: case label, $2: shard given, $3: text expected on stderr
 
 mv "$S-00002-of-00003.gguf" "$TMP/keep2.gguf"
 readers "missing shard" "$S-00003-of-00003.gguf" "missing: shard 2 of 3"
+ln -s "$(basename "$S")-00002-of-00003.gguf" "$S-00002-of-00003.gguf"  # a link to itself: a loop
+readers "symlink loop" "$S-00003-of-00003.gguf" "a symlink loop: shard 2 of 3"
+rm "$S-00002-of-00003.gguf"; ln -s nowhere.gguf "$S-00002-of-00003.gguf"
+readers "dangling symlink" "$S-00003-of-00003.gguf" "a dangling symlink: shard 2 of 3"
+rm "$S-00002-of-00003.gguf"
 mv "$TMP/keep2.gguf" "$S-00002-of-00003.gguf"
 
 cp "$S-00003-of-00003.gguf" "$TMP/keep3.gguf"

@@ -396,11 +396,12 @@ TEST(Planner, ErrorTableCacheRoundTripsAndIsKeyed) {
     EXPECT_NE(errtable_key(m, {}, "", {}), errtable_key(m, {}, data_path(kMoe.imatrix), {}));
 }
 
-// Names with LF, CR, ESC, NUL and regex metacharacters: one escaped line each in the plan file and
+// Names with LF, CR, ESC, NUL, upper case (plan patterns are lower-cased, as llama-quantize's) and
+// regex metacharacters: one escaped line each in the plan file and
 // the sidecar, read back to the same names, and each plan line's pattern matches only its name.
 TEST(Planner, HostileNamesStayOneLineInPlanFilesAndSidecars) {
     PlanTable t = table_of(kLlama);
-    const std::vector<std::string> evil = {std::string("blk.0.a\n^x$=F32\r.weight"), std::string("blk.0.\x1b[2J\x07\0z.weight", 21),
+    const std::vector<std::string> evil = {std::string("blk.0.a\n^x$=F32\r.weight"), std::string("blk.0.\x1b[2J\x07\0z.weight", 20),
                                            "blk.0.(a|b)\\x0a.weight"};
     for (size_t i = 0; i < evil.size(); ++i) t.tensors[i].name = evil[i];
     const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}});

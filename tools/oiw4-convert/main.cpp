@@ -4,6 +4,7 @@
 //   oiw4-convert --compress[=LEVEL] IN.oiw4 OUT.oiw4   |   --decompress IN.oiw4 OUT.oiw4   [--threads N]
 //   oiw4-convert --verify FILE.oiw4          (exit 1 naming the tensor and plane on a mismatch)
 // Every report is text on stdout, or JSON with --json; progress on stderr when it is a TTY.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "converters/repack/oiw4_convert.h"
 #include "inspect/json.h"
 #include "libformat/escape.h"
+#include "libformat/gguf/split.h"
 #include "libformat/oiw4/zstd/oiw4_zstd.h"
 #include "libformat/parallel.h"
 #include "tools/common/cli_parse.h"
@@ -29,6 +31,7 @@ struct Options {
     bool dry_run = false, to_gguf = false, decompress = false, verify = false, json = false;
     int compress = 0;  // zstd level; 0: not compressing
     unsigned threads = 0;
+    std::string max_output_size = "1T";  // --decompress: planes may decode to at most this
     SplitCli split;    // --to-gguf: write gguf-split shards
 };
 
@@ -234,6 +237,17 @@ int codec(const Options& o) {
     const Oiw4File f = Oiw4File::open(o.files[0]);
     uint64_t planes = 0;
     for (const auto& t : f.tensors()) planes += t.planes.size();
+    if (o.decompress) {  // the directory gives every plane's decoded size: check before writing a byte
+        const uint64_t cap = parse_split_size(o.max_output_size, "--max-output-size");
+        uint64_t decoded = 0;
+        for (const auto& t : f.tensors())
+            for (const auto& p : t.planes) decoded += p.decoded_size;
+        if (decoded > cap)
+            throw FormatError(ErrorKind::TooLarge, o.files[0], "",
+                              fmt::format("its planes decode to {} bytes ({}x the {}-byte file), more than --max-output-size {}; raise it if "
+                                          "that is expected",
+                                          decoded, decoded / std::max<uint64_t>(1, f.file_size()), f.file_size(), o.max_output_size));
+    }
     CodecOptions co;
     co.level = o.compress;
     co.threads = thread_count(o.threads, planes);
@@ -280,6 +294,8 @@ int main(int argc, char** argv) {
     auto* dz = app.add_flag("--decompress", o.decompress, "decode every zstd plane");
     auto* vf = app.add_flag("--verify", o.verify, "recompute every plane checksum (exit 1 on a mismatch)");
     app.add_option("--threads", o.threads, "--compress/--decompress worker threads (at most the hardware threads and the planes; default: all)");
+    app.add_option("--max-output-size", o.max_output_size,
+                   "--decompress: refuse a file whose planes decode to more than SIZE bytes (K, M, G, T: powers of 1000; default 1T)");
     app.add_flag("--json", o.json, "report as JSON");
     add_split_options(app, o.split);
     for (auto* a : {tg, cz, dz, vf})
