@@ -14,6 +14,9 @@ constexpr std::string_view kSpace = "\\x09-\\x0d ";
 // Its complement over bytes, for \S inside a bracket expression.
 constexpr std::string_view kNonSpace = "\\x00-\\x08\\x0e-\\x1f\\x21-\\xff";
 
+// The value of hex digit `h`, or -1.
+int hex_digit(char h) { return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1; }
+
 // The pattern as an error subject: option and pattern, the pattern cut after 80 bytes.
 std::string subject_of(std::string_view pattern, std::string_view option) {
     if (pattern.size() <= 80) return fmt::format("{} '{}'", option, pattern);
@@ -78,8 +81,7 @@ private:
         if (i_ + n > p_.size()) return -1;
         int v = 0;
         for (size_t k = 0; k < n; ++k) {
-            const char h = p_[i_ + k];
-            const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            const int d = hex_digit(p_[i_ + k]);
             if (d < 0) return -1;
             v = v * 16 + d;
         }
@@ -180,7 +182,6 @@ private:
 // The name an anchored literal pattern ^...$ matches (Pattern::exact_name), else nullopt.
 std::optional<std::string> literal_of(std::string_view p) {
     if (p.size() < 2 || p.front() != '^' || p.back() != '$') return std::nullopt;
-    const auto hex = [](char h) { return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1; };
     std::string out;
     for (size_t i = 1; i + 1 < p.size(); ++i) {
         const char c = p[i];
@@ -191,8 +192,8 @@ std::optional<std::string> literal_of(std::string_view p) {
         }
         if (i + 2 >= p.size()) return std::nullopt;  // the backslash would escape the final $
         const char e = p[++i];
-        if (e == 'x' && i + 3 < p.size() && hex(p[i + 1]) >= 0 && hex(p[i + 2]) >= 0) {
-            out += static_cast<char>(hex(p[i + 1]) * 16 + hex(p[i + 2]));
+        if (e == 'x' && i + 3 < p.size() && hex_digit(p[i + 1]) >= 0 && hex_digit(p[i + 2]) >= 0) {
+            out += static_cast<char>(hex_digit(p[i + 1]) * 16 + hex_digit(p[i + 2]));
             i += 2;
         } else if (std::string_view(".^$|()[]{}*+?\\/-=:_#").find(e) != std::string_view::npos) {
             out += e;

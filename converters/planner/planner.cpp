@@ -1,7 +1,6 @@
 #include "converters/planner/planner.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -358,25 +357,16 @@ PlanFile read_plan_file(const std::string& path) {
             continue;
         }
         const auto eq = line.rfind('=');
-        if (eq == std::string::npos || eq < 3 || line[0] != '^' || line[eq - 1] != '$')
-            bad("expected an anchored exact tensor name, ^name$=TYPE");
-        std::string name;  // escape_name undone: \X is X, \xNN a byte
-        for (size_t i = 1; i + 1 < eq; ++i) {
-            if (line[i] == '\\' && i + 4 < eq && line[i + 1] == 'x' && std::isxdigit(static_cast<unsigned char>(line[i + 2])) &&
-                std::isxdigit(static_cast<unsigned char>(line[i + 3]))) {
-                name += static_cast<char>(std::stoi(line.substr(i + 2, 2), nullptr, 16));
-                i += 3;
-                continue;
-            }
-            if (line[i] == '\\' && i + 2 < eq) ++i;
-            name += line[i];
-        }
+        if (eq == std::string::npos || eq < 2) bad("expected an anchored exact tensor name, ^name$=TYPE");
+        std::optional<std::string> name;  // escape_name undone
         try {
+            name = Pattern(std::string_view(line).substr(0, eq), "--plan").exact_name();
             p.rules.push_back(parse_tensor_type_rule(line));
         } catch (const FormatError& e) {
             bad(e.what());
         }
-        p.names.push_back(std::move(name));
+        if (!name) bad("expected an anchored exact tensor name, ^name$=TYPE");
+        p.names.push_back(std::move(*name));
     }
     if (p.rules.empty()) throw FormatError(ErrorKind::Usage, path, "plan", "no tensor lines");
     return p;

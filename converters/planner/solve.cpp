@@ -48,15 +48,25 @@ uint64_t cost_of(const std::vector<KnapsackItem>& items, const std::vector<size_
 // For many items: the minimisers at the smallest lambda whose total cost fits (bisection on
 // log10 lambda), then, in item order, each item whose minimiser just below that lambda differs
 // takes it while it still fits (items tied at the critical lambda share the rest of the budget).
-// Near-optimal when no single item is a large share of the total; the caller reports the gap.
-std::vector<size_t> solve_lagrangian(const std::vector<KnapsackItem>& items, uint64_t budget) {
-    std::vector<size_t> fit = minimisers(items, 0);
+// Near-optimal when no single item is a large share of the total. `bound` gets the largest
+// Lagrangian L(lambda) met on the way (a lower bound on any feasible value), so the gap is reported
+// without a second search.
+std::vector<size_t> solve_lagrangian(const std::vector<KnapsackItem>& items, uint64_t budget, double& bound) {
+    const auto probe = [&](double lambda) {
+        auto pick = minimisers(items, lambda);
+        double l = -lambda * static_cast<double>(budget);
+        for (size_t i = 0; i < items.size(); ++i) l += items[i][pick[i]].value + lambda * static_cast<double>(items[i][pick[i]].cost);
+        bound = std::max(bound, l);
+        return pick;
+    };
+    bound = -std::numeric_limits<double>::infinity();
+    std::vector<size_t> fit = probe(0);
     if (cost_of(items, fit) <= budget) return fit;
     double lo = -40, hi = 40;  // log10(lambda): infeasible at lo, feasible at hi
-    fit = minimisers(items, std::pow(10.0, hi));
+    fit = probe(std::pow(10.0, hi));
     for (int it = 0; it < 100 && hi - lo > 1e-12; ++it) {
         const double mid = (lo + hi) / 2;
-        auto pick = minimisers(items, std::pow(10.0, mid));
+        auto pick = probe(std::pow(10.0, mid));
         if (cost_of(items, pick) > budget) {
             lo = mid;
         } else {
@@ -118,9 +128,10 @@ KnapsackResult solve_knapsack(const std::vector<KnapsackItem>& items, uint64_t b
     if (n > 0 && (cells + 1) > kMaxDpCells / n) {  // the grid grows with n: n x cells would be quadratic
         KnapsackResult r;
         r.unit = 0;
-        r.choice = solve_lagrangian(items, budget);
+        double bound = 0;
+        r.choice = solve_lagrangian(items, budget, bound);
         for (size_t i = 0; i < n; ++i) r.cost += items[i][r.choice[i]].cost, r.value += items[i][r.choice[i]].value;
-        r.lower_bound = std::min(lagrangian_bound(items, budget), r.value);
+        r.lower_bound = std::min(bound, r.value);
         return r;
     }
 

@@ -40,17 +40,6 @@ void put(std::vector<uint8_t>& b, T v) {
     b.insert(b.end(), p, p + sizeof(T));
 }
 
-// XXH3-64 of the header's first 56 bytes followed by the directory.
-uint64_t header_checksum(std::span<const uint8_t> head56, std::span<const uint8_t> dir) {
-    XXH3_state_t* st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, head56.data(), head56.size());
-    XXH3_64bits_update(st, dir.data(), dir.size());
-    const uint64_t h = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    return h;
-}
-
 // A GGUF image holding only metadata ("GGUF" | version | 0 tensors | n_kv | KVs), parsed back with
 // the GGUF reader so the source's KVs survive byte for byte.
 std::vector<uint8_t> kv_image(uint32_t version, const Metadata& kvs) { return serialize_gguf_header(version, kvs, {}); }
@@ -110,6 +99,16 @@ std::vector<PlaneSpec> encoding_planes(Oiw4Encoding enc, const GgufTensorInfo& t
     return fail(fmt::format("unknown encoding id {}", static_cast<uint32_t>(enc)));
 }
 
+uint64_t oiw4_header_checksum(std::span<const uint8_t> head56, std::span<const uint8_t> dir) {
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, head56.data(), head56.size());
+    XXH3_64bits_update(st, dir.data(), dir.size());
+    const uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
+
 bool is_oiw4_image(std::span<const uint8_t> bytes) {
     return bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic.data(), 4) == 0;
 }
@@ -162,7 +161,7 @@ void Oiw4File::parse_image() {
     if (dir_offset != kOiw4HeaderSize || dir_size > bytes_.size() - kOiw4HeaderSize)
         throw FormatError(ErrorKind::OutOfBounds, file, "header", fmt::format("directory [{}, +{}) is not inside the {}-byte file after the header", dir_offset, dir_size, bytes_.size()));
     const auto dir = bytes_.subspan(kOiw4HeaderSize, dir_size);
-    const uint64_t sum = header_checksum(bytes_.first(kChecksumAt), dir);
+    const uint64_t sum = oiw4_header_checksum(bytes_.first(kChecksumAt), dir);
     if (sum != header_xxh3_)
         throw FormatError(ErrorKind::BadChecksum, file, "header", fmt::format("header checksum {:016x} does not match the header and directory ({:016x})", header_xxh3_, sum));
     if ((flags_ & ~kOiw4FlagCompressed) != 0) throw FormatError(ErrorKind::Unsupported, file, "header", fmt::format("unknown flags 0x{:x}", flags_));
@@ -489,7 +488,7 @@ void Oiw4Writer::finish() {
     put<uint64_t>(h, align_up(kOiw4HeaderSize + dir.size(), kOiw4PlaneAlign));
     put<uint64_t>(h, impl_->pos());
     put<uint64_t>(h, tensors_.size());
-    put<uint64_t>(h, header_checksum(h, dir));
+    put<uint64_t>(h, oiw4_header_checksum(h, dir));
     impl_->file.write_at(0, h.data(), h.size());
     impl_->file.write_at(kOiw4HeaderSize, dir.data(), dir.size());
     impl_->file.commit();

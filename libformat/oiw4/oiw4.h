@@ -187,6 +187,9 @@ private:
 
 // True when `bytes` starts with the OIW4 magic.
 bool is_oiw4_image(std::span<const uint8_t> bytes);
+
+// The header_xxh3 field's value: XXH3-64 of the header's first 56 bytes followed by the directory.
+uint64_t oiw4_header_checksum(std::span<const uint8_t> head56, std::span<const uint8_t> dir);
 // True when the regular file at `path` starts with the OIW4 magic; throws FormatError(Io) naming
 // `path` when it cannot be opened or is not a regular file (a FIFO or device never blocks).
 bool is_oiw4_file(const std::string& path);

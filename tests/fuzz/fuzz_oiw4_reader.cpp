@@ -129,12 +129,7 @@ std::vector<uint8_t> resealed(const Oiw4File& f, std::span<const uint8_t> in) {
             const uint64_t h = XXH3_64bits(b.data() + p.offset, p.size);
             std::memcpy(&*at + 16, &h, 8);
         }
-    XXH3_state_t* st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, b.data(), 56);
-    XXH3_64bits_update(st, b.data() + 64, dir_size);
-    const uint64_t h = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
+    const uint64_t h = oiw4_header_checksum({b.data(), 56}, {b.data() + 64, static_cast<size_t>(dir_size)});
     std::memcpy(b.data() + 56, &h, 8);
     return b;
 }

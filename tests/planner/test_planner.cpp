@@ -112,6 +112,22 @@ TEST(PlannerSolve, BudgetIsRoundedDownToTheGrid) {
     EXPECT_EQ(solve_knapsack(items, 95, 32).cost, 64u);
 }
 
+// Past kMaxDpCells the Lagrangian path: 20,000 identical items tie at the critical lambda, and
+// the in-order fill upgrades exactly as many as fit (here the optimum).
+TEST(PlannerSolve, ManyItemsTakeTheLagrangianSolutionWithinTheBudget) {
+    const std::vector<KnapsackItem> items(20000, KnapsackItem{{100, 10}, {200, 1}});
+    const uint64_t budget = 20000 * 100 + 5000 * 100 + 99;
+    const KnapsackResult r = solve_knapsack(items, budget);
+    EXPECT_EQ(r.unit, 0u);  // the DP table would be 20000 x ~500k cells
+    EXPECT_EQ(r.cost, 20000u * 100 + 5000 * 100);
+    EXPECT_DOUBLE_EQ(r.value, 20000 * 10 - 5000 * 9);
+    // The LP relaxation also spends the 99 spare bytes, at 9/100 value per byte.
+    EXPECT_NEAR(r.lower_bound, r.value - 99 * 0.09, 1e-6 * r.value);
+    EXPECT_EQ(std::count(r.choice.begin(), r.choice.end(), 1u), 5000);
+    EXPECT_EQ(std::count(r.choice.begin(), r.choice.begin() + 5000, 1u), 5000);  // in item order
+    EXPECT_LE(solve_knapsack(items, budget + 1000).value, r.value);             // more budget, no worse
+}
+
 // The grid step (solve.h): the largest multiple of min_unit with n * step <= 0.1% of the cheapest
 // total, at least min_unit. Two items of cheapest cost 100,000: 200,000 / 1000 / 2 = 100.
 TEST(PlannerSolve, GridStepIsAMultipleOfTheMinimumUnit) {

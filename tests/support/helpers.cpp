@@ -12,9 +12,8 @@
 #include <fstream>
 #include <stdexcept>
 
-#include <xxhash.h>
-
 #include "libformat/io/hash.h"
+#include "libformat/oiw4/oiw4.h"
 
 namespace oiw::test {
 namespace fs = std::filesystem;
@@ -140,12 +139,7 @@ const Golden& golden() {
 void reseal_oiw4(std::vector<uint8_t>& b) {
     uint64_t dir_size;
     std::memcpy(&dir_size, b.data() + 24, 8);
-    XXH3_state_t* st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, b.data(), 56);
-    XXH3_64bits_update(st, b.data() + 64, dir_size);
-    const uint64_t h = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
+    const uint64_t h = oiw4_header_checksum({b.data(), 56}, {b.data() + 64, static_cast<size_t>(dir_size)});
     std::memcpy(b.data() + 56, &h, 8);
 }
 
