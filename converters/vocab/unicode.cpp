@@ -64,6 +64,22 @@ std::array<std::string, 256> make_byte_map() {
     return map;
 }
 
+// decode_utf8, also giving each code point's byte offset when `offsets` is set.
+std::vector<uint32_t> decode_utf8(std::string_view text, std::vector<size_t>* offsets) {
+    std::vector<uint32_t> out;
+    out.reserve(text.size());
+    for (size_t off = 0; off < text.size();) {
+        if (offsets) offsets->push_back(off);
+        uint32_t cpt = 0;
+        if (!decode_one(text, off, cpt)) {
+            ++off;
+            cpt = kReplacement;
+        }
+        out.push_back(cpt);
+    }
+    return out;
+}
+
 }  // namespace
 
 size_t utf8_len(char lead) {
@@ -71,21 +87,7 @@ size_t utf8_len(char lead) {
     return lookup[static_cast<uint8_t>(lead) >> 4];
 }
 
-std::vector<uint32_t> decode_utf8(std::string_view text) {
-    std::vector<uint32_t> out;
-    out.reserve(text.size());
-    size_t off = 0;
-    while (off < text.size()) {
-        uint32_t cpt = 0;
-        if (decode_one(text, off, cpt)) {
-            out.push_back(cpt);
-        } else {
-            ++off;
-            out.push_back(kReplacement);
-        }
-    }
-    return out;
-}
+std::vector<uint32_t> decode_utf8(std::string_view text) { return decode_utf8(text, nullptr); }
 
 std::string encode_utf8(uint32_t cpt) {
     std::string r;
@@ -123,9 +125,16 @@ const std::string& byte_to_unicode(uint8_t b) {
     return map[b];
 }
 
-std::vector<std::string> gpt2_pretokenize(std::string_view text) {
-    const std::vector<uint32_t> cpts = decode_utf8(text);
+std::vector<std::string> gpt2_pretokenize(std::string_view text, size_t* consumed) {
+    std::vector<size_t> offsets;  // byte offset of each code point (kept only with `consumed`)
+    const std::vector<uint32_t> cpts = decode_utf8(text, consumed ? &offsets : nullptr);
     const size_t end = cpts.size();
+    // Code points [0, settled) decode the same whatever follows: decode_one reads at most 4 bytes.
+    size_t settled = end;
+    if (consumed) {
+        settled = 0;
+        while (settled < end && offsets[settled] + 4 <= text.size()) ++settled;
+    }
     // Outside the text a position has no class at all (llama.cpp's empty flags): it is neither
     // whitespace, letter, number nor "other".
     enum : uint8_t { kNone = 0, kLetter = 1, kNumber = 2, kSpace = 4, kOther = 8 };
@@ -185,6 +194,14 @@ std::vector<std::string> gpt2_pretokenize(std::string_view text) {
         add(++pos);  // no match: one code point
     }
 
+    if (consumed) {
+        // The match of a piece [b, e) reads code points up to max(e + 1, b + 2) at most (the
+        // contractions look 2 ahead, \s+(?!\S) one past its end): final when those are settled.
+        size_t n = 0;
+        while (n < pieces.size() && std::max(pieces[n].second + 1, pieces[n].first + 2) < settled) ++n;
+        pieces.resize(n);
+        *consumed = n ? offsets[pieces.back().second] : 0;
+    }
     std::vector<std::string> words;
     words.reserve(pieces.size());
     for (const auto& [b, e] : pieces) {

@@ -34,6 +34,10 @@ const std::string& byte_to_unicode(uint8_t b);
 // encoding): splits `text` as the regex
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // does and returns each piece with every UTF-8 byte replaced by byte_to_unicode(byte).
-std::vector<std::string> gpt2_pretokenize(std::string_view text);
+// With `consumed`, `text` is a prefix of a longer text: only the pieces that no later byte can
+// change are returned (each piece's match read only code points decoded from bytes all inside
+// `text`, and a code point after its end), and *consumed is the byte length they cover; the rest
+// is split again once more text has arrived.
+std::vector<std::string> gpt2_pretokenize(std::string_view text, size_t* consumed = nullptr);
 
 }  // namespace oiw::vocab

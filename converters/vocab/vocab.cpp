@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <queue>
-#include <map>
+
+#include <fmt/format.h>
 
 #include "converters/vocab/unicode.h"
 #include "libformat/error.h"
@@ -13,6 +14,7 @@ namespace oiw::vocab {
 namespace {
 
 const std::string kTokens = "tokenizer.ggml.tokens";
+constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 // Pre-tokenizer names llama.cpp maps to its GPT-2 regex (LLAMA_VOCAB_PRE_TYPE_GPT2 and the
 // types sharing its expression) without other tokenizer changes.
@@ -67,6 +69,14 @@ std::vector<Symbol> split_symbols(std::string_view text) {
     return syms;
 }
 
+// An SPM join: the byte before a symbol boundary and the symbol after it (at most 4 bytes).
+uint64_t join_key(std::string_view s, size_t k) {
+    const size_t n = std::min(utf8_len(s[k]), s.size() - k);
+    uint64_t key = static_cast<uint8_t>(s[k - 1]) | (uint64_t{n} << 8);
+    for (size_t i = 0; i < n; ++i) key |= uint64_t{static_cast<uint8_t>(s[k + i])} << (16 + 8 * i);
+    return key;
+}
+
 }  // namespace
 
 std::pair<std::string, std::string> split_merge(const std::string& entry) {
@@ -116,6 +126,10 @@ Vocab Vocab::load(const Metadata& md) {
     v.pre_ = pre && pre->as_string() ? *pre->as_string() : "";
     if (v.model_name_ == "llama") {
         v.model_ = Model::Spm;
+        // Every symbol boundary inside a token: only there can a merged symbol span a cut.
+        for (const auto& entry : v.ids_)
+            for (const Symbol& sym : split_symbols(entry.first))
+                if (sym.off > 0) v.spm_joins_.insert(join_key(entry.first, sym.off));
         v.bos_ = 1, v.eos_ = 2;
         v.add_bos_ = true, v.add_space_prefix_ = true;
     } else if (v.model_name_ == "gpt2") {
@@ -198,14 +212,10 @@ void Vocab::spm_fragment(std::string_view text, std::vector<int32_t>* out,
     const auto cmp = [](const Bigram& l, const Bigram& r) { return l.score < r.score || (l.score == r.score && l.left > r.left); };
     std::priority_queue<Bigram, std::vector<Bigram>, decltype(cmp)> queue(cmp);
     std::vector<Symbol> syms = split_symbols(text);
-    std::map<std::string, std::pair<int, int>> rev_merge;
     const auto try_add = [&](int left, int right) {
         if (left == -1 || right == -1) return;
-        const std::string s(text.substr(syms[left].off, syms[left].n + syms[right].n));
-        const auto id = find(s);
-        if (!id) return;
-        queue.push({left, right, scores_[static_cast<size_t>(*id)], s.size()});
-        rev_merge[s] = {left, right};
+        const std::string_view s = text.substr(syms[left].off, syms[left].n + syms[right].n);
+        if (const auto id = find(s)) queue.push({left, right, scores_[static_cast<size_t>(*id)], s.size()});
     };
     for (int i = 1; i < static_cast<int>(syms.size()); ++i) try_add(i - 1, i);
     while (!queue.empty()) {
@@ -222,22 +232,17 @@ void Vocab::spm_fragment(std::string_view text, std::vector<int32_t>* out,
         try_add(l.prev, b.left);
         try_add(b.left, l.next);
     }
-    if (!out || syms.empty()) return;
-    const auto resegment = [&](auto&& self, const Symbol& s) -> void {
-        const std::string_view piece = text.substr(s.off, s.n);
+    if (!out) return;
+    // llama.cpp's resegment: a symbol that is a token, else its bytes. (Its rev_merge step, which
+    // splits a symbol back into the pair that made it, never runs: every merged symbol is a token.)
+    for (int i = syms.empty() ? -1 : 0; i != -1; i = syms[i].next) {
+        const std::string_view piece = text.substr(syms[i].off, syms[i].n);
         if (auto id = find(piece)) {
             out->push_back(*id);
-            return;
-        }
-        auto p = rev_merge.find(std::string(piece));
-        if (p == rev_merge.end()) {
+        } else {
             for (char c : piece) out->push_back(byte_token(static_cast<uint8_t>(c)));
-            return;
         }
-        self(self, syms[p->second.first]);
-        self(self, syms[p->second.second]);
-    };
-    for (int i = 0; i != -1; i = syms[i].next) resegment(resegment, syms[i]);
+    }
 }
 
 // llm_tokenizer_bpe_session::tokenize for one pre-tokenized word: apply the lowest-ranked merge
@@ -294,13 +299,7 @@ std::vector<std::pair<std::string, std::string>> Vocab::merge_trace(std::string_
     return trace;
 }
 
-std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special, bool parse_special) const {
-    check_tokenizable();
-    // tokenizer_st_partition: split raw text at every occurrence of each special token, longest first.
-    struct Fragment {
-        int32_t token;  // -1: raw text [off, off + len)
-        size_t off, len;
-    };
+std::vector<Vocab::Fragment> Vocab::partition(std::string_view text, bool parse_special) const {
     std::vector<Fragment> frags;
     if (!text.empty()) frags.push_back({-1, 0, text.size()});
     for (int32_t id : special_order_) {
@@ -326,14 +325,37 @@ std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special, bo
         }
         frags = std::move(next);
     }
+    return frags;
+}
 
-    std::vector<int32_t> out;
-    if (add_special && add_bos_) {
-        if (bos_ < 0) throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.bos_token_id", "add_bos_token is true but no BOS id");
-        out.push_back(bos_);
+void Vocab::spm_escape(std::string_view raw, std::string* out) {
+    for (char c : raw) {
+        if (c == ' ') {
+            out->append(kSpmSpace);
+        } else {
+            out->push_back(c);
+        }
     }
+}
+
+void Vocab::begin_tokens(std::vector<int32_t>* out, bool add_special) const {
+    if (!add_special || !add_bos_) return;
+    if (bos_ < 0) throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.bos_token_id", "add_bos_token is true but no BOS id");
+    out->push_back(bos_);
+}
+
+void Vocab::end_tokens(std::vector<int32_t>* out, bool add_special) const {
+    if (!add_special || !add_eos_) return;
+    if (eos_ < 0) throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.eos_token_id", "add_eos_token is true but no EOS id");
+    out->push_back(eos_);
+}
+
+std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special, bool parse_special) const {
+    check_tokenizable();
+    std::vector<int32_t> out;
+    begin_tokens(&out, add_special);
     bool prev_special = true;
-    for (const Fragment& f : frags) {
+    for (const Fragment& f : partition(text, parse_special)) {
         if (f.token >= 0) {
             out.push_back(f.token);
             prev_special = true;
@@ -341,19 +363,136 @@ std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special, bo
         }
         const std::string_view raw = text.substr(f.off, f.len);
         if (model_ == Model::Spm) {
-            std::string s = add_space_prefix_ && prev_special ? "\xe2\x96\x81" : "";  // the dummy prefix, escaped
-            for (char c : raw) s += c == ' ' ? std::string("\xe2\x96\x81") : std::string(1, c);
+            std::string s(add_space_prefix_ && prev_special ? kSpmSpace : std::string_view{});  // the dummy prefix
+            spm_escape(raw, &s);
             spm_fragment(s, &out, nullptr);
             prev_special = false;
         } else {
             for (const std::string& word : gpt2_pretokenize(raw)) bpe_word(word, &out, nullptr);
         }
     }
-    if (add_special && add_eos_) {
-        if (eos_ < 0) throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.eos_token_id", "add_eos_token is true but no EOS id");
-        out.push_back(eos_);
-    }
+    end_tokens(&out, add_special);
     return out;
+}
+
+// ---- TokenStream ----
+
+TokenStream::TokenStream(const Vocab& v, bool add_special, bool parse_special, std::string source, size_t max_run)
+    : v_(v), add_special_(add_special), parse_special_(parse_special), source_(std::move(source)), max_run_(max_run) {
+    v.check_tokenizable();
+    for (int32_t id : v.special_order_)
+        if (parse_special || v.special_[static_cast<size_t>(id)] != 2) max_special_ = std::max(max_special_, v.text(id).size());
+}
+
+void TokenStream::too_long(std::string_view what) const {
+    throw FormatError(ErrorKind::TooLarge, source_, "",
+                      fmt::format("more than {} bytes without a place the tokenizer can be cut ({}); "
+                                  "the text is tokenized in pieces and one piece may not exceed that",
+                                  max_run_, what));
+}
+
+// The largest cut c <= |text_| - (longest special - 1) that no special token's occurrence
+// crosses; every occurrence that could cross it lies inside text_.
+size_t TokenStream::special_cut() const {
+    if (max_special_ <= 1) return text_.size();
+    size_t c = text_.size() > max_special_ - 1 ? text_.size() - (max_special_ - 1) : 0;
+    const std::string_view text = text_;
+    for (bool moved = true; moved && c > 0;) {
+        moved = false;
+        for (int32_t id : v_.special_order_) {
+            if (!parse_special_ && v_.special_[static_cast<size_t>(id)] == 2) continue;
+            const std::string& s = v_.text(id);
+            if (s.size() < 2) continue;
+            const size_t from = c > s.size() - 1 ? c - (s.size() - 1) : 0;
+            const size_t p = text.substr(from, c - from + s.size() - 1).find(s);  // starts in [from, c): crosses c
+            if (p != std::string_view::npos) {
+                c = from + p;
+                moved = true;
+            }
+        }
+    }
+    return c;
+}
+
+// Partitions `text` (a prefix of what is left, cut where no special token crosses) and passes
+// its raw runs to the open raw fragment.
+void TokenStream::emit(std::string_view text, std::vector<int32_t>* out) {
+    for (const Vocab::Fragment& f : v_.partition(text, parse_special_)) {
+        if (f.token >= 0) {
+            raw_close(out);
+            out->push_back(f.token);
+            prev_special_ = true;
+        } else {
+            raw_feed(text.substr(f.off, f.len), out);
+        }
+    }
+}
+
+// The largest SPM cut in raw_ (0: none): a symbol boundary c (no lead byte in the 3 bytes before
+// c reaches past it) whose symbol after it is whole and whose join never occurs inside a token.
+size_t TokenStream::spm_cut() const {
+    const std::string_view r = raw_;
+    for (size_t c = r.size(); c-- > std::max<size_t>(raw_scanned_, 1);) {
+        if (c + utf8_len(r[c]) > r.size()) continue;
+        bool boundary = true;
+        for (size_t j = 1; j <= 3 && j <= c; ++j) boundary = boundary && utf8_len(r[c - j]) <= j;
+        if (boundary && !v_.spm_joins_.count(join_key(r, c))) return c;
+    }
+    return 0;
+}
+
+void TokenStream::raw_feed(std::string_view raw, std::vector<int32_t>* out) {
+    if (!raw_open_) {
+        raw_open_ = true;
+        raw_.clear();
+        raw_scanned_ = 0;
+        if (v_.model_ == Model::Spm && v_.add_space_prefix_ && prev_special_) raw_ = kSpmSpace;
+        prev_special_ = false;
+    }
+    if (v_.model_ == Model::Spm) {
+        Vocab::spm_escape(raw, &raw_);
+        const size_t c = spm_cut();
+        if (c > 0) v_.spm_fragment(std::string_view(raw_).substr(0, c), out, nullptr);
+        // Positions up to |raw_| - 4 were looked at with their whole symbol after them: no cut.
+        raw_scanned_ = raw_.size() > c + 4 ? raw_.size() - 4 - c : 0;
+        raw_.erase(0, c);
+    } else {
+        raw_.append(raw);
+        size_t consumed = 0;
+        for (const std::string& word : gpt2_pretokenize(raw_, &consumed)) v_.bpe_word(word, out, nullptr);
+        raw_.erase(0, consumed);
+    }
+    if (raw_.size() > max_run_) too_long(v_.model_ == Model::Spm ? "no symbol boundary that no token spans" : "one pre-tokenizer word");
+}
+
+void TokenStream::raw_close(std::vector<int32_t>* out) {
+    if (!raw_open_) return;
+    if (v_.model_ == Model::Spm) {
+        v_.spm_fragment(raw_, out, nullptr);
+    } else {
+        for (const std::string& word : gpt2_pretokenize(raw_)) v_.bpe_word(word, out, nullptr);
+    }
+    raw_open_ = false;
+    raw_.clear();
+}
+
+void TokenStream::feed(std::string_view bytes, std::vector<int32_t>* out) {
+    if (!started_) v_.begin_tokens(out, add_special_);
+    started_ = true;
+    text_.append(bytes);
+    const size_t c = special_cut();
+    emit(std::string_view(text_).substr(0, c), out);
+    text_.erase(0, c);
+    if (text_.size() > max_run_ + max_special_) too_long("special tokens overlap throughout");
+}
+
+void TokenStream::finish(std::vector<int32_t>* out) {
+    if (!started_) v_.begin_tokens(out, add_special_);
+    started_ = true;
+    emit(text_, out);
+    text_.clear();
+    raw_close(out);
+    v_.end_tokens(out, add_special_);
 }
 
 }  // namespace oiw::vocab

@@ -4,11 +4,13 @@
 // Follows llama.cpp's src/llama-vocab.cpp (llm_tokenizer_spm_session, llm_tokenizer_bpe_session,
 // tokenizer_st_partition, llama_vocab::impl::tokenize).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -57,6 +59,13 @@ public:
     std::vector<std::pair<std::string, std::string>> merge_trace(std::string_view symbol_text) const;
 
 private:
+    friend class TokenStream;
+    // A piece of tokenizer_st_partition's output: a special token, or raw text [off, off + len).
+    struct Fragment {
+        int32_t token;  // -1: raw text
+        size_t off, len;
+    };
+
     std::string file_, model_name_, pre_;
     Model model_ = Model::Other;
     bool pre_supported_ = false;
@@ -71,14 +80,61 @@ private:
     int32_t bos_ = -1, eos_ = -1;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
     std::vector<int32_t> special_order_;  // special tokens, longest text first
+    std::unordered_set<uint64_t> spm_joins_;  // SPM: (byte, symbol after it) at symbol boundaries inside tokens
 
     void check_tokenizable() const;
+    // tokenizer_st_partition of `text`: split at every occurrence of each special token, longest first.
+    std::vector<Fragment> partition(std::string_view text, bool parse_special) const;
+    // The text the SPM merger sees for raw text: ' ' escaped as U+2581.
+    static void spm_escape(std::string_view raw, std::string* out);
+    // BOS (at the start) and EOS (at the end) when add_special and the model asks for them.
+    void begin_tokens(std::vector<int32_t>* out, bool add_special) const;
+    void end_tokens(std::vector<int32_t>* out, bool add_special) const;
     std::optional<int32_t> rank(const std::string& left, const std::string& right) const;
     int32_t byte_token(uint8_t b) const;
     void spm_fragment(std::string_view text, std::vector<int32_t>* out,
                       std::vector<std::pair<std::string, std::string>>* trace) const;
     void bpe_word(const std::string& word, std::vector<int32_t>* out,
                   std::vector<std::pair<std::string, std::string>>* trace) const;
+};
+
+// Vocab::tokenize over a text that arrives in pieces, in memory bounded by the longest stretch
+// without a safe cut (not by the text): what feed() and finish() emit, concatenated, is exactly
+// tokenize(whole text). The text is cut only where the whole-text tokenization provably splits:
+// no special token's occurrence crosses the cut, and inside raw text an SPM cut is a symbol
+// boundary that no vocabulary token spans (its byte before and symbol after never meet inside a
+// token), a BPE cut a pre-tokenizer word boundary that no later byte can move.
+class TokenStream {
+public:
+    // Longest stretch of text without a safe cut (a "word" for this purpose) before feed() throws.
+    static constexpr size_t kDefaultMaxRun = size_t{1} << 20;
+
+    // Throws as tokenize() does for a vocabulary it cannot tokenize with. `source` names the text
+    // in errors.
+    TokenStream(const Vocab& v, bool add_special, bool parse_special, std::string source, size_t max_run = kDefaultMaxRun);
+    // Appends the tokens that `bytes` settles to *out. Throws FormatError(TooLarge) naming the
+    // source when more than max_run bytes have no safe cut.
+    void feed(std::string_view bytes, std::vector<int32_t>* out);
+    // The rest of the tokens (and EOS when asked for). The stream is then done.
+    void finish(std::vector<int32_t>* out);
+
+private:
+    const Vocab& v_;
+    bool add_special_, parse_special_;
+    std::string source_;
+    size_t max_run_;
+    size_t max_special_ = 0;  // longest special text matched by the partition
+    bool started_ = false, prev_special_ = true, raw_open_ = false;
+    std::string text_;  // not yet partitioned
+    std::string raw_;   // the open raw fragment's unsettled part (SPM: escaped)
+    size_t raw_scanned_ = 0;  // raw_[0, raw_scanned_) holds no cut (SPM)
+
+    size_t special_cut() const;
+    void emit(std::string_view text, std::vector<int32_t>* out);
+    void raw_feed(std::string_view raw, std::vector<int32_t>* out);
+    void raw_close(std::vector<int32_t>* out);
+    size_t spm_cut() const;
+    void too_long(std::string_view what) const;
 };
 
 // A tokenizer.ggml.merges entry split as llama.cpp does (at the first space after the first

@@ -12,21 +12,28 @@
 
 namespace oiw {
 
-std::string read_text_file(const std::string& path, size_t cap) {
+void read_text_blocks(const std::string& path, size_t cap, const std::function<void(std::string_view)>& block) {
     InputFd in(path);
-    std::string text;
-    char buf[1 << 16];
+    std::vector<char> buf(size_t{1} << 16);
+    size_t total = 0;
     for (;;) {
-        const ssize_t n = ::read(in.fd(), buf, sizeof buf);
+        const ssize_t n = ::read(in.fd(), buf.data(), buf.size());
         if (n < 0) {
             if (errno == EINTR) continue;
             throw FormatError(ErrorKind::Io, path, "", std::string("read failed: ") + std::strerror(errno));
         }
-        if (n == 0) return text;
-        if (static_cast<size_t>(n) > cap - text.size())
+        if (n == 0) return;
+        if (static_cast<size_t>(n) > cap - total)
             throw FormatError(ErrorKind::TooLarge, path, "", fmt::format("text file is larger than {} bytes", cap));
-        text.append(buf, static_cast<size_t>(n));
+        total += static_cast<size_t>(n);
+        block(std::string_view(buf.data(), static_cast<size_t>(n)));
     }
+}
+
+std::string read_text_file(const std::string& path, size_t cap) {
+    std::string text;
+    read_text_blocks(path, cap, [&](std::string_view b) { text.append(b); });
+    return text;
 }
 
 std::vector<std::string> split_lines(std::string_view text) {

@@ -1,6 +1,8 @@
-// Reading small text inputs (tensor-type files, @FILE arrays, runtime profiles) whole.
+// Reading text inputs: small ones (tensor-type files, @FILE arrays, runtime profiles) whole, large
+// ones (gguf-prune-vocab --keep-text) in blocks.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +16,9 @@ inline constexpr size_t kMaxTextFileBytes = size_t{64} << 20;
 // naming the path: Io when it cannot be opened/read or is not a regular file, TooLarge when it
 // holds more than `cap` bytes (checked while reading, so a growing file cannot exceed it).
 std::string read_text_file(const std::string& path, size_t cap = kMaxTextFileBytes);
+// The same checks and errors, the bytes handed to `block` as they are read (64 KiB at a time), so
+// memory does not grow with the file.
+void read_text_blocks(const std::string& path, size_t cap, const std::function<void(std::string_view)>& block);
 
 // The lines of `text` as std::getline splits them: on '\n', a final line without '\n' kept, no
 // empty element after a trailing '\n'.

@@ -498,14 +498,6 @@ TEST(GgufMalformed, RowByteSizeOverflowIsRejected) {
     }
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define OIW_UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define OIW_UNDER_SANITIZER 1
-#endif
-#endif
-
 // libformat bug (reported to the lead): read_array() reserve()s the element count taken from the
 // file before reading the elements. Arrays of arrays nested 8 deep, each claiming as many
 // elements as the bytes left could hold (remaining / 12), make every level reserve

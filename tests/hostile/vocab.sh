@@ -66,3 +66,20 @@ expect_err_contains "is the output model"; expect_no_file "$TMP/o.gguf"
 rm -f "$TMP/o.gguf"
 hostile_case "vocab: --map-out to /dev/null" 2 "$PV" "$MINI" "$TMP/o.gguf" --keep-range 0-300 --map-out /dev/null
 expect_err_one_line; expect_no_file "$TMP/o.gguf"
+
+# --keep-text is tokenized in pieces: a stretch with no place to cut it longer than 1 MiB is one
+# error line (not memory growing with it), for both tokenizer kinds; ordinary long text passes.
+{ printf 'a '; head -c 2200000 /dev/zero | tr '\0' 'x'; printf ' b\n'; } >"$TMP/longword.txt"
+hostile_case "vocab: 2 MiB word, BPE" 2 "$PV" "$GPT2" "$TMP/o.gguf" --keep-text "$TMP/longword.txt"
+expect_err_contains "longword.txt: more than 1048576 bytes without a place the tokenizer can be cut"
+expect_err_one_line; expect_no_file "$TMP/o.gguf"
+{ head -c 2200000 /dev/zero | tr '\0' '\n'; } >"$TMP/newlines.txt"
+hostile_case "vocab: 2 MiB of newlines, BPE" 2 "$PV" "$GPT2" "$TMP/o.gguf" --keep-text "$TMP/newlines.txt"
+expect_err_contains "one pre-tokenizer word"; expect_no_file "$TMP/o.gguf"
+head -c 2200000 /dev/zero | tr '\0' ' ' >"$TMP/spaces.txt"
+hostile_case "vocab: 2 MiB of spaces, SPM (tokens of spaces span every cut)" 2 "$PV" "$DATA/vocab/ggml-vocab-llama-spm.gguf" "$TMP/o.gguf" --keep-text "$TMP/spaces.txt"
+expect_err_contains "no symbol boundary that no token spans"; expect_no_file "$TMP/o.gguf"
+for i in $(seq 1 40000); do printf 'line %d of a long corpus, with words and 12.5 numbers.\n' "$i"; done >"$TMP/corpus.txt"
+hostile_case "vocab: 2 MB corpus, SPM" 0 "$PV" "$MINI" "$TMP/o.gguf" -q --keep-text "$TMP/corpus.txt"
+expect_true "output reads" "$BIN/gguf-inspect" "$TMP/o.gguf"
+rm -f "$TMP/o.gguf"

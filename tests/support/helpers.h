@@ -18,6 +18,15 @@
             GTEST_SKIP() << "needs ../shared/" << (rel) << " (absent: not a CI or dev checkout)"; \
     } while (0)
 
+// OIW_UNDER_SANITIZER: defined in ASan/TSan/MSan builds, where RLIMIT_AS cannot bound memory.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define OIW_UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define OIW_UNDER_SANITIZER 1
+#endif
+#endif
+
 namespace oiw::test {
 
 // Absolute path of a file under ../shared (e.g. "fixtures/tiny-llama-f16.gguf"). ../shared exists

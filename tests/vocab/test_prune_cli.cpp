@@ -133,4 +133,36 @@ TEST(VocabPruneCli, ArraysOfDifferentLengthsAreRefused) {
     EXPECT_FALSE(fs::exists(out));
 }
 
+// --keep-text reads its text in blocks: a 12 MB corpus keeps the same ids as two copies of the
+// two lines it repeats, in an address space of 384 MiB (the whole-text tokenizer needed ~100
+// bytes per text byte, ~1.2 GB here). A line of 2 MiB without a space is one error line.
+TEST(VocabPruneCli, KeepTextMemoryFollowsTheVocabularyNotTheText) {
+#ifdef OIW_UNDER_SANITIZER
+    GTEST_SKIP() << "RLIMIT_AS cannot be used under a sanitizer";
+#else
+    const auto dir = oiw::test::temp_dir();
+    const std::string two = "the quick brown fox jumps over the lazy dog.\nA model's weights, quantized: 4-bit.\n";
+    const std::string small = write_text(dir, "small.txt", two + two);  // also the join of one copy to the next
+    std::string big_text;
+    while (big_text.size() < (12u << 20)) big_text += two;
+    const std::string big = write_text(dir, "big.txt", big_text);
+    big_text.clear();
+    big_text.shrink_to_fit();
+    for (const std::string& model : {kMini, kGpt2}) {
+        std::string want, got;
+        ASSERT_EQ(run(tool() + " " + model + " --dry-run --json --keep-text " + small, &want), 0) << want;
+        ASSERT_EQ(run("ulimit -v 393216; " + tool() + " " + model + " --dry-run --json --keep-text " + big + " 2>&1", &got), 0) << got;
+        const auto w = nlohmann::json::parse(want), g = nlohmann::json::parse(got);
+        EXPECT_EQ(g.at("n_vocab_after"), w.at("n_vocab_after")) << model;
+        EXPECT_EQ(g.at("requested"), w.at("requested")) << model;
+        EXPECT_GT(w.at("requested").get<int>(), 10) << model;
+    }
+    const std::string word = write_text(dir, "word.txt", "a " + std::string(2u << 20, 'x') + " b\n");
+    std::string err;
+    EXPECT_EQ(run(tool() + " " + kGpt2 + " --dry-run --keep-text " + word + " 2>&1 >/dev/null", &err), 2);
+    EXPECT_NE(err.find("word.txt: more than 1048576 bytes without a place the tokenizer can be cut"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+#endif
+}
+
 }  // namespace

@@ -3,6 +3,11 @@
 // test-tokenizer-0 does (add_special = false, parse_special = false).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <cstring>
+#include <random>
+
 #include "converters/vocab/unicode.h"
 #include "converters/vocab/vocab.h"
 #include "libformat/model.h"
@@ -11,6 +16,7 @@
 
 namespace {
 
+using oiw::vocab::TokenStream;
 using oiw::vocab::Vocab;
 
 Vocab load(const std::string& path) {
@@ -106,6 +112,126 @@ TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
     EXPECT_EQ(decode_utf8("\xc0\xaf"), (std::vector<uint32_t>{0x2F}));                        // overlong: as llama.cpp
     const Vocab v = load(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf"));
     EXPECT_EQ(v.tokenize("\xf7\xbf\xbf\xbf", false, false), v.tokenize("\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", false, false));
+}
+
+// ---- TokenStream: tokenize() of the whole text, in pieces ----
+
+// The text fed in chunks of the sizes `chunk` gives (cycled), through TokenStream.
+std::vector<int32_t> streamed(const Vocab& v, std::string_view text, bool add_special, bool parse_special,
+                              const std::vector<size_t>& chunk, size_t max_run = TokenStream::kDefaultMaxRun) {
+    TokenStream ts(v, add_special, parse_special, "text.txt", max_run);
+    std::vector<int32_t> out;
+    for (size_t pos = 0, k = 0; pos < text.size(); ++k) {
+        const size_t n = std::min(chunk[k % chunk.size()], text.size() - pos);
+        ts.feed(text.substr(pos, n), &out);
+        pos += n;
+    }
+    ts.finish(&out);
+    return out;
+}
+
+// Random texts made of pieces that stress every cut rule: special tokens (also split across
+// chunks), runs of spaces and newlines, contractions, digits, U+2581 itself, malformed UTF-8,
+// multi-byte letters, spaces and digits (a chunk that ends inside one must not decide a word).
+std::string random_text(std::mt19937& rng, size_t n_pieces) {
+    static const char* const kPieces[] = {
+        "a", "b", "ab", "Hello", " world", " ", "  ", "   ", "\n", "\n\n", "\t", "'s", "'re", "'", "1", "23", " 456",
+        "\xc3\xa9", "\xe2\x80\x94", "\xe2\x96\x81", "\xe2", "\xf0\x9f", "\x80", "\xf0\x9f\x98\x80", "</s>", "<s>",
+        "<|endoftext|>", "<unk>", ".", "!!", " the", "ing", "\xe4\xb8\xad\xe6\x96\x87",
+        "\xf0\xa0\x80\x80" /* U+20000, a letter */, "\xe3\x80\x80" /* U+3000, a space */, "\xd9\xa3" /* U+0663, a digit */};
+    std::uniform_int_distribution<size_t> pick(0, std::size(kPieces) - 1);
+    std::string t;
+    for (size_t i = 0; i < n_pieces; ++i) t += kPieces[pick(rng)];
+    return t;
+}
+
+// Every fixture text joined, and 300 random texts, in chunks of 1, 2, 3, 5, 64 bytes and random
+// sizes, with and without special handling: the same ids as tokenize() on the whole text.
+void check_stream_equals_tokenize(const std::string& name) {
+    const std::string path = oiw::test::data_path("vocab/" + name);
+    const Vocab v = load(path);
+    std::vector<std::string> texts;
+    std::string joined;
+    for (const auto& c : oiw::test::read_tokenizer_cases(path)) joined += c.text + "\n";
+    texts.push_back(joined);
+    std::mt19937 rng(7);
+    for (int i = 0; i < 300; ++i) texts.push_back(random_text(rng, 1 + rng() % 120));
+    const std::vector<std::vector<size_t>> chunkings = {{1}, {2}, {3}, {5}, {64}, {7, 1, 13, 2, 40}};
+    size_t compared = 0;
+    for (const std::string& t : texts) {
+        for (const bool special : {false, true}) {
+            const auto want = v.tokenize(t, special, special);
+            for (const auto& chunk : chunkings) {
+                ASSERT_EQ(streamed(v, t, special, special, chunk), want) << name << " chunk " << chunk[0] << ": '" << t << "'";
+                ++compared;
+            }
+        }
+    }
+    EXPECT_EQ(compared, texts.size() * 2 * chunkings.size());
+}
+
+TEST(TokenStream, SpmInPiecesEqualsWholeText) { check_stream_equals_tokenize("ggml-vocab-llama-spm.gguf"); }
+
+TEST(TokenStream, Gpt2InPiecesEqualsWholeText) { check_stream_equals_tokenize("ggml-vocab-gpt-2.gguf"); }
+
+// A made-up SPM vocabulary whose tokens span spaces ("a\u2581b", "\u2581\u2581\u2581") and
+// newlines, with overlapping special tokens ("<x>", "x><x"): cuts must avoid every join a token
+// holds. Random texts over its alphabet, in pieces, equal the whole-text ids.
+TEST(TokenStream, SpmTokensSpanningSpacesAreNeverCut) {
+    const auto s = [](const char* x) { return oiw::GgufValue::make_string(x); };
+    const std::string sp = "\xe2\x96\x81";  // U+2581
+    std::vector<std::string> toks = {"<unk>", "<s>", "</s>", "a", "b", "\n", sp, "ab", "a" + sp + "b", sp + sp + sp, sp + "a", "b\n",
+                                     "\nb", "<x>", "x><x"};
+    std::vector<float> scores;
+    std::vector<int32_t> types;
+    for (size_t i = 0; i < toks.size(); ++i) {
+        scores.push_back(static_cast<float>((i * 7919) % 13));
+        types.push_back(i < 3 ? 3 : i >= 13 ? 4 : 1);  // control, normal, user-defined
+    }
+    for (int b = 0; b < 256; ++b) {  // byte fallback
+        toks.push_back(fmt::format("<0x{:02X}>", b));
+        scores.push_back(0);
+        types.push_back(6);
+    }
+    const auto packed = [](const auto& v) {
+        std::vector<uint8_t> b(v.size() * 4);
+        std::memcpy(b.data(), v.data(), b.size());
+        return b;
+    };
+    const Vocab v = Vocab::load(oiw::Metadata(
+        {{"tokenizer.ggml.model", s("llama")},
+         {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array(toks)},
+         {"tokenizer.ggml.scores", oiw::GgufValue::make_array(oiw::GgufType::F32, packed(scores), scores.size())},
+         {"tokenizer.ggml.token_type", oiw::GgufValue::make_array(oiw::GgufType::I32, packed(types), types.size())}},
+        "toy.gguf"));
+    std::mt19937 rng(11);
+    const char* const alphabet[] = {"a", "b", " ", "\n", "<x>", "x>", "<", "</s>"};
+    for (int i = 0; i < 2000; ++i) {
+        std::string t;
+        for (size_t k = 0, n = 1 + rng() % 60; k < n; ++k) t += alphabet[rng() % std::size(alphabet)];
+        const auto want = v.tokenize(t, true, true);
+        ASSERT_EQ(streamed(v, t, true, true, {1 + rng() % 4}), want) << "'" << t << "'";
+    }
+}
+
+// A stretch with no safe cut longer than max_run is an error naming the text, not unbounded
+// memory; a text whose cuts come often enough passes with the same small limit.
+TEST(TokenStream, StretchWithoutCutBeyondLimitIsAnError) {
+    const Vocab spm = load(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"));
+    const Vocab gpt2 = load(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf"));
+    std::string words;
+    for (int i = 0; i < 2000; ++i) words += " word";
+    for (const Vocab* v : {&spm, &gpt2}) {
+        EXPECT_EQ(streamed(*v, words, true, true, {64}, 256), v->tokenize(words, true, true));
+        try {
+            streamed(*v, std::string(4096, 'a'), true, true, {64}, 256);
+            ADD_FAILURE() << v->model_name() << ": 4096 letters in a row passed a 256-byte limit";
+        } catch (const oiw::FormatError& e) {
+            EXPECT_EQ(e.kind(), oiw::ErrorKind::TooLarge);
+            EXPECT_NE(std::string(e.what()).find("text.txt"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("more than 256 bytes"), std::string::npos) << e.what();
+        }
+    }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -33,7 +34,7 @@ using oiw::FormatError;
 
 constexpr uint64_t kTextCap = uint64_t{1} << 30;  // 1 GiB per text input
 
-// Whole text input (--keep-ids, --keep-text, --counts, FILE): a regular file of at most kTextCap bytes.
+// Whole text input (--keep-ids, --counts, tokenize's FILE): a regular file of at most kTextCap bytes.
 std::string read_text(const std::string& path) { return oiw::read_text_file(path, kTextCap); }
 
 // One integer token of a text input; anything else is an error naming the file and the token.
@@ -77,6 +78,28 @@ std::vector<int64_t> read_top_counts(const std::string& path, size_t top) {
     std::vector<int64_t> ids;
     for (size_t i = 0; i < v.size() && i < top; ++i) ids.push_back(v[i].first);
     return ids;
+}
+
+// The distinct ids the model's tokenizer gives the text file `path` (with BOS/EOS as the model
+// asks, special tokens parsed), read in blocks: memory follows the vocabulary, not the text.
+std::vector<int64_t> text_token_ids(const oiw::vocab::Vocab& v, const std::string& path) {
+    std::vector<uint8_t> seen(v.size(), 0);
+    std::vector<int32_t> ids;
+    oiw::vocab::TokenStream stream(v, true, true, path);
+    const auto mark = [&] {
+        for (int32_t id : ids) seen[static_cast<size_t>(id)] = 1;
+        ids.clear();
+    };
+    oiw::read_text_blocks(path, std::numeric_limits<size_t>::max(), [&](std::string_view block) {
+        stream.feed(block, &ids);
+        mark();
+    });
+    stream.finish(&ids);
+    mark();
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < seen.size(); ++i)
+        if (seen[i]) out.push_back(static_cast<int64_t>(i));
+    return out;
 }
 
 // Ids A..B of "A-B"; both ends must be in the vocabulary (checked before anything is built).
@@ -215,10 +238,7 @@ int run_prune(const Options& o) {
         ids.insert(ids.end(), more.begin(), more.end());
     };
     for (const auto& f : o.keep_ids) add(read_ids(f), f);
-    for (const auto& f : o.keep_text) {
-        const auto t = v.tokenize(read_text(f), true, true);
-        add({t.begin(), t.end()}, f);
-    }
+    for (const auto& f : o.keep_text) add(text_token_ids(v, f), f);
     if (!o.counts.empty()) add(read_top_counts(o.counts, o.top), o.counts);
     for (const auto& r : o.keep_range) add(parse_range(r, v.size()), "--keep-range " + r);
 
@@ -265,7 +285,8 @@ int main(int argc, char** argv) {
     app.add_option("IN", o.in, "input .gguf")->required();
     app.add_option("OUT", o.out, "output .gguf (written atomically; must not be IN)");
     app.add_option("--keep-ids", o.keep_ids, "file of whitespace-separated token ids to keep");
-    app.add_option("--keep-text", o.keep_text, "text file: keep the tokens the model's tokenizer uses for it");
+    app.add_option("--keep-text", o.keep_text,
+                   "text file (any size, read in blocks): keep the tokens the model's tokenizer uses for it");
     app.add_option("--counts", o.counts, "file of lines 'id count' (with --top)");
     app.add_option("--top", o.top, "keep the N ids with the highest counts");
     app.add_option("--keep-range", o.keep_range, "keep ids A..B (inclusive)");

@@ -1,0 +1,81 @@
+// libFuzzer target for the streaming tokenizer (converters/vocab/vocab.h): the input's first byte
+// picks the vocabulary (bit 0: llama SPM or GPT-2 BPE, tests/data/vocab), special handling
+// (bit 1) and the chunk sizes (bits 2-7 seed them); the rest is the text. TokenStream fed in those
+// chunks must give exactly Vocab::tokenize of the whole text, or both must throw.
+//
+// With OIW_FUZZ_EMIT_SEEDS=<dir> the binary writes a few texts to <dir> and exits.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "converters/vocab/vocab.h"
+#include "libformat/error.h"
+#include "libformat/model.h"
+
+namespace {
+
+using oiw::vocab::TokenStream;
+using oiw::vocab::Vocab;
+
+std::unique_ptr<Vocab> g_vocab[2];
+
+[[noreturn]] void fail(const char* what) {
+    std::fprintf(stderr, "fuzz_tokenizer: invariant violated: %s\n", what);
+    std::abort();
+}
+
+std::vector<int32_t> streamed(const Vocab& v, std::string_view text, bool special, uint32_t seed) {
+    TokenStream ts(v, special, special, "fuzz.txt", 64);  // a small limit: the buffers stay short
+    std::vector<int32_t> out;
+    for (size_t pos = 0; pos < text.size();) {
+        seed = seed * 1103515245u + 12345u;
+        const size_t n = std::min<size_t>(1 + (seed >> 16) % 9, text.size() - pos);
+        ts.feed(text.substr(pos, n), &out);
+        pos += n;
+    }
+    ts.finish(&out);
+    return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size == 0) return 0;
+    const Vocab& v = *g_vocab[data[0] & 1];
+    const bool special = (data[0] & 2) != 0;
+    const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+    std::vector<int32_t> want;
+    try {
+        want = v.tokenize(text, special, special);
+    } catch (const oiw::FormatError&) {
+        fail("tokenize threw on a supported vocabulary");
+    }
+    try {
+        if (streamed(v, text, special, data[0] >> 2) != want) fail("streamed ids differ from whole-text ids");
+    } catch (const oiw::FormatError& e) {
+        // Only a stretch longer than the limit may fail, and then one line naming the text.
+        if (e.kind() != oiw::ErrorKind::TooLarge || text.size() <= 64) fail("stream threw where tokenize did not");
+        if (std::string_view(e.what()).find("fuzz.txt") == std::string_view::npos) fail("error does not name the text");
+    }
+    return 0;
+}
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    const std::string dir = std::string(OIW_SOURCE_DIR) + "/tests/data/vocab/";
+    g_vocab[0] = std::make_unique<Vocab>(Vocab::load(oiw::open_model(dir + "ggml-vocab-llama-spm.gguf").metadata()));
+    g_vocab[1] = std::make_unique<Vocab>(Vocab::load(oiw::open_model(dir + "ggml-vocab-gpt-2.gguf").metadata()));
+    if (const char* out = std::getenv("OIW_FUZZ_EMIT_SEEDS")) {
+        const char* seeds[] = {"\x02Hello world</s> <s>  the\n\nend", "\x03" "don't  stop<|endoftext|>\xe3\x80\x80x \xf0\xa0\x80\x80",
+                               "\x00\xe2\x96\x81\xe2\x96\x81a  b\t\n c", "\x01" "12.5 numbers 'll 've\xc3\xa9\xe2", "\x06</s></s></"};
+        int k = 0;
+        for (const char* s : seeds) {
+            const std::string seed(s, std::char_traits<char>::length(s + 1) + 1);  // the first byte may be 0
+            std::ofstream(std::string(out) + "/seed-" + std::to_string(k++), std::ios::binary) << seed;
+        }
+        std::exit(0);
+    }
+    return 0;
+}
