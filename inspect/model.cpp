@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "libformat/names.h"
+
 namespace oiw::inspect {
 
 std::string_view group_id(Group g) {
@@ -43,15 +45,10 @@ std::string_view group_label(Group g) {
 NameParts split_name(std::string_view name) {
     NameParts p;
     std::string_view rest = name;
-    if (rest.substr(0, 4) == "blk.") {
-        size_t i = 4;
-        int layer = 0;
-        while (i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i])) && layer < 1000000)
-            layer = layer * 10 + (rest[i++] - '0');
-        if (i > 4 && i < rest.size() && rest[i] == '.') {
-            p.layer = layer;
-            rest = rest.substr(i + 1);
-        }
+    size_t after = 0;
+    if (const auto n = block_index(name, &after)) {
+        p.layer = *n;
+        rest = rest.substr(after);
     }
     p.stem = rest.substr(0, rest.find('.'));
     return p;

@@ -11,15 +11,6 @@
 
 namespace oiw::inspect {
 
-std::string_view dot_name(Dot d) {
-    switch (d) {
-        case Dot::Simd: return "yes";
-        case Dot::Scalar: return "no";
-        case Dot::Unsupported: return "unsupported";
-    }
-    return "no";
-}
-
 namespace {
 
 std::string_view trim(std::string_view s) {

@@ -20,7 +20,6 @@ enum class Dot : uint8_t {
     Scalar,       // "no": runs, through a scalar loop
     Unsupported,  // "unsupported": the runtime cannot multiply by this type at all
 };
-std::string_view dot_name(Dot d);  // "yes" / "no" / "unsupported"
 
 struct ProfileEntry {
     GgmlType type = GgmlType::F32;

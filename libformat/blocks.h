@@ -58,6 +58,22 @@ struct block_q1_0 { uint16_t d; uint8_t qs[QK1_0 / 8]; };
 struct block_q4_Kx8 { uint16_t d[8]; uint16_t dmin[8]; uint8_t scales[96]; uint8_t qs[1024]; };
 #pragma pack(pop)
 
+// The 12-byte scales field of Q4_K and Q5_K (and each 12-byte group of Q4_Kx8): eight 6-bit
+// scales s0..s7 and mins m0..m7 of the eight 32-weight sub-blocks.
+//   byte  0..3  : s0..s3 in bits 0-5, bits 4-5 of s4..s7 in bits 6-7
+//   byte  4..7  : m0..m3 in bits 0-5, bits 4-5 of m4..m7 in bits 6-7
+//   byte  8..11 : s4..s7 bits 0-3 in bits 0-3, m4..m7 bits 0-3 in bits 4-7
+// ggml's get_scale_min_k4: scale *sc and min *m of sub-block j (0..7).
+inline void get_scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
+
 static_assert(sizeof(block_q4_0) == 18 && sizeof(block_q4_1) == 20);
 static_assert(sizeof(block_q5_0) == 22 && sizeof(block_q5_1) == 24);
 static_assert(sizeof(block_q8_0) == 34 && sizeof(block_q8_1) == 36);

@@ -258,7 +258,7 @@ float dot_q3_K(const block_q3_K* x, const block_q8_K* y, int64_t nb) {
 
 // Q4_K / Q5_K: the unpacked 6-bit scales and mins of ggml's utmp trick.
 void k4_scales_mins(const uint8_t* packed, uint8_t scales[8], uint8_t mins[8]) {
-    for (int j = 0; j < 8; ++j) quant::get_scale_min_k4(j, packed, &scales[j], &mins[j]);
+    for (int j = 0; j < 8; ++j) get_scale_min_k4(j, packed, &scales[j], &mins[j]);
 }
 
 // Shared tail of Q4_K and Q5_K: aux8 holds the 256 unsigned quants.

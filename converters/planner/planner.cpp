@@ -1,5 +1,6 @@
 #include "converters/planner/planner.h"
 
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -15,6 +16,7 @@
 #include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/text_file.h"
+#include "libformat/names.h"
 #include "libformat/pattern.h"
 
 namespace oiw {
@@ -28,10 +30,6 @@ using T = GgmlType;
 
 
 
-int layer_of(const std::string& name) {
-    if (name.rfind("blk.", 0) != 0) return -1;
-    return std::atoi(name.c_str() + 4);
-}
 
 // `name` as a regex matching exactly it: metacharacters escaped with a backslash, control bytes
 // (and DEL) as \xNN, so a plan line never holds a line break or a terminal escape, and upper-case
@@ -81,7 +79,7 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
         }
         table.fixed_file_bytes -= align_up(tp.dst_bytes, table.alignment);
         const GgufTensorInfo& t = in.tensors()[tp.input_index];
-        PlanCandidate c{tp.input_index, tp.name, layer_of(tp.name), {}, {}, {}, {}};
+        PlanCandidate c{tp.input_index, tp.name, block_index(tp.name).value_or(-1), {}, {}, {}, {}};
         for (GgmlType ty : cands) {
             const int64_t block = traits(ty).block_size;
             if (t.ne[0] % block != 0) continue;

@@ -39,17 +39,6 @@ float e8m0_to_fp32_half(uint8_t e) {
 }
 
 
-// 6-bit scale and min j of a Q4_K / Q5_K block (ggml's get_scale_min_k4).
-inline void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
-    if (j < 4) {
-        sc = q[j] & 63;
-        m = q[j + 4] & 63;
-    } else {
-        sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-    }
-}
-
 inline float sign_of(uint8_t signs, int j) { return (signs & kmask_iq2xs[j]) ? -1.f : 1.f; }
 
 // ---------------------------------------------------------------- per-block kernels
@@ -219,9 +208,9 @@ void dq_q4_K(const block_q4_K& x, float* y) {
     const uint8_t* q = x.qs;
     uint8_t sc, m;
     for (int j = 0, is = 0; j < QK_K; j += 64, is += 2) {
-        scale_min_k4(is + 0, x.scales, sc, m);
+        get_scale_min_k4(is + 0, x.scales, &sc, &m);
         const float d1 = d * static_cast<float>(sc), m1 = min * static_cast<float>(m);
-        scale_min_k4(is + 1, x.scales, sc, m);
+        get_scale_min_k4(is + 1, x.scales, &sc, &m);
         const float d2 = d * static_cast<float>(sc), m2 = min * static_cast<float>(m);
         for (int l = 0; l < 32; ++l) *y++ = d1 * static_cast<float>(q[l] & 0xF) - m1;
         for (int l = 0; l < 32; ++l) *y++ = d2 * static_cast<float>(q[l] >> 4) - m2;
@@ -238,9 +227,9 @@ void dq_q5_K(const block_q5_K& x, float* y) {
     uint8_t sc, m;
     uint8_t u1 = 1, u2 = 2;
     for (int j = 0, is = 0; j < QK_K; j += 64, is += 2) {
-        scale_min_k4(is + 0, x.scales, sc, m);
+        get_scale_min_k4(is + 0, x.scales, &sc, &m);
         const float d1 = d * static_cast<float>(sc), m1 = min * static_cast<float>(m);
-        scale_min_k4(is + 1, x.scales, sc, m);
+        get_scale_min_k4(is + 1, x.scales, &sc, &m);
         const float d2 = d * static_cast<float>(sc), m2 = min * static_cast<float>(m);
         for (int l = 0; l < 32; ++l)
             *y++ = d1 * static_cast<float>((ql[l] & 0xF) + ((qh[l] & u1) ? 16 : 0)) - m1;

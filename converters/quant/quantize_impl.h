@@ -77,17 +77,6 @@ inline float ue4m3_to_fp32_half(uint8_t x) {
     return raw * 0.5f;
 }
 
-// Reads scale *d and min *m of sub-block j from the Q4_K/Q5_K layout (ggml's get_scale_min_k4).
-inline void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-    if (j < 4) {
-        *d = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
-    }
-}
-
 // quantize_row_q{4,5}_K_ref: the six-bit scales and mins of the 8 sub-blocks,
 // min(nearest_int(63 / max * v), 63), packed into the 12-byte layout.
 inline void pack_k4_scales_ref(const float* scales, const float* mins, float max_scale, float max_min, uint8_t* packed) {

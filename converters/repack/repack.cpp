@@ -1,5 +1,7 @@
 #include "converters/repack/repack.h"
 
+#include "libformat/blocks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,18 +12,7 @@ namespace oiw {
 
 namespace {
 
-// Q4_K's 6-bit (scale, min) of sub-block j from a 12-byte packed field (ggml get_scale_min_k4).
-void get_scale_min(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
-    if (j < 4) {
-        sc = q[j] & 63;
-        m = q[j + 4] & 63;
-    } else {
-        sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-        m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-    }
-}
-
-// Packs 8 six-bit (scale, min) pairs into 12 bytes, the inverse of get_scale_min.
+// Packs 8 six-bit (scale, min) pairs into 12 bytes (the layout in blocks.h), the inverse of get_scale_min_k4.
 void put_scales_mins(const uint8_t* sc, const uint8_t* m, uint8_t* q) {
     for (int j = 0; j < 4; ++j) {
         q[j] = static_cast<uint8_t>((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
@@ -42,7 +33,7 @@ void make_x8(const block_q4_K* const in[8], block_q4_Kx8& out) {
     for (int i = 0; i < 1024 / il; ++i) std::memcpy(out.qs + i * il, in[i % 8]->qs + (i / 8) * il, il);
     for (int k = 0; k < 8; ++k) {
         uint8_t sc[8], m[8];
-        for (int r = 0; r < 8; ++r) get_scale_min(k, in[r]->scales, sc[r], m[r]);
+        for (int r = 0; r < 8; ++r) get_scale_min_k4(k, in[r]->scales, &sc[r], &m[r]);
         put_scales_mins(sc, m, out.scales + 12 * k);
     }
 }
@@ -56,7 +47,7 @@ void split_x8(const block_q4_Kx8& in, block_q4_K* const out[8]) {
     for (int i = 0; i < 1024 / il; ++i) std::memcpy(out[i % 8]->qs + (i / 8) * il, in.qs + i * il, il);
     uint8_t sc[8][8], m[8][8];  // [row][sub-block]
     for (int k = 0; k < 8; ++k)
-        for (int r = 0; r < 8; ++r) get_scale_min(r, in.scales + 12 * k, sc[r][k], m[r][k]);
+        for (int r = 0; r < 8; ++r) get_scale_min_k4(r, in.scales + 12 * k, &sc[r][k], &m[r][k]);
     for (int r = 0; r < 8; ++r) put_scales_mins(sc[r], m[r], out[r]->scales);
 }
 

@@ -106,7 +106,8 @@ private:
 // token), a BPE cut a pre-tokenizer word boundary that no later byte can move.
 class TokenStream {
 public:
-    // Longest stretch of text without a safe cut (a "word" for this purpose) before feed() throws.
+    // Longest stretch without a safe cut (a "word" for this purpose) before feed() throws, in
+    // bytes of the text the merger sees (SPM: a space is U+2581, 3 bytes).
     static constexpr size_t kDefaultMaxRun = size_t{1} << 20;
 
     // Throws as tokenize() does for a vocabulary it cannot tokenize with. `source` names the text

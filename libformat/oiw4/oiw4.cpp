@@ -1,17 +1,10 @@
 #include "libformat/oiw4/oiw4.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <numeric>
-#include <unordered_set>
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -28,9 +21,7 @@ namespace {
 constexpr std::array<char, 4> kMagic = {'O', 'I', 'W', '4'};
 constexpr size_t kMaxTensorName = 63;        // as GGUF (ggml's GGML_MAX_NAME - 1)
 constexpr uint64_t kChecksumAt = 56;         // header_xxh3 field: covers [0, 56) and the directory
-constexpr uint64_t kPlaneEntrySize = 32;     // codec, reserved, offset, size, xxh3
 constexpr std::string_view kEncodingNames[kOiw4EncodingCount] = {"raw", "oiw4", "q4kx8", "q4kx8-il4"};
-
 
 std::string tensor_subject(const std::string& name) { return "tensor '" + name + "'"; }
 

@@ -38,16 +38,7 @@ void write_atomic(const std::string& path) {
     f.commit();
 }
 
-// The message of the FormatError thrown by fn ("" if none).
-template <typename F>
-std::string error_of(F fn) {
-    try {
-        fn();
-    } catch (const FormatError& e) {
-        return e.what();
-    }
-    return "";
-}
+using test::error_of;
 
 // Runs the test body once with O_TMPFILE and once with the named temp file.
 class AtomicFileModes : public ::testing::TestWithParam<bool> {

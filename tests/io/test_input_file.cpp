@@ -18,15 +18,7 @@ namespace oiw {
 namespace {
 namespace fs = std::filesystem;
 
-template <typename F>
-std::string error_of(F fn) {
-    try {
-        fn();
-    } catch (const FormatError& e) {
-        return e.what();
-    }
-    return "";
-}
+using test::error_of;
 
 // Every input reader refuses FIFOs and character devices at once, and directories.
 TEST(InputFile, EveryReaderRefusesNonRegularFiles) {

@@ -298,18 +298,6 @@ size_t plane_entry(const std::vector<uint8_t>& b, const Oiw4Plane& p) {
 
 void set_u64(std::vector<uint8_t>& b, size_t off, uint64_t v) { std::memcpy(b.data() + off, &v, 8); }
 
-// The error of `f()`, which must throw FormatError.
-template <typename F>
-FormatError error_of(F&& f) {
-    try {
-        f();
-    } catch (const FormatError& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no error";
-    return FormatError(ErrorKind::Usage, "", "", "");
-}
-
 std::string all_encodings_file();  // below: raw, oiw4, q4kx8 and q4kx8-il4 tensors
 
 // One plane of each kind (raw data, oiw4 qs and d, q4kx8 blocks, q4kx8-il4 blocks) with one
@@ -340,20 +328,20 @@ TEST(Oiw4Corruption, EveryReadChecksThePlane) {
             EXPECT_EQ(e.kind(), ErrorKind::BadChecksum);
             EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
         };
-        expect_named(error_of([&] { g.plane_data(i, p); }));
-        expect_named(error_of([&] { g.verify_plane(i, p); }));
+        expect_named(test::format_error_of([&] { g.plane_data(i, p); }));
+        expect_named(test::format_error_of([&] { g.verify_plane(i, p); }));
         EXPECT_FALSE(g.plane_intact(i, p));
-        if (t.encoding == Oiw4Encoding::Oiw4) expect_named(error_of([&] { g.oiw4_view(i); }));
+        if (t.encoding == Oiw4Encoding::Oiw4) expect_named(test::format_error_of([&] { g.oiw4_view(i); }));
         const size_t other = i == 0 ? 1 : 0;
         EXPECT_EQ(g.plane_data(other, 0).size(), g.tensors()[other].planes[0].size);  // the other planes still read
-        expect_named(error_of([&] { write_gguf_from_oiw4(g, out + ".gguf"); }));
+        expect_named(test::format_error_of([&] { write_gguf_from_oiw4(g, out + ".gguf"); }));
         for (unsigned threads : {1u, 2u}) {
             CodecOptions o;
             o.threads = threads;
-            expect_named(error_of([&] { compress_oiw4(g, out + ".z.oiw4", o); }));
-            expect_named(error_of([&] { decompress_oiw4(g, out + ".u.oiw4", o); }));  // copies plain planes
+            expect_named(test::format_error_of([&] { compress_oiw4(g, out + ".z.oiw4", o); }));
+            expect_named(test::format_error_of([&] { decompress_oiw4(g, out + ".u.oiw4", o); }));  // copies plain planes
         }
-        expect_named(error_of([&] { decode_plane(g, i, p); }));
+        expect_named(test::format_error_of([&] { decode_plane(g, i, p); }));
         EXPECT_EQ(test::listing(dir), std::vector<std::string>{"bad.oiw4"});
     }
 }
@@ -373,8 +361,8 @@ TEST(Oiw4Corruption, ZstdPlaneCheckedBeforeDecoding) {
     test::write_file(bad, b);
     const Oiw4File g = Oiw4File::open(bad);
     const std::string where = bad + ": tensor 'blk.0.ffn_down.weight' plane 'qs': checksum mismatch";
-    for (const FormatError& e : {error_of([&] { decode_plane(g, i, 0); }), error_of([&] { decompress_oiw4(g, out, {}); }),
-                                 error_of([&] { compress_oiw4(g, out, {}); })}) {
+    for (const FormatError& e : {test::format_error_of([&] { decode_plane(g, i, 0); }), test::format_error_of([&] { decompress_oiw4(g, out, {}); }),
+                                 test::format_error_of([&] { compress_oiw4(g, out, {}); })}) {
         EXPECT_EQ(e.kind(), ErrorKind::BadChecksum);
         EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
     }
@@ -568,7 +556,7 @@ TEST(Oiw4Provenance, FilesWithoutTensorChecksums) {
     for (size_t i = 0; i < f.tensors().size(); ++i)
         for (size_t p = 0; p < f.tensors()[i].planes.size(); ++p) w.write_plane(f.plane_data(i, p));
     w.finish();
-    const FormatError e = error_of([&] { write_gguf_from_oiw4(Oiw4File::open((dir / "short.oiw4").string()), (dir / "s.gguf").string()); });
+    const FormatError e = test::format_error_of([&] { write_gguf_from_oiw4(Oiw4File::open((dir / "short.oiw4").string()), (dir / "s.gguf").string()); });
     EXPECT_EQ(e.kind(), ErrorKind::BadKey);
     EXPECT_NE(std::string(e.what()).find("oiw4.source.tensor_xxh3: must be a u64 array of "), std::string::npos) << e.what();
 }

@@ -16,6 +16,8 @@
 
 namespace oiw {
 namespace {
+
+using test::error_of;
 using Json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
@@ -206,15 +208,6 @@ TEST(Requant, ReferenceKernelsWriteTheSameFile) {
     o.reference_kernels = true;
     requantize(test::data_path("models/mini-llama-f16.gguf"), ref, o, 2);
     EXPECT_TRUE(test::read_file(fast) == test::read_file(ref));
-}
-
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
 }
 
 TEST(Requant, RequantizeNeedsPermission) {

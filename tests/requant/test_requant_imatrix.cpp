@@ -21,14 +21,7 @@ namespace oiw {
 namespace {
 using Json = nlohmann::ordered_json;
 
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::error_of;
 
 std::span<const float> floats(const GgufFile& f, const std::string& name) {
     auto b = f.tensor_data(static_cast<size_t>(f.find_tensor(name)));

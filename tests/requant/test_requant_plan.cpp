@@ -73,14 +73,7 @@ PlanOptions preset(std::string_view name) {
     return o;
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const FormatError& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::error_of;
 
 TEST(RequantPresets, NamesAliasesNumbersAndErrors) {
     EXPECT_EQ(requant_presets().size(), 34u);

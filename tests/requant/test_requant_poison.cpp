@@ -17,14 +17,7 @@
 namespace oiw {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::error_of;
 
 RequantOptions preset_options(const char* name) {
     RequantOptions o;

@@ -143,4 +143,13 @@ void reseal_oiw4(std::vector<uint8_t>& b) {
     std::memcpy(b.data() + 56, &h, 8);
 }
 
+std::string error_of(const std::function<void()>& fn) {
+    try {
+        fn();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
 }  // namespace oiw::test

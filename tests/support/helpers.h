@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "libformat/error.h"
 #include "libformat/gguf/gguf.h"
 
 // Skips the current test with a one-line reason when ../shared/<rel> is absent (a bare clone).
@@ -82,5 +84,20 @@ const Golden& golden();
 // Recomputes an OIW4 image's header checksum (XXH3 of the header's first 56 bytes and the
 // directory) after a test edited the header or directory.
 void reseal_oiw4(std::vector<uint8_t>& image);
+
+// The message of the exception fn() throws, or "(no error)".
+std::string error_of(const std::function<void()>& fn);
+
+// The FormatError f() throws; a test failure (and an empty Usage error) when it throws none.
+template <typename F>
+FormatError format_error_of(F&& f) {
+    try {
+        f();
+    } catch (const FormatError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "no error";
+    return FormatError(ErrorKind::Usage, "", "", "");
+}
 
 }  // namespace oiw::test

@@ -37,6 +37,11 @@ int run_tool(std::string_view tool, const std::function<int()>& body) {
     return rc;
 }
 
+void write_stdout(std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
+}
+
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
 
 std::string written_text(const std::vector<std::string>& files) {

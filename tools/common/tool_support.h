@@ -22,6 +22,10 @@ int run_tool(std::string_view tool, const std::function<int()>& body);
 // True when the stream (1 = stdout, 2 = stderr) is a terminal.
 bool is_tty(int fd);
 
+// Writes `text` to stdout and flushes; a failed write (full disk, closed pipe) throws
+// FormatError(Io) "<stdout>: write failed".
+void write_stdout(std::string_view text);
+
 // The files an output went to, for a message: "out.gguf", or "out-00001-of-00003.gguf ..
 // out-00003-of-00003.gguf (3 files)" (escaped).
 std::string written_text(const std::vector<std::string>& files);

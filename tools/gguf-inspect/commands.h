@@ -12,12 +12,6 @@ namespace oiw::inspect_tool {
 // --color auto|always|never: colour only on a terminal unless forced.
 inline bool want_color(const std::string& mode) { return mode == "always" || (mode == "auto" && is_tty(1)); }
 
-// Writes the rendered report to stdout; a failed write (full disk, closed pipe) is an error.
-inline void write_stdout(const std::string& text) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
-}
-
 // Writes a rendered page to `path` through an AtomicFile (never over an input of the run or a
 // special file), or to stdout when `path` is "-".
 inline void write_output(const std::string& path, const std::string& text) {

@@ -146,11 +146,6 @@ std::string process_escapes(const std::string& in) {
     return out;
 }
 
-void write_stdout(const std::string& text) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
-}
-
 int run_tokenize(int argc, char** argv) {
     std::string model, file;
     bool no_bos = false, no_escape = false, no_parse_special = false;
@@ -165,7 +160,7 @@ int run_tokenize(int argc, char** argv) {
     std::string text = read_text(file);
     if (!no_escape) text = process_escapes(text);
     const auto ids = v.tokenize(text, v.add_bos() && !no_bos, !no_parse_special);
-    write_stdout(fmt::format("[{}]\n", fmt::join(ids, ", ")));
+    oiw::write_stdout(fmt::format("[{}]\n", fmt::join(ids, ", ")));
     return oiw::kExitOk;
 }
 
@@ -269,7 +264,7 @@ int run_prune(const Options& o) {
         if (map) map->commit();
     }
     if (!o.quiet || o.json)
-        write_stdout(report(o, plan, oiw::inspect::analyze(in), oiw::inspect::analyze(plan.kvs, plan.tensors), gathered));
+        oiw::write_stdout(report(o, plan, oiw::inspect::analyze(in), oiw::inspect::analyze(plan.kvs, plan.tensors), gathered));
     return oiw::kExitOk;
 }
 

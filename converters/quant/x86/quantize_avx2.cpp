@@ -33,7 +33,6 @@ namespace oiw::avx2 {
 namespace {
 
 using quant::get_q3_scale;
-using quant::get_scale_min_k4;
 using quant::kGroupMaxEps;
 using quant::nearest_int;
 using quant::set_q3_scale;
