@@ -31,10 +31,9 @@ std::string tensors_n(size_t n) { return fmt::format("{} matmul tensor{}", n, n 
 bool is_float(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
 
 // General-purpose weight types a suggestion may name, in order of preference among equal bpw.
-constexpr GgmlType kCandidates[] = {GgmlType::F16,  GgmlType::BF16,   GgmlType::Q8_0,   GgmlType::Q6_K,
-                                    GgmlType::Q5_K, GgmlType::Q4_K,   GgmlType::Q3_K,   GgmlType::Q2_K,
-                                    GgmlType::Q4_0, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::Q5_1,
-                                    GgmlType::Q5_0, GgmlType::Q4_1};
+constexpr GgmlType kCandidates[] = {GgmlType::F16,    GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q5_K,
+                                    GgmlType::Q4_K,   GgmlType::Q3_K, GgmlType::Q2_K, GgmlType::Q4_0, GgmlType::IQ4_NL,
+                                    GgmlType::IQ4_XS, GgmlType::Q5_1, GgmlType::Q5_0, GgmlType::Q4_1};
 
 // Types with a SIMD dot in `p` whose block size divides every row length in `rows`. The legacy
 // 32-wide Q4_1/Q5_0/Q5_1 are offered only where no 256-wide type fits.
@@ -99,8 +98,8 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
 
     // Per-type buckets of matmul weights.
     std::map<uint32_t, Bucket<GgmlType>> by_type;
-    std::map<int64_t, Bucket<int64_t>> by_row;          // row length not a multiple of 256
-    std::map<uint32_t, Bucket<GgmlType>> no_repack;     // repackable type, rows % repack_rows != 0
+    std::map<int64_t, Bucket<int64_t>> by_row;       // row length not a multiple of 256
+    std::map<uint32_t, Bucket<GgmlType>> no_repack;  // repackable type, rows % repack_rows != 0
     std::map<int, Bucket<Group>> float_groups;
     for (size_t i = 0; i < infos.size(); ++i) {
         const auto& t = infos[i];
@@ -114,7 +113,8 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
         add(by_type[static_cast<uint32_t>(t.type)], t.type);
         if (t.ne[0] % 256 != 0) add(by_row[t.ne[0]], t.ne[0]);
         const ProfileEntry* e = p.entry(t.type);
-        if (e && !e->repack.empty() && t.ne[1] % p.repack_rows != 0) add(no_repack[static_cast<uint32_t>(t.type)], t.type);
+        if (e && !e->repack.empty() && t.ne[1] % p.repack_rows != 0)
+            add(no_repack[static_cast<uint32_t>(t.type)], t.type);
         if (is_float(t.type)) add(float_groups[static_cast<int>(tf.group)], tf.group);
     }
 
@@ -140,7 +140,8 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
         std::map<uint32_t, size_t> n;
         for (size_t i : idx) n[static_cast<uint32_t>(infos[i].type)]++;
         std::string out;
-        for (const auto& [id, k] : n) out += fmt::format("{}{} x{}", out.empty() ? "" : ", ", type_name(static_cast<GgmlType>(id)), k);
+        for (const auto& [id, k] : n)
+            out += fmt::format("{}{} x{}", out.empty() ? "" : ", ", type_name(static_cast<GgmlType>(id)), k);
         return out;
     };
 
@@ -154,7 +155,8 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
         const std::string what = !e       ? fmt::format("is not described by profile {}", p.name)
                                  : scalar ? fmt::format("has only a scalar dot product in {}", p.name)
                                           : fmt::format("cannot be multiplied by {}", p.name);
-        fl.message = fmt::format("{} {}: {}, {}/token ({})", tn, what, tensors_n(b.tensors.size()), mb(b.bpt), pct(fl.share));
+        fl.message =
+            fmt::format("{} {}: {}, {}/token ({})", tn, what, tensors_n(b.tensors.size()), mb(b.bpt), pct(fl.share));
         fl.suggestion = requant_suggestion(p, b.key, rows_of(b.tensors));
         if (e) fl.cite = p.version + ": " + e->cite;
         flags.push_back(std::move(fl));
@@ -164,14 +166,19 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
     for (auto& [row, b] : by_row) {
         const std::string types = type_counts(b.tensors);
         Flag fl = make(FlagKind::RowNot256, fmt::format("row {}", row), b.bpt, b.tensors);
-        fl.message = fmt::format("row length {} is not a multiple of 256, so K-quants are impossible: {} ({}), "
-                                 "{}/token ({})", row, tensors_n(b.tensors.size()), types, mb(b.bpt), pct(fl.share));
+        fl.message = fmt::format(
+            "row length {} is not a multiple of 256, so K-quants are impossible: {} ({}), "
+            "{}/token ({})",
+            row, tensors_n(b.tensors.size()), types, mb(b.bpt), pct(fl.share));
         std::string fits;
         for (GgmlType t : simd_types_for(p, {row}))
             if (traits(t).quantized) fits += (fits.empty() ? "" : ", ") + std::string(type_name(t));
-        fl.suggestion = fits.empty()
-                            ? fmt::format("no quantized type with a SIMD dot in {} fits rows of {}; keep F16 or pad rows", p.name, row)
-                            : fmt::format("quantizers fall back to 32-wide blocks here; pick one with a SIMD dot in {}: {}", p.name, fits);
+        fl.suggestion =
+            fits.empty()
+                ? fmt::format("no quantized type with a SIMD dot in {} fits rows of {}; keep F16 or pad rows", p.name,
+                              row)
+                : fmt::format("quantizers fall back to 32-wide blocks here; pick one with a SIMD dot in {}: {}", p.name,
+                              fits);
         flags.push_back(std::move(fl));
     }
 
@@ -180,11 +187,12 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
         if (share(b.bpt) < kFloatMatmulMinShare) continue;
         const std::string types = type_counts(b.tensors);
         Flag fl = make(FlagKind::FloatMatmul, std::string(group_id(b.key)), b.bpt, b.tensors);
-        fl.message = fmt::format("{}: {} float {} on the matmul path ({}), {}/token ({})", group_label(b.key),
-                                 b.tensors.size(), b.tensors.size() == 1 ? "matrix" : "matrices", types, mb(b.bpt),
-                                 pct(fl.share));
+        fl.message =
+            fmt::format("{}: {} float {} on the matmul path ({}), {}/token ({})", group_label(b.key), b.tensors.size(),
+                        b.tensors.size() == 1 ? "matrix" : "matrices", types, mb(b.bpt), pct(fl.share));
         if (b.key == Group::Routers)
-            fl.suggestion = "routers are read in full every token: store them as Q8_0 (4x less traffic than F32), or F16 at least";
+            fl.suggestion =
+                "routers are read in full every token: store them as Q8_0 (4x less traffic than F32), or F16 at least";
         else if (b.key == Group::LmHead)
             fl.suggestion = "quantize the lm_head (Q8_0 or Q6_K keeps quality; 2-4x less traffic)";
         else
@@ -196,9 +204,10 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
     for (auto& [id, b] : no_repack) {
         const ProfileEntry* e = p.entry(b.key);
         Flag fl = make(FlagKind::NoRepack, std::string(type_name(b.key)), b.bpt, b.tensors);
-        fl.message = fmt::format("{}: {} with a row count not a multiple of {} cannot be repacked to {}: {}/token "
-                                 "({}) take the plain dot-product path", type_name(b.key), tensors_n(b.tensors.size()),
-                                 p.repack_rows, e->repack, mb(b.bpt), pct(fl.share));
+        fl.message = fmt::format(
+            "{}: {} with a row count not a multiple of {} cannot be repacked to {}: {}/token "
+            "({}) take the plain dot-product path",
+            type_name(b.key), tensors_n(b.tensors.size()), p.repack_rows, e->repack, mb(b.bpt), pct(fl.share));
         fl.suggestion = fmt::format("pad or prune rows (ne[1]) to a multiple of {}", p.repack_rows);
         fl.cite = p.version + ": " + e->cite;
         flags.push_back(std::move(fl));
@@ -212,7 +221,8 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
         for (size_t i = 0; i < infos.size(); ++i)
             if (a.tensors[i].group == Group::LmHead) {
                 idx.push_back(i);
-                types += (types.empty() ? "" : ", ") + std::string(type_name(infos[i].type)) + " " + infos[i].shape_string();
+                types +=
+                    (types.empty() ? "" : ", ") + std::string(type_name(infos[i].type)) + " " + infos[i].shape_string();
             }
         Flag fl = make(FlagKind::LmHeadShare, "lm_head", lm, idx);
         fl.message = fmt::format("lm_head{} is {} of bytes/token ({} of {}; {})",
@@ -229,10 +239,10 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
             lower.push_back(describe(*t));
             bpw = type_bpw(*t);
         }
-        fl.suggestion = fmt::format("give {} fewer bits{} or prune the vocabulary", head.name,
-                                    lower.empty() ? std::string()
-                                                  : fmt::format(" (now {}; e.g. {})", describe(head.type),
-                                                                fmt::join(lower, " or ")));
+        fl.suggestion = fmt::format(
+            "give {} fewer bits{} or prune the vocabulary", head.name,
+            lower.empty() ? std::string()
+                          : fmt::format(" (now {}; e.g. {})", describe(head.type), fmt::join(lower, " or ")));
         flags.push_back(std::move(fl));
     }
 

@@ -11,12 +11,12 @@
 namespace oiw::inspect {
 
 enum class FlagKind {
-    NoSimdDot,     // matmul weights whose type has only a scalar dot product in the runtime
-    Unsupported,   // matmul weights whose type the runtime cannot multiply at all
-    RowNot256,     // row length not a multiple of 256: K-quants impossible
-    FloatMatmul,   // F32/F16/BF16 matrices on the matmul path (routers, lm_head, ...)
-    NoRepack,      // repackable type whose row count is not a multiple of repack_rows
-    LmHeadShare,   // lm_head above 15% of bytes/token
+    NoSimdDot,    // matmul weights whose type has only a scalar dot product in the runtime
+    Unsupported,  // matmul weights whose type the runtime cannot multiply at all
+    RowNot256,    // row length not a multiple of 256: K-quants impossible
+    FloatMatmul,  // F32/F16/BF16 matrices on the matmul path (routers, lm_head, ...)
+    NoRepack,     // repackable type whose row count is not a multiple of repack_rows
+    LmHeadShare,  // lm_head above 15% of bytes/token
 };
 // Stable identifier used in JSON: "no-simd-dot", "unsupported", "row-not-256", "float-matmul",
 // "no-repack", "lm-head-share".
@@ -28,13 +28,13 @@ inline constexpr double kFloatMatmulMinShare = 0.01;  // float-matmul fires from
 
 struct Flag {
     FlagKind kind = FlagKind::NoSimdDot;
-    std::string subject;     // "Q5_0", "row 576", "routers", "lm_head"
-    std::string message;     // one line: what and how much
-    std::string suggestion;  // one line: what to change
-    std::string cite;        // profile evidence ("" when not from the profile)
+    std::string subject;           // "Q5_0", "row 576", "routers", "lm_head"
+    std::string message;           // one line: what and how much
+    std::string suggestion;        // one line: what to change
+    std::string cite;              // profile evidence ("" when not from the profile)
     uint64_t bytes_per_token = 0;  // traffic of the affected tensors
-    double share = 0;            // bytes_per_token / total bytes per token
-    std::vector<size_t> tensors; // affected tensor indices
+    double share = 0;              // bytes_per_token / total bytes per token
+    std::vector<size_t> tensors;   // affected tensor indices
 };
 
 // Flags in a fixed order: by kind (enum order), then by bytes per token, largest first.

@@ -13,7 +13,8 @@ namespace oiw::inspect {
 Diff diff(const Model& a, const Analysis& aa, const Model& b, const Analysis& ab, bool compare_data) {
     Diff d;
     if (a.version() != b.version()) d.header.push_back(fmt::format("version {} -> {}", a.version(), b.version()));
-    if (a.alignment() != b.alignment()) d.header.push_back(fmt::format("alignment {} -> {}", a.alignment(), b.alignment()));
+    if (a.alignment() != b.alignment())
+        d.header.push_back(fmt::format("alignment {} -> {}", a.alignment(), b.alignment()));
 
     std::unordered_map<std::string_view, size_t> kb;
     for (size_t i = 0; i < b.metadata().size(); ++i) kb.emplace(b.metadata()[i].key, i);

@@ -17,13 +17,13 @@ struct TensorDelta {
 };
 
 struct Diff {
-    std::vector<std::string> header;                   // "version 2 -> 3", "alignment 32 -> 64"
-    std::vector<size_t> kv_added;                      // key indices in B
-    std::vector<size_t> kv_removed;                    // key indices in A
-    std::vector<std::pair<size_t, size_t>> kv_changed; // (A index, B index), value or type differs
-    std::vector<size_t> tensors_added;                 // tensor indices in B
-    std::vector<size_t> tensors_removed;               // tensor indices in A
-    std::vector<TensorDelta> tensors_changed;          // common tensors whose info or traffic differs
+    std::vector<std::string> header;                    // "version 2 -> 3", "alignment 32 -> 64"
+    std::vector<size_t> kv_added;                       // key indices in B
+    std::vector<size_t> kv_removed;                     // key indices in A
+    std::vector<std::pair<size_t, size_t>> kv_changed;  // (A index, B index), value or type differs
+    std::vector<size_t> tensors_added;                  // tensor indices in B
+    std::vector<size_t> tensors_removed;                // tensor indices in A
+    std::vector<TensorDelta> tensors_changed;           // common tensors whose info or traffic differs
     size_t tensors_common = 0;
     bool data_compared = false;
     std::vector<std::pair<size_t, size_t>> data_identical;  // common tensors with equal bytes (A, B)
@@ -31,8 +31,8 @@ struct Diff {
 
     // Same header fields, metadata and tensor infos (and, when compared, the same tensor bytes).
     bool identical() const {
-        return header.empty() && kv_added.empty() && kv_removed.empty() && kv_changed.empty() && tensors_added.empty() &&
-               tensors_removed.empty() && tensors_changed.empty() && data_different.empty();
+        return header.empty() && kv_added.empty() && kv_removed.empty() && kv_changed.empty() &&
+               tensors_added.empty() && tensors_removed.empty() && tensors_changed.empty() && data_different.empty();
     }
 };
 

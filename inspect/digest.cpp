@@ -44,13 +44,15 @@ TensorBytes tensor_bytes(const Model& m) {
 
 TensorBytes tensor_bytes(const Oiw4File& f) {
     if (f.compressed())
-        throw FormatError(ErrorKind::Unsupported, f.path(), "", "file has zstd-compressed planes: run oiw4-convert --decompress first");
+        throw FormatError(ErrorKind::Unsupported, f.path(), "",
+                          "file has zstd-compressed planes: run oiw4-convert --decompress first");
     TensorBytes t;
     for (const auto& ot : f.tensors()) {
         t.names.push_back(ot.info.name);
         // oiw4 planes stand for Q4_0 (also when requantized from another type): its size.
-        t.sizes.push_back(ot.encoding == Oiw4Encoding::Oiw4 ? row_size(GgmlType::Q4_0, ot.info.ne[0]) * static_cast<uint64_t>(ot.info.n_rows())
-                                                         : ot.info.n_bytes);
+        t.sizes.push_back(ot.encoding == Oiw4Encoding::Oiw4
+                              ? row_size(GgmlType::Q4_0, ot.info.ne[0]) * static_cast<uint64_t>(ot.info.n_rows())
+                              : ot.info.n_bytes);
     }
     t.read = [&f](size_t i, const ByteSink& sink) { oiw4_tensor_gguf_bytes(f, i, sink); };
     return t;
@@ -122,8 +124,10 @@ GgufHashes gguf_hashes(const TensorBytes& src, const GgufHashSelection& sel, uns
     const size_t n_tasks = streams.size() + order.size();
     ThreadPool pool(thread_count(threads, n_tasks));
     pool.for_each(n_tasks, [&](size_t t) {
-        if (t < streams.size()) run_stream(streams[t]);
-        else run_tensor(order[t - streams.size()]);
+        if (t < streams.size())
+            run_stream(streams[t]);
+        else
+            run_tensor(order[t - streams.size()]);
     });
     return out;
 }

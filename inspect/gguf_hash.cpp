@@ -45,7 +45,8 @@ const char* exit_text(int code) {
 class Printer {
 public:
     Printer(const HashManifest* m) : m_(m) {}
-    void line(const char* type, const std::string& hash, const std::string& name, bool model, const char* lookup_type = nullptr) {
+    void line(const char* type, const std::string& hash, const std::string& name, bool model,
+              const char* lookup_type = nullptr) {
         out_ += fmt::format("{:<8}  {}  {}", type, hash, name);
         if (m_) {
             const auto it = m_->entries.find({lookup_type ? lookup_type : type, name});
@@ -80,14 +81,19 @@ HashManifest parse_hash_manifest(std::string_view text) {
     size_t pos = 0;
     while (pos < text.size()) {
         const size_t nl = text.find('\n', pos);
-        const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        const std::string_view line =
+            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
         pos = nl == std::string_view::npos ? text.size() : nl + 1;
         const auto f = fields(line, 3);
         if (f.empty()) continue;
-        if (f[0] == "sha256") m.sha256 = true;
-        else if (f[0] == "sha1") m.sha1 = true;
-        else if (f[0] == "xxh64") m.xxh64 = true;
-        else if (f[0] == "uuid") m.uuid = true;
+        if (f[0] == "sha256")
+            m.sha256 = true;
+        else if (f[0] == "sha1")
+            m.sha1 = true;
+        else if (f[0] == "xxh64")
+            m.xxh64 = true;
+        else if (f[0] == "uuid")
+            m.uuid = true;
         if (f.size() == 3) m.entries.emplace(std::pair{std::string(f[0]), std::string(f[2])}, std::string(f[1]));
     }
     return m;
@@ -96,10 +102,14 @@ HashManifest parse_hash_manifest(std::string_view text) {
 GgufHashSelection effective_selection(GgufHashSelection sel, const HashManifest* m) {
     const auto none = [&] { return !sel.xxh64 && !sel.sha1 && !sel.sha256 && !sel.uuid; };
     if (m && none()) {
-        if (m->sha256) sel.sha256 = true;
-        else if (m->sha1) sel.sha1 = true;
-        else if (m->xxh64) sel.xxh64 = true;
-        else if (m->uuid) sel.uuid = true;
+        if (m->sha256)
+            sel.sha256 = true;
+        else if (m->sha1)
+            sel.sha1 = true;
+        else if (m->xxh64)
+            sel.xxh64 = true;
+        else if (m->uuid)
+            sel.uuid = true;
     }
     if (none()) sel.xxh64 = true;
     return sel;
@@ -114,8 +124,9 @@ std::string manifest_header(const std::string& manifest_path, const HashManifest
     return s + "\n";
 }
 
-GgufHashReport render_gguf_hash(const std::string& fname, const TensorBytes& src, const GgufHashes& h, const GgufHashSelection& sel,
-                                const HashManifest* manifest, const std::string& manifest_path) {
+GgufHashReport render_gguf_hash(const std::string& fname, const TensorBytes& src, const GgufHashes& h,
+                                const GgufHashSelection& sel, const HashManifest* manifest,
+                                const std::string& manifest_path) {
     Printer p(manifest);
     if (sel.per_tensor) {
         for (size_t i = 0; i < src.names.size(); ++i) {

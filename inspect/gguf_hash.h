@@ -42,7 +42,8 @@ struct GgufHashReport {
 // "TYPE  HASH  FNAME" for xxh64, sha1, sha256, uuid. With a manifest each line ends "  -  Ok" /
 // "Mismatch" / "Not Found" (uuid is looked up as a sha256 entry, as llama-gguf-hash does), a
 // "Verification results" line follows and exit_code follows its rules.
-GgufHashReport render_gguf_hash(const std::string& fname, const TensorBytes& src, const GgufHashes& h, const GgufHashSelection& sel,
-                                const HashManifest* manifest, const std::string& manifest_path);
+GgufHashReport render_gguf_hash(const std::string& fname, const TensorBytes& src, const GgufHashes& h,
+                                const GgufHashSelection& sel, const HashManifest* manifest,
+                                const std::string& manifest_path);
 
 }  // namespace oiw::inspect

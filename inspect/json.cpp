@@ -19,10 +19,17 @@ size_t utf8_len(std::string_view s, size_t i) {
     size_t n;
     uint32_t cp;
     if (c < 0x80) return 1;
-    if ((c & 0xE0) == 0xC0) { n = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { n = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { n = 4; cp = c & 0x07; }
-    else return 0;
+    if ((c & 0xE0) == 0xC0) {
+        n = 2;
+        cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 3;
+        cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 4;
+        cp = c & 0x07;
+    } else
+        return 0;
     if (i + n > s.size()) return 0;
     for (size_t k = 1; k < n; ++k) {
         if ((b(i + k) & 0xC0) != 0x80) return 0;
@@ -51,8 +58,10 @@ void append_string(std::string& out, std::string_view s) {
                 case '\b': out += "\\b"; break;
                 case '\f': out += "\\f"; break;
                 default:
-                    if (c < 0x20 || c == 0x7f) out += fmt::format("\\u{:04x}", c);
-                    else out += static_cast<char>(c);
+                    if (c < 0x20 || c == 0x7f)
+                        out += fmt::format("\\u{:04x}", c);
+                    else
+                        out += static_cast<char>(c);
             }
             ++i;
             continue;
@@ -149,8 +158,10 @@ void Writer::value(uint64_t v) {
 
 void Writer::value(double v) {
     before_value();
-    if (!std::isfinite(v)) out_ += "null";
-    else out_ += fmt::format("{}", v);
+    if (!std::isfinite(v))
+        out_ += "null";
+    else
+        out_ += fmt::format("{}", v);
 }
 
 void Writer::null() {

@@ -38,7 +38,8 @@ public:
     void value(double v);  // non-finite values are written as null
     void null();
     // "k": v -- key(k) then value(v).
-    template <typename T> void field(std::string_view k, const T& v) {
+    template <typename T>
+    void field(std::string_view k, const T& v) {
         key(k);
         value(v);
     }
@@ -50,7 +51,11 @@ public:
 private:
     std::string out_;
     int indent_;
-    struct Level { bool array; bool empty; bool compact; };
+    struct Level {
+        bool array;
+        bool empty;
+        bool compact;
+    };
     std::vector<Level> stack_;
     bool after_key_ = false;
     void before_value();

@@ -102,7 +102,8 @@ Analysis analyze(const Metadata& kvs, const std::vector<GgufTensorInfo>& infos) 
     m.expert_count = arch_uint(kvs, m.architecture, "expert_count");
     m.expert_used_count = arch_uint(kvs, m.architecture, "expert_used_count");
 
-    const bool has_output = std::any_of(infos.begin(), infos.end(), [](const GgufTensorInfo& t) { return t.name == "output.weight"; });
+    const bool has_output =
+        std::any_of(infos.begin(), infos.end(), [](const GgufTensorInfo& t) { return t.name == "output.weight"; });
     bool has_token_embd = false;
     for (const auto& t : infos) has_token_embd |= split_name(t.name).stem == "token_embd";
     m.tied_embeddings = has_token_embd && !has_output;
@@ -173,11 +174,15 @@ double parse_bandwidth(std::string_view text) {
     if (!unit.empty() && unit.back() == 'B') unit.pop_back();
     double mult = 1;
     static const std::pair<const char*, double> kUnits[] = {
-        {"", 1},        {"K", 1e3},        {"M", 1e6},          {"G", 1e9},                 {"T", 1e12},
-        {"KI", 1024.0}, {"MI", 1048576.0}, {"GI", 1073741824.0}, {"TI", 1099511627776.0}};
+        {"", 1},           {"K", 1e3},           {"M", 1e6},
+        {"G", 1e9},        {"T", 1e12},          {"KI", 1024.0},
+        {"MI", 1048576.0}, {"GI", 1073741824.0}, {"TI", 1099511627776.0}};
     bool found = false;
     for (const auto& [u, f] : kUnits)
-        if (unit == u) { mult = f; found = true; }
+        if (unit == u) {
+            mult = f;
+            found = true;
+        }
     if (!found) return bad("unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, optionally /s)");
     const double v = num * mult;
     if (!(v > 0) || !std::isfinite(v)) return bad("must be a positive number");

@@ -15,9 +15,9 @@ namespace oiw::inspect {
 // Tensor groups by llama.cpp naming convention (see classify()).
 enum class Group : uint8_t { Embedding, Attention, Ffn, Experts, SharedExperts, Routers, Norms, LmHead, Other };
 inline constexpr size_t kGroupCount = 9;
-inline constexpr std::array<Group, kGroupCount> kAllGroups = {
-    Group::Embedding, Group::Attention, Group::Ffn,   Group::Experts, Group::SharedExperts,
-    Group::Routers,   Group::Norms,     Group::LmHead, Group::Other};
+inline constexpr std::array<Group, kGroupCount> kAllGroups = {Group::Embedding, Group::Attention,     Group::Ffn,
+                                                              Group::Experts,   Group::SharedExperts, Group::Routers,
+                                                              Group::Norms,     Group::LmHead,        Group::Other};
 
 // Stable identifier used in JSON ("embedding", "attention", "ffn", "experts", "shared_experts",
 // "routers", "norms", "lm_head", "other").
@@ -27,8 +27,8 @@ std::string_view group_label(Group g);
 
 // Name split: "blk.12.ffn_down_exps.weight" -> layer 12, stem "ffn_down_exps".
 struct NameParts {
-    int layer = -1;          // -1 when the tensor is not in a "blk.N." block
-    std::string_view stem;   // first dotted component after the block prefix
+    int layer = -1;         // -1 when the tensor is not in a "blk.N." block
+    std::string_view stem;  // first dotted component after the block prefix
 };
 NameParts split_name(std::string_view name);
 
@@ -48,14 +48,14 @@ struct TensorFacts {
 };
 
 struct ModelFacts {
-    std::string architecture;             // general.architecture ("" when absent)
-    std::string name;                     // general.name ("" when absent)
-    std::optional<uint32_t> file_type;    // general.file_type
+    std::string architecture;                   // general.architecture ("" when absent)
+    std::string name;                           // general.name ("" when absent)
+    std::optional<uint32_t> file_type;          // general.file_type
     std::optional<uint64_t> expert_count;       // <arch>.expert_count
     std::optional<uint64_t> expert_used_count;  // <arch>.expert_used_count
-    bool tied_embeddings = false;         // token_embd present, output.weight absent
-    uint64_t n_elements = 0;              // all tensors
-    uint64_t n_bytes = 0;                 // all tensor data bytes
+    bool tied_embeddings = false;               // token_embd present, output.weight absent
+    uint64_t n_elements = 0;                    // all tensors
+    uint64_t n_bytes = 0;                       // all tensor data bytes
     // Overall bits per weight: n_bytes * 8 / n_elements (0 without tensors).
     double bpw() const { return n_elements ? 8.0 * static_cast<double>(n_bytes) / static_cast<double>(n_elements) : 0; }
 };
@@ -64,8 +64,12 @@ struct Totals {
     uint64_t count = 0, n_elements = 0, n_bytes = 0, bytes_per_token = 0;
 };
 
-struct TypeTotals : Totals { GgmlType type = GgmlType::F32; };
-struct LayerTotals : Totals { int layer = -1; };
+struct TypeTotals : Totals {
+    GgmlType type = GgmlType::F32;
+};
+struct LayerTotals : Totals {
+    int layer = -1;
+};
 
 struct Traffic {
     uint64_t bytes_per_token = 0;

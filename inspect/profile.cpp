@@ -54,10 +54,14 @@ Profile parse_profile(std::string_view text, const std::string& origin) {
             const size_t eq = line.find('=');
             if (eq == std::string_view::npos) bad("expected 'key = value' before [types]");
             const std::string_view key = trim(line.substr(0, eq)), val = trim(line.substr(eq + 1));
-            if (key == "profile") p.name = val;
-            else if (key == "runtime") p.runtime = val;
-            else if (key == "version") p.version = val;
-            else if (key == "source") p.source = val;
+            if (key == "profile")
+                p.name = val;
+            else if (key == "runtime")
+                p.runtime = val;
+            else if (key == "version")
+                p.version = val;
+            else if (key == "source")
+                p.source = val;
             else if (key == "repack_rows") {
                 const std::string v(val);
                 char* end = nullptr;
@@ -76,10 +80,14 @@ Profile parse_profile(std::string_view text, const std::string& origin) {
         if (!type) bad("unknown ggml type '" + std::string(tname) + "'");
         ProfileEntry e;
         e.type = *type;
-        if (dot == "yes") e.dot = Dot::Simd;
-        else if (dot == "no") e.dot = Dot::Scalar;
-        else if (dot == "unsupported") e.dot = Dot::Unsupported;
-        else bad("simd_dot must be yes, no or unsupported, not '" + std::string(dot) + "'");
+        if (dot == "yes")
+            e.dot = Dot::Simd;
+        else if (dot == "no")
+            e.dot = Dot::Scalar;
+        else if (dot == "unsupported")
+            e.dot = Dot::Unsupported;
+        else
+            bad("simd_dot must be yes, no or unsupported, not '" + std::string(dot) + "'");
         if (repack.empty()) bad("missing repack column ('-' for none)");
         if (repack != "-") e.repack = repack;
         if (cite.empty()) bad("missing citation for " + std::string(tname));
@@ -105,13 +113,14 @@ std::string profile_dir() {
 
 Profile load_profile(const std::string& name_or_path) {
     namespace fs = std::filesystem;
-    const bool is_path = name_or_path.find('/') != std::string::npos ||
-                         (name_or_path.size() > 8 && name_or_path.ends_with(".profile"));
+    const bool is_path =
+        name_or_path.find('/') != std::string::npos || (name_or_path.size() > 8 && name_or_path.ends_with(".profile"));
     const std::string path = is_path ? name_or_path : (fs::path(profile_dir()) / (name_or_path + ".profile")).string();
     if (!is_path && !fs::exists(path)) {
         std::string known;
         for (const auto& n : profile_names()) known += (known.empty() ? "" : ", ") + n;
-        throw FormatError(ErrorKind::Usage, "", "profile '" + name_or_path + "'", "no such profile (known: " + known + ")");
+        throw FormatError(ErrorKind::Usage, "", "profile '" + name_or_path + "'",
+                          "no such profile (known: " + known + ")");
     }
     Profile p = parse_profile(read_text_file(path), path);
     p.path = path;

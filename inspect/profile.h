@@ -29,11 +29,11 @@ struct ProfileEntry {
 };
 
 struct Profile {
-    std::string name;     // "ggml-x86-avx2"
-    std::string runtime;  // what it describes
-    std::string version;  // the runtime version the entries were read from
-    std::string source;   // source files consulted
-    std::string path;     // file it was loaded from ("" for parse_profile)
+    std::string name;          // "ggml-x86-avx2"
+    std::string runtime;       // what it describes
+    std::string version;       // the runtime version the entries were read from
+    std::string source;        // source files consulted
+    std::string path;          // file it was loaded from ("" for parse_profile)
     uint32_t repack_rows = 8;  // rows repacked together (tensor ne[1] must be a multiple)
     std::array<std::optional<ProfileEntry>, kGgmlTypeCount> entries;  // by type id
 

@@ -24,10 +24,10 @@ inline constexpr size_t kArrayPreview = 8;
 struct Report {
     const Model& file;
     const Analysis& analysis;
-    const Profile* profile = nullptr;           // audit profile; flags below were computed with it
+    const Profile* profile = nullptr;  // audit profile; flags below were computed with it
     const std::vector<Flag>* flags = nullptr;
-    std::optional<double> bandwidth;            // bytes per second, for the tokens/s ceiling
-    std::optional<HashAlgo> hash;               // with digests
+    std::optional<double> bandwidth;  // bytes per second, for the tokens/s ceiling
+    std::optional<HashAlgo> hash;     // with digests
     const std::vector<std::string>* digests = nullptr;
 };
 

@@ -28,9 +28,17 @@ std::string F(std::string_view s) { return escape_xml(escape_text(s)); }
 
 // Viridis (matplotlib), 11 stops: dark purple (few bits) to yellow (many); colour-blind safe and
 // monotonic in lightness, so it also reads in grey.
-constexpr std::array<std::array<int, 3>, 11> kViridis = {{{68, 1, 84},    {72, 36, 117},  {65, 68, 135},  {53, 95, 141},
-                                                         {42, 120, 142}, {33, 145, 140}, {34, 168, 132}, {68, 191, 112},
-                                                         {122, 209, 81}, {189, 223, 38}, {253, 231, 37}}};
+constexpr std::array<std::array<int, 3>, 11> kViridis = {{{68, 1, 84},
+                                                          {72, 36, 117},
+                                                          {65, 68, 135},
+                                                          {53, 95, 141},
+                                                          {42, 120, 142},
+                                                          {33, 145, 140},
+                                                          {34, 168, 132},
+                                                          {68, 191, 112},
+                                                          {122, 209, 81},
+                                                          {189, 223, 38},
+                                                          {253, 231, 37}}};
 // The colour scale: log2 of bits per weight from 1.5 (IQ1_S) to 16 (F16/BF16); F32 gets the top colour.
 constexpr double kMinBpw = 1.5, kMaxBpw = 16;
 
@@ -41,7 +49,9 @@ std::string viridis(double t) {
     const double x = std::clamp(t, 0.0, 1.0) * 10;
     const size_t i = std::min<size_t>(static_cast<size_t>(x), 9);
     const double f = x - static_cast<double>(i);
-    auto mix = [&](int k) { return static_cast<int>(std::lround(kViridis[i][k] + (kViridis[i + 1][k] - kViridis[i][k]) * f)); };
+    auto mix = [&](int k) {
+        return static_cast<int>(std::lround(kViridis[i][k] + (kViridis[i + 1][k] - kViridis[i][k]) * f));
+    };
     return fmt::format("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2));
 }
 
@@ -65,7 +75,9 @@ std::string_view group_color(Group g) {
     return "#000000";
 }
 
-double share_of(uint64_t part, uint64_t whole) { return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+double share_of(uint64_t part, uint64_t whole) {
+    return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Type map
@@ -78,10 +90,11 @@ std::string column_of(std::string_view name, const TensorFacts& tf) {
 
 // Known columns in reading order; others follow alphabetically, "norms" last.
 int column_rank(std::string_view c) {
-    static constexpr std::string_view kOrder[] = {
-        "token_embd",     "position_embd", "token_types",    "attn_q",        "attn_k",        "attn_v",       "attn_qkv",
-        "attn_output",    "ffn_gate",      "ffn_up",         "ffn_down",      "ffn_gate_inp",  "ffn_gate_exps", "ffn_up_exps",
-        "ffn_down_exps",  "ffn_gate_shexp", "ffn_up_shexp",  "ffn_down_shexp", "output_norm",  "output"};
+    static constexpr std::string_view kOrder[] = {"token_embd",    "position_embd",  "token_types",   "attn_q",
+                                                  "attn_k",        "attn_v",         "attn_qkv",      "attn_output",
+                                                  "ffn_gate",      "ffn_up",         "ffn_down",      "ffn_gate_inp",
+                                                  "ffn_gate_exps", "ffn_up_exps",    "ffn_down_exps", "ffn_gate_shexp",
+                                                  "ffn_up_shexp",  "ffn_down_shexp", "output_norm",   "output"};
     if (c == "norms") return 1000;
     for (size_t i = 0; i < std::size(kOrder); ++i)
         if (kOrder[i] == c) return static_cast<int>(i);
@@ -117,11 +130,11 @@ struct Grid {
     std::vector<std::string> outside, columns;  // columns outside blocks / in blocks, as drawn
     std::vector<int> layers;                    // first layer of each row
     std::map<std::string, std::string> folded;  // column -> kOtherColumn
-    int band = 1;           // layers per row
-    std::string note;       // what was folded (empty: nothing)
-    int cw = 56, ch = 18;   // cell size (px)
-    bool labels = true;     // type names in the cells (else on hover only)
-    int every = 1;          // a row label every this many rows
+    int band = 1;                               // layers per row
+    std::string note;                           // what was folded (empty: nothing)
+    int cw = 56, ch = 18;                       // cell size (px)
+    bool labels = true;                         // type names in the cells (else on hover only)
+    int every = 1;                              // a row label every this many rows
 };
 
 // Cell of each tensor: (layer, column) as named, or as drawn on `g` (folded columns, bands).
@@ -145,12 +158,14 @@ std::vector<std::string> fold_columns(const std::map<std::string, size_t>& count
     std::vector<std::string> cols;
     for (const auto& [c, n] : count) cols.push_back(c);
     if (cols.size() <= cap) return cols;
-    std::stable_sort(cols.begin(), cols.end(), [&](const std::string& x, const std::string& y) { return count.at(x) > count.at(y); });
+    std::stable_sort(cols.begin(), cols.end(),
+                     [&](const std::string& x, const std::string& y) { return count.at(x) > count.at(y); });
     for (size_t k = cap - 1; k < cols.size(); ++k) g.folded[cols[k]] = kOtherColumn;
     const size_t n_folded = cols.size() - (cap - 1);
     cols.resize(cap - 1);
     cols.push_back(kOtherColumn);
-    g.note += fmt::format("{}{} columns with the fewest tensors are drawn as one column \"{}\".", g.note.empty() ? "" : " ", n_folded, kOtherColumn);
+    g.note += fmt::format("{}{} columns with the fewest tensors are drawn as one column \"{}\".",
+                          g.note.empty() ? "" : " ", n_folded, kOtherColumn);
     return cols;
 }
 
@@ -169,7 +184,8 @@ Grid grid_for(const std::vector<const Side*>& sides) {
     std::sort(g.columns.begin(), g.columns.end(), column_less);
     g.band = std::max(1, static_cast<int>((static_cast<size_t>(max_layer) + kMaxRows) / kMaxRows));
     if (g.band > 1)
-        g.note += fmt::format("{}Each row is {} consecutive layers; a cell shows the type of its largest tensor.", g.note.empty() ? "" : " ", g.band);
+        g.note += fmt::format("{}Each row is {} consecutive layers; a cell shows the type of its largest tensor.",
+                              g.note.empty() ? "" : " ", g.band);
     std::set<int> layers;
     for (const Side* s : sides)
         for (const auto& [key, idx] : cells_of(*s, &g))
@@ -196,8 +212,8 @@ size_t main_tensor(const Side& s, const std::vector<size_t>& idx) {
 }
 
 // One cell: <g class="cell"> with data attributes, hover text, fill, outline and label.
-void cell(std::string& o, const Side& s, const std::vector<size_t>& idx, int layer, const std::string& column, int x, int y, int w,
-          int h, bool label) {
+void cell(std::string& o, const Side& s, const std::vector<size_t>& idx, int layer, const std::string& column, int x,
+          int y, int w, int h, bool label) {
     const size_t mi = main_tensor(s, idx);
     const GgmlType t = s.m.tensors()[mi].type;
     std::string title, why;
@@ -205,22 +221,25 @@ void cell(std::string& o, const Side& s, const std::vector<size_t>& idx, int lay
     for (size_t i : idx) {
         const auto& ti = s.m.tensors()[i];
         if (listed++ < kMaxCellTensors)
-            title += fmt::format("{}{}: {} {}, {} B, {} B/token", title.empty() ? "" : "\n", escape_text(ti.name), type_name(ti.type),
-                                 ti.shape_string(), ti.n_bytes, s.a.tensors[i].bytes_per_token);
+            title += fmt::format("{}{}: {} {}, {} B, {} B/token", title.empty() ? "" : "\n", escape_text(ti.name),
+                                 type_name(ti.type), ti.shape_string(), ti.n_bytes, s.a.tensors[i].bytes_per_token);
         if (auto it = s.marks.find(i); it != s.marks.end() && marks++ < kMaxCellTensors) why += "\n" + it->second;
     }
     if (idx.size() > kMaxCellTensors) title += fmt::format("\n... {} tensors in this cell", idx.size());
     const bool marked = !why.empty();
-    o += fmt::format("<g class=\"cell{}\"{} data-column=\"{}\" data-type=\"{}\"><title>{}{}</title>", marked ? " " + s.mark_class : "",
-                     layer >= 0 ? fmt::format(" data-layer=\"{}\"", layer) : "", F(column), type_name(t), X(title), X(why));
-    o += fmt::format("<rect class=\"c\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", x, y, w, h, type_fill(t));
+    o += fmt::format("<g class=\"cell{}\"{} data-column=\"{}\" data-type=\"{}\"><title>{}{}</title>",
+                     marked ? " " + s.mark_class : "", layer >= 0 ? fmt::format(" data-layer=\"{}\"", layer) : "",
+                     F(column), type_name(t), X(title), X(why));
+    o += fmt::format("<rect class=\"c\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", x, y, w, h,
+                     type_fill(t));
     // The outline thins on small cells so their colour still shows.
     const double inset = h >= 12 ? 1.5 : 0.75;
     if (marked)
-        o += fmt::format("<rect class=\"m{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", h >= 12 ? "" : " thin", x + inset, y + inset,
-                         w - 2 * inset, h - 2 * inset);
+        o += fmt::format("<rect class=\"m{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", h >= 12 ? "" : " thin",
+                         x + inset, y + inset, w - 2 * inset, h - 2 * inset);
     if (label)
-        o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"{}\">{}</text>", x + w / 2, y + h / 2, dark_fill(t) ? "lt" : "dt", type_name(t));
+        o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"{}\">{}</text>", x + w / 2, y + h / 2,
+                         dark_fill(t) ? "lt" : "dt", type_name(t));
     o += "</g>";
 }
 
@@ -248,13 +267,17 @@ std::string outside_svg(const Side& s, const Grid& g) {
     if (g.outside.empty()) return "";
     const auto cells = cells_of(s, &g);
     const int w = 96, h = 26;
-    std::string o = fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"strip\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">",
-                                kLeft + static_cast<int>(g.outside.size()) * (w + 6), h + 18);
+    std::string o = fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"strip\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+        "{1}\">",
+        kLeft + static_cast<int>(g.outside.size()) * (w + 6), h + 18);
     int x = kLeft;
     for (const auto& c : g.outside) {
         o += fmt::format("<text x=\"{}\" y=\"12\" class=\"col\">{}</text>", x + w / 2, F(c));
-        if (auto it = cells.find({-1, c}); it != cells.end()) cell(o, s, it->second, -1, c, x, 16, w, h, true);
-        else o += fmt::format("<rect class=\"none\" x=\"{}\" y=\"16\" width=\"{}\" height=\"{}\"/>", x, w, h);
+        if (auto it = cells.find({-1, c}); it != cells.end())
+            cell(o, s, it->second, -1, c, x, 16, w, h, true);
+        else
+            o += fmt::format("<rect class=\"none\" x=\"{}\" y=\"16\" width=\"{}\" height=\"{}\"/>", x, w, h);
         x += w + 6;
     }
     return o + "</svg>";
@@ -266,39 +289,46 @@ std::string map_svg(const Side& s, const Grid& g, bool bars) {
     const int nc = static_cast<int>(g.columns.size()), nr = static_cast<int>(g.layers.size());
     const int map_w = kLeft + nc * g.cw;
     const int width = map_w + (bars ? kBarGap + kBarWidth + 8 : 8), height = kTop + nr * g.ch + 8;
-    std::string o = fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"map\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">",
-                                width, height);
+    std::string o = fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"map\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">",
+        width, height);
     for (int c = 0; c < nc; ++c)
-        o += fmt::format("<text class=\"colv\" transform=\"translate({},{}) rotate(-60)\">{}</text>", kLeft + c * g.cw + g.cw / 2 + 3,
-                         kTop - 4, F(g.columns[c]));
+        o += fmt::format("<text class=\"colv\" transform=\"translate({},{}) rotate(-60)\">{}</text>",
+                         kLeft + c * g.cw + g.cw / 2 + 3, kTop - 4, F(g.columns[c]));
     const LayerBars lb = layer_bars(s.a, g.band);
     if (bars && lb.max > 0)
-        o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\">bytes/token per layer (bar = {} B)</text>", map_w + kBarGap, kTop - 6, lb.max);
+        o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\">bytes/token per layer (bar = {} B)</text>",
+                         map_w + kBarGap, kTop - 6, lb.max);
     for (int r = 0; r < nr; ++r) {
         const int layer = g.layers[r], y = kTop + r * g.ch;
         if ((layer / g.band) % g.every == 0)
-            o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"row\">blk.{}{}</text>", kLeft - 4, y + g.ch / 2 + 4, layer,
-                             g.band > 1 ? fmt::format("-{}", layer + g.band - 1) : "");
+            o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"row\">blk.{}{}</text>", kLeft - 4, y + g.ch / 2 + 4,
+                             layer, g.band > 1 ? fmt::format("-{}", layer + g.band - 1) : "");
         for (int c = 0; c < nc; ++c) {
             const int x = kLeft + c * g.cw;
-            if (auto it = cells.find({layer, g.columns[c]}); it != cells.end()) cell(o, s, it->second, layer, g.columns[c], x, y, g.cw, g.ch, g.labels);
-            else o += fmt::format("<rect class=\"none\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", x, y, g.cw, g.ch);
+            if (auto it = cells.find({layer, g.columns[c]}); it != cells.end())
+                cell(o, s, it->second, layer, g.columns[c], x, y, g.cw, g.ch, g.labels);
+            else
+                o += fmt::format("<rect class=\"none\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", x, y, g.cw,
+                                 g.ch);
         }
         auto it = lb.by_layer.find(layer);
         if (!bars || it == lb.by_layer.end() || lb.max == 0) continue;
         uint64_t total = 0;
         for (uint64_t v : it->second) total += v;
-        o += fmt::format("<g class=\"layer-bar\" data-layer=\"{}\" data-bytes-per-token=\"{}\"><title>blk.{}{}: {} B/token", layer, total, layer,
-                         g.band > 1 ? fmt::format("-{}", layer + g.band - 1) : "", total);
+        o += fmt::format(
+            "<g class=\"layer-bar\" data-layer=\"{}\" data-bytes-per-token=\"{}\"><title>blk.{}{}: {} B/token", layer,
+            total, layer, g.band > 1 ? fmt::format("-{}", layer + g.band - 1) : "", total);
         for (Group gr : kAllGroups)
-            if (it->second[static_cast<size_t>(gr)]) o += fmt::format("\n{}: {} B", group_label(gr), it->second[static_cast<size_t>(gr)]);
+            if (it->second[static_cast<size_t>(gr)])
+                o += fmt::format("\n{}: {} B", group_label(gr), it->second[static_cast<size_t>(gr)]);
         o += "</title>";
         double x = map_w + kBarGap;
         for (Group gr : kAllGroups) {
             const double w = static_cast<double>(kBarWidth) * share_of(it->second[static_cast<size_t>(gr)], lb.max);
             if (w <= 0) continue;
-            o += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", x, y + 1, w, std::max(1, g.ch - 2),
-                             group_color(gr));
+            o += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", x, y + 1, w,
+                             std::max(1, g.ch - 2), group_color(gr));
             x += w;
         }
         o += "</g>";
@@ -308,25 +338,36 @@ std::string map_svg(const Side& s, const Grid& g, bool bars) {
 
 // Legend: the types present by bits per weight (swatch, name, bpw), the outline, the colour
 // scale, and with `groups` the bar colours.
-std::string legend(const std::set<GgmlType>& types, std::string_view mark_class, std::string_view mark_text, bool groups) {
+std::string legend(const std::set<GgmlType>& types, std::string_view mark_class, std::string_view mark_text,
+                   bool groups) {
     std::string o = "<div class=\"legend\">";
     std::vector<GgmlType> by_bpw(types.begin(), types.end());
     std::stable_sort(by_bpw.begin(), by_bpw.end(), [](GgmlType x, GgmlType y) { return type_bpw(x) < type_bpw(y); });
     for (GgmlType t : by_bpw)
-        o += fmt::format("<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" "
-                         "fill=\"{}\"/></svg> {} ({:.2f} bpw)</span>", type_fill(t), type_name(t), type_bpw(t));
-    o += fmt::format("<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><g class=\"{}\"><rect width=\"14\" "
-                     "height=\"14\" fill=\"#bbbbbb\"/><rect class=\"m\" x=\"1.5\" y=\"1.5\" width=\"11\" height=\"11\"/></g></svg> {}</span>", mark_class, X(mark_text));
+        o += fmt::format(
+            "<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect "
+            "width=\"14\" height=\"14\" "
+            "fill=\"{}\"/></svg> {} ({:.2f} bpw)</span>",
+            type_fill(t), type_name(t), type_bpw(t));
+    o += fmt::format(
+        "<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><g "
+        "class=\"{}\"><rect width=\"14\" "
+        "height=\"14\" fill=\"#bbbbbb\"/><rect class=\"m\" x=\"1.5\" y=\"1.5\" width=\"11\" height=\"11\"/></g></svg> "
+        "{}</span>",
+        mark_class, X(mark_text));
     o += "<div class=\"scale\">colour: bits per weight (log scale) ";
     for (double b : {1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 16.0})
-        o += fmt::format("<span class=\"tick\" style=\"background:{};color:{}\">{}{}</span>", viridis(bpw_pos(b)), bpw_pos(b) < 0.55 ? "#fff" : "#000",
-                         b, b == kMaxBpw ? "+" : "");
+        o += fmt::format("<span class=\"tick\" style=\"background:{};color:{}\">{}{}</span>", viridis(bpw_pos(b)),
+                         bpw_pos(b) < 0.55 ? "#fff" : "#000", b, b == kMaxBpw ? "+" : "");
     o += "</div>";
     if (groups) {
         o += "<div class=\"scale\">per-layer bars: ";
         for (Group g : kAllGroups)
-            o += fmt::format("<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" "
-                             "fill=\"{}\"/></svg> {}</span>", group_color(g), group_label(g));
+            o += fmt::format(
+                "<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect "
+                "width=\"14\" height=\"14\" "
+                "fill=\"{}\"/></svg> {}</span>",
+                group_color(g), group_label(g));
         o += "</div>";
     }
     return o + "</div>";
@@ -358,20 +399,26 @@ std::string section_html(const doc::Section& s) {
                 o += "</tr></thead><tbody>";
                 for (size_t r = 0; r < t.rows.size() && r < kMaxTableRows; ++r) {
                     o += "<tr>";
-                    for (size_t c = 0; c < t.rows[r].size(); ++c) o += fmt::format("<td{}>{}</td>", cls(c), X(t.rows[r][c]));
+                    for (size_t c = 0; c < t.rows[r].size(); ++c)
+                        o += fmt::format("<td{}>{}</td>", cls(c), X(t.rows[r][c]));
                     o += "</tr>";
                 }
                 o += "</tbody></table>";
                 if (t.rows.size() > kMaxTableRows)
-                    o += fmt::format("<p class=\"note fold\">The first {} of {} rows; the text report and --json list them all.</p>",
-                                     kMaxTableRows, t.rows.size());
+                    o += fmt::format(
+                        "<p class=\"note fold\">The first {} of {} rows; the text report and --json list them all.</p>",
+                        kMaxTableRows, t.rows.size());
                 break;
             }
             case doc::Block::Kind::Text:
                 for (const auto& p : b.text) {
                     const bool sub = !p.empty() && p[0] == ' ';
                     const bool head = !p.empty() && p[0] == '[';
-                    o += fmt::format("<p class=\"{}\">{}</p>", head ? "flag" : sub ? "sub" : "note", X(sub ? p.substr(p.find_first_not_of(' ')) : p));
+                    o += fmt::format("<p class=\"{}\">{}</p>",
+                                     head  ? "flag"
+                                     : sub ? "sub"
+                                           : "note",
+                                     X(sub ? p.substr(p.find_first_not_of(' ')) : p));
                 }
                 break;
         }
@@ -380,12 +427,14 @@ std::string section_html(const doc::Section& s) {
 }
 
 // The document's sections with these ids, in this order (absent ones skipped); `folded` ones in <details>.
-std::string sections(const std::vector<doc::Section>& d, std::initializer_list<std::string_view> ids, bool folded = false) {
+std::string sections(const std::vector<doc::Section>& d, std::initializer_list<std::string_view> ids,
+                     bool folded = false) {
     std::string o;
     for (std::string_view id : ids)
         for (const auto& s : d)
             if (s.id == id)
-                o += folded ? fmt::format("<details><summary>{}</summary>{}</details>", X(s.title), section_html(s)) : section_html(s);
+                o += folded ? fmt::format("<details><summary>{}</summary>{}</details>", X(s.title), section_html(s))
+                            : section_html(s);
     return o;
 }
 
@@ -416,9 +465,12 @@ svg.map,svg.strip,svg.groups,svg.layers{display:block;max-width:100%;height:auto
 )";
 
 std::string page(std::string_view title, const std::string& body) {
-    return fmt::format("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/>"
-                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/><title>{}</title><style>{}</style></head>"
-                       "<body>{}</body></html>\n", title, kStyle, body);
+    return fmt::format(
+        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/>"
+        "<meta name=\"viewport\" content=\"width=device-width, "
+        "initial-scale=1\"/><title>{}</title><style>{}</style></head>"
+        "<body>{}</body></html>\n",
+        title, kStyle, body);
 }
 
 // Bytes per token by group as one stacked bar, with the lm_head share and the tokens/s ceiling.
@@ -426,37 +478,53 @@ std::string traffic_html(const Report& r) {
     const Analysis& a = r.analysis;
     const uint64_t total = a.traffic.bytes_per_token;
     std::string o = "<section id=\"bytes-per-token\"><h2>Bytes per token (batch-1 decode)</h2>";
-    o += fmt::format("<p class=\"callout\">Each decoded token reads <b>{} B</b> ({:.2f} MB) of weights; lm_head share <b>{:.1f}%</b>.</p>", total,
-                     static_cast<double>(total) / 1e6, a.traffic.lm_head_share * 100);
+    o += fmt::format(
+        "<p class=\"callout\">Each decoded token reads <b>{} B</b> ({:.2f} MB) of weights; lm_head share "
+        "<b>{:.1f}%</b>.</p>",
+        total, static_cast<double>(total) / 1e6, a.traffic.lm_head_share * 100);
     if (r.bandwidth)
-        o += fmt::format("<p class=\"callout ceiling\" data-tokens-per-s=\"{:.2f}\">Memory-bound ceiling at {:.3g} GB/s: <b>{:.2f} tokens/s</b> "
-                         "(weights only, no KV cache).</p>", total ? *r.bandwidth / static_cast<double>(total) : 0.0, *r.bandwidth / 1e9,
-                         total ? *r.bandwidth / static_cast<double>(total) : 0.0);
+        o += fmt::format(
+            "<p class=\"callout ceiling\" data-tokens-per-s=\"{:.2f}\">Memory-bound ceiling at {:.3g} GB/s: <b>{:.2f} "
+            "tokens/s</b> "
+            "(weights only, no KV cache).</p>",
+            total ? *r.bandwidth / static_cast<double>(total) : 0.0, *r.bandwidth / 1e9,
+            total ? *r.bandwidth / static_cast<double>(total) : 0.0);
     else
         o += "<p class=\"note\">Pass <code>--bandwidth</code> (e.g. 20GB/s) for the tokens/s ceiling.</p>";
     const int w = 900, h = 34;
-    o += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"groups\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">", w, h);
+    o += fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"groups\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+        "{1}\">",
+        w, h);
     double x = 0;
     for (Group g : kAllGroups) {
         const uint64_t b = a.traffic.by_group[static_cast<size_t>(g)];
         if (!b) continue;
         const double sw = w * share_of(b, total), sh = share_of(b, total) * 100;
-        o += fmt::format("<g class=\"group-seg\" data-group=\"{}\" data-bytes-per-token=\"{}\"><title>{}: {} B/token ({:.1f}%)</title>"
-                         "<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", group_id(g), b, group_label(g), b, sh, x, sw,
-                         h, group_color(g));
+        o += fmt::format(
+            "<g class=\"group-seg\" data-group=\"{}\" data-bytes-per-token=\"{}\"><title>{}: {} B/token "
+            "({:.1f}%)</title>"
+            "<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>",
+            group_id(g), b, group_label(g), b, sh, x, sw, h, group_color(g));
         if (sw > 90)
-            o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"{}\">{} {:.1f}%</text>", x + sw / 2, h / 2,
-                             g == Group::Attention || g == Group::Experts || g == Group::Other || g == Group::Routers ? "lt" : "dt",
-                             group_label(g), sh);
+            o += fmt::format(
+                "<text x=\"{:.1f}\" y=\"{}\" class=\"{}\">{} {:.1f}%</text>", x + sw / 2, h / 2,
+                g == Group::Attention || g == Group::Experts || g == Group::Other || g == Group::Routers ? "lt" : "dt",
+                group_label(g), sh);
         o += "</g>";
         x += sw;
     }
     o += "</svg><div class=\"legend\">";
     for (Group g : kAllGroups)
         if (const uint64_t b = a.traffic.by_group[static_cast<size_t>(g)])
-            o += fmt::format("<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" "
-                             "fill=\"{}\"/></svg> {} {} B ({:.1f}%)</span>", group_color(g), group_label(g), b, share_of(b, total) * 100);
-    return o + "</div><p class=\"note\">Per-layer bars: right of the type map (tensors outside blocks are not in them).</p></section>";
+            o += fmt::format(
+                "<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect "
+                "width=\"14\" height=\"14\" "
+                "fill=\"{}\"/></svg> {} {} B ({:.1f}%)</span>",
+                group_color(g), group_label(g), b, share_of(b, total) * 100);
+    return o +
+           "</div><p class=\"note\">Per-layer bars: right of the type map (tensors outside blocks are not in "
+           "them).</p></section>";
 }
 
 // Flag reasons by tensor, for the outlines (lm-head-share is a finding, not a slow path).
@@ -465,7 +533,9 @@ std::map<size_t, std::string> slow_marks(const Report& r) {
     if (!r.flags) return m;
     for (const auto& fl : *r.flags) {
         if (fl.kind == FlagKind::LmHeadShare) continue;
-        for (size_t i : fl.tensors) m[i] += (m[i].empty() ? "" : "\n") + fmt::format("slow path [{}]: {}", flag_id(fl.kind), escape_text(fl.message));
+        for (size_t i : fl.tensors)
+            m[i] += (m[i].empty() ? "" : "\n") +
+                    fmt::format("slow path [{}]: {}", flag_id(fl.kind), escape_text(fl.message));
     }
     return m;
 }
@@ -480,8 +550,10 @@ std::string render_html(const Report& r, const RenderOptions& o) {
     std::string b = fmt::format("<h1>gguf-inspect: {}</h1><p class=\"sub0\">{}</p>", F(name), F(r.file.path()));
     b += sections(d, {"header"});
     b += "<section id=\"type-map\"><h2>Type map</h2>";
-    b += legend(types_of(r.file), "slow",
-                r.profile ? fmt::format("slow path on {} (hover for the reason)", r.profile->name) : "slow path (audit off)", true);
+    b += legend(
+        types_of(r.file), "slow",
+        r.profile ? fmt::format("slow path on {} (hover for the reason)", r.profile->name) : "slow path (audit off)",
+        true);
     b += outside_svg(s, g) + map_svg(s, g, true);
     if (!g.note.empty()) b += fmt::format("<p class=\"note fold\">{}</p>", X(g.note));
     b += "</section>";
@@ -498,8 +570,9 @@ std::string render_diff_html(const DiffReport& r, const RenderOptions& o) {
     for (const auto& td : df.tensors_changed) {
         const auto& x = r.a.tensors()[td.a];
         const auto& y = r.b.tensors()[td.b];
-        const std::string why = fmt::format("changed: {} {} -> {} {}, {} -> {} B/token", type_name(x.type), x.shape_string(), type_name(y.type),
-                                            y.shape_string(), r.aa.tensors[td.a].bytes_per_token, r.ab.tensors[td.b].bytes_per_token);
+        const std::string why = fmt::format("changed: {} {} -> {} {}, {} -> {} B/token", type_name(x.type),
+                                            x.shape_string(), type_name(y.type), y.shape_string(),
+                                            r.aa.tensors[td.a].bytes_per_token, r.ab.tensors[td.b].bytes_per_token);
         ma[td.a] = mb[td.b] = why;
     }
     for (size_t i : df.tensors_removed) ma[i] = "removed in B";
@@ -508,7 +581,8 @@ std::string render_diff_html(const DiffReport& r, const RenderOptions& o) {
     Side sb{r.b, r.ab, "B: " + F(r.b_path()), std::move(mb), "changed"};
     const Grid g = grid_for({&sa, &sb});
 
-    std::string b = fmt::format("<h1>gguf-inspect diff</h1><p class=\"sub0\">{} vs {}</p>", F(r.a.path()), F(r.b_path()));
+    std::string b =
+        fmt::format("<h1>gguf-inspect diff</h1><p class=\"sub0\">{} vs {}</p>", F(r.a.path()), F(r.b_path()));
     b += sections(d, {"files"});
     b += "<section id=\"type-maps\"><h2>Type maps</h2>";
     std::set<GgmlType> types = types_of(r.a);
@@ -516,7 +590,8 @@ std::string render_diff_html(const DiffReport& r, const RenderOptions& o) {
     b += legend(types, "changed", "changed, added or removed (hover for A -> B)", false);
     b += "<div class=\"maps\">";
     for (const Side* s : {&sa, &sb})
-        b += fmt::format("<figure><figcaption>{}</figcaption>{}{}</figure>", s->caption, outside_svg(*s, g), map_svg(*s, g, false));
+        b += fmt::format("<figure><figcaption>{}</figcaption>{}{}</figure>", s->caption, outside_svg(*s, g),
+                         map_svg(*s, g, false));
     b += "</div>";
     if (!g.note.empty()) b += fmt::format("<p class=\"note fold\">{}</p>", X(g.note));
     b += "</section>";
@@ -531,14 +606,21 @@ std::string render_diff_html(const DiffReport& r, const RenderOptions& o) {
         if (l >= 0) max = std::max({max, v.first, v.second});
     b += "<section id=\"layer-traffic\"><h2>Bytes per token by layer, A and B</h2>";
     if (auto it = layers.find(-1); it != layers.end())
-        b += fmt::format("<p class=\"note\">Outside blocks: A {} B, B {} B per token.</p>", it->second.first, it->second.second);
+        b += fmt::format("<p class=\"note\">Outside blocks: A {} B, B {} B per token.</p>", it->second.first,
+                         it->second.second);
     const int rh = std::clamp(720 / std::max<int>(1, static_cast<int>(layers.size())), 6, 24), bw = 560;
     const int nrows = static_cast<int>(layers.size() - layers.count(-1));
-    b += fmt::format("<div class=\"legend\"><span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect width=\"14\" "
-                     "height=\"14\" fill=\"#0072b2\"/></svg> A</span><span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" "
-                     "height=\"14\"><rect width=\"14\" height=\"14\" fill=\"#e69f00\"/></svg> B (bar = {} B)</span></div>", max);
-    b += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"layers\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">", kLeft + bw + 220,
-                     nrows * rh + 4);
+    b += fmt::format(
+        "<div class=\"legend\"><span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" "
+        "height=\"14\"><rect width=\"14\" "
+        "height=\"14\" fill=\"#0072b2\"/></svg> A</span><span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" "
+        "width=\"14\" "
+        "height=\"14\"><rect width=\"14\" height=\"14\" fill=\"#e69f00\"/></svg> B (bar = {} B)</span></div>",
+        max);
+    b += fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"layers\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+        "{1}\">",
+        kLeft + bw + 220, nrows * rh + 4);
     int y = 0;
     const int every = rh >= 11 ? 1 : rh * 5 >= 11 ? 5 : 10;
     for (const auto& [l, v] : layers) {
@@ -546,14 +628,20 @@ std::string render_diff_html(const DiffReport& r, const RenderOptions& o) {
         const double wa = bw * share_of(v.first, max), wb = bw * share_of(v.second, max);
         const int64_t dv = static_cast<int64_t>(v.second) - static_cast<int64_t>(v.first);
         const std::string span = g.band > 1 ? fmt::format("-{}", l + g.band - 1) : "";
-        b += fmt::format("<g class=\"layer-diff\" data-layer=\"{}\" data-a=\"{}\" data-b=\"{}\"><title>blk.{}{}: A {} B/token, B {} B/token ({:+})</title>",
-                         l, v.first, v.second, l, span, v.first, v.second, dv);
+        b += fmt::format(
+            "<g class=\"layer-diff\" data-layer=\"{}\" data-a=\"{}\" data-b=\"{}\"><title>blk.{}{}: A {} B/token, B {} "
+            "B/token ({:+})</title>",
+            l, v.first, v.second, l, span, v.first, v.second, dv);
         if ((l / g.band) % every == 0)
-            b += fmt::format("<text x=\"{}\" y=\"{}\" class=\"row\">blk.{}{}</text>", kLeft - 4, y + rh / 2 + 4, l, span);
-        b += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#0072b2\"/>", kLeft, y + 1, wa, std::max(1, rh / 2 - 1));
-        b += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#e69f00\"/>", kLeft, y + rh / 2, wb, std::max(1, rh / 2 - 1));
+            b += fmt::format("<text x=\"{}\" y=\"{}\" class=\"row\">blk.{}{}</text>", kLeft - 4, y + rh / 2 + 4, l,
+                             span);
+        b += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#0072b2\"/>", kLeft, y + 1, wa,
+                         std::max(1, rh / 2 - 1));
+        b += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#e69f00\"/>", kLeft, y + rh / 2,
+                         wb, std::max(1, rh / 2 - 1));
         if (rh >= 12 && dv != 0)
-            b += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"axis\">{:+.1f}%</text>", kLeft + std::max(wa, wb) + 6, y + rh / 2 + 4,
+            b += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"axis\">{:+.1f}%</text>", kLeft + std::max(wa, wb) + 6,
+                             y + rh / 2 + 4,
                              v.first ? 100.0 * static_cast<double>(dv) / static_cast<double>(v.first) : 100.0);
         b += "</g>";
         y += rh;

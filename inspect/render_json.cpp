@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "libformat/ftype.h"
 #include "inspect/json.h"
 #include "inspect/render.h"
+#include "libformat/ftype.h"
 
 namespace oiw::inspect {
 namespace {
@@ -17,8 +17,10 @@ namespace {
 // *v, or null when empty.
 template <typename T>
 void value_or_null(json::Writer& w, const std::optional<T>& v) {
-    if (v) w.value(*v);
-    else w.null();
+    if (v)
+        w.value(*v);
+    else
+        w.null();
 }
 
 // Closes the top-level object; the document with a final newline.
@@ -31,13 +33,19 @@ std::string finish(json::Writer& w) {
 
 // A layer index, or null for tensors outside the layers (-1).
 void layer_or_null(json::Writer& w, int layer) {
-    if (layer >= 0) w.value(layer);
-    else w.null();
+    if (layer >= 0)
+        w.value(layer);
+    else
+        w.null();
 }
 
 // One scalar element of a fixed-size value type at `p`.
 void scalar(json::Writer& w, GgufType t, const uint8_t* p) {
-    auto rd = [p]<typename T>(T) { T v; std::memcpy(&v, p, sizeof(T)); return v; };
+    auto rd = [p]<typename T>(T) {
+        T v;
+        std::memcpy(&v, p, sizeof(T));
+        return v;
+    };
     switch (t) {
         case GgufType::U8: w.value(static_cast<uint64_t>(rd(uint8_t{}))); break;
         case GgufType::I8: w.value(static_cast<int64_t>(rd(int8_t{}))); break;
@@ -59,8 +67,10 @@ void array_items(json::Writer& w, const GgufValue& v, size_t limit) {
     w.begin_array(true);
     const uint64_t shown = std::min<uint64_t>(v.count(), limit);
     for (uint64_t i = 0; i < shown; ++i) {
-        if (v.elem_type() == GgufType::STRING) w.value(v.strings()[i]);
-        else scalar(w, v.elem_type(), v.raw().data() + i * gguf_type_size(v.elem_type()));
+        if (v.elem_type() == GgufType::STRING)
+            w.value(v.strings()[i]);
+        else
+            scalar(w, v.elem_type(), v.raw().data() + i * gguf_type_size(v.elem_type()));
     }
     w.end_array();
 }
@@ -78,8 +88,10 @@ void kv_value(json::Writer& w, const GgufValue& v, size_t limit) {
         w.field("truncated", v.count() > limit);
     } else {
         w.key("value");
-        if (v.type() == GgufType::STRING) w.value(v.strings().at(0));
-        else scalar(w, v.type(), v.raw().data());
+        if (v.type() == GgufType::STRING)
+            w.value(v.strings().at(0));
+        else
+            scalar(w, v.type(), v.raw().data());
     }
     w.end_object();
 }
@@ -141,8 +153,10 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         w.field("id", *m.file_type);
         w.key("name");
         const auto n = ftype_name(*m.file_type);
-        if (n.empty()) w.null();
-        else w.value(n);
+        if (n.empty())
+            w.null();
+        else
+            w.value(n);
         w.end_object();
     } else {
         w.null();
@@ -243,8 +257,10 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     w.key("bandwidth_bytes_per_s");
     value_or_null(w, r.bandwidth);
     w.key("tokens_per_s_ceiling");
-    if (r.bandwidth && a.traffic.bytes_per_token) w.value(*r.bandwidth / static_cast<double>(a.traffic.bytes_per_token));
-    else w.null();
+    if (r.bandwidth && a.traffic.bytes_per_token)
+        w.value(*r.bandwidth / static_cast<double>(a.traffic.bytes_per_token));
+    else
+        w.null();
     w.end_object();
 
     w.key("audit");

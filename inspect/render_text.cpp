@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "libformat/escape.h"
-#include "libformat/ftype.h"
 #include "inspect/document.h"
 #include "inspect/render.h"
+#include "libformat/escape.h"
+#include "libformat/ftype.h"
 
 namespace oiw::inspect {
 
@@ -104,7 +104,9 @@ void wrap(std::string& out, std::string_view para, size_t width) {
         }
         if (!first_word) line += ' ';
         // A single word longer than the line is cut.
-        line += word.size() > width - std::min(width, line.size()) ? trunc_end(word, width - std::min(width - 1, line.size())) : std::string(word);
+        line += word.size() > width - std::min(width, line.size())
+                    ? trunc_end(word, width - std::min(width - 1, line.size()))
+                    : std::string(word);
         first_word = false;
     }
     out += line + "\n";
@@ -113,7 +115,9 @@ void wrap(std::string& out, std::string_view para, size_t width) {
 struct Style {
     bool color;
     std::string bold(std::string_view s) const { return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s); }
-    std::string title(std::string_view s) const { return color ? fmt::format("\x1b[1;36m{}\x1b[0m", s) : std::string(s); }
+    std::string title(std::string_view s) const {
+        return color ? fmt::format("\x1b[1;36m{}\x1b[0m", s) : std::string(s);
+    }
     std::string warn(std::string_view s) const { return color ? fmt::format("\x1b[33m{}\x1b[0m", s) : std::string(s); }
 };
 
@@ -170,7 +174,9 @@ std::string emit_text(const std::vector<Section>& doc, const RenderOptions& o) {
                     }
                     break;
                 }
-                case Block::Kind::Table: emit_table(out, b.table, o.full ? std::numeric_limits<size_t>::max() / 2 : o.width, st); break;
+                case Block::Kind::Table:
+                    emit_table(out, b.table, o.full ? std::numeric_limits<size_t>::max() / 2 : o.width, st);
+                    break;
                 case Block::Kind::Text:
                     for (const auto& p : b.text) {
                         if (p.rfind("[", 0) == 0) {
@@ -192,8 +198,10 @@ std::string emit_text(const std::vector<Section>& doc, const RenderOptions& o) {
 std::string md_escape(std::string_view s) {
     std::string o;
     for (char c : s) {
-        if (c == '|') o += "\\|";
-        else o += c;
+        if (c == '|')
+            o += "\\|";
+        else
+            o += c;
     }
     return o;
 }
@@ -258,7 +266,9 @@ std::string gb(uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<dou
 std::string mb(uint64_t bytes) { return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6); }
 std::string bytes_h(uint64_t bytes) { return bytes >= 1000000000 ? gb(bytes) : mb(bytes); }
 
-double share_of(uint64_t part, uint64_t whole) { return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+double share_of(uint64_t part, uint64_t whole) {
+    return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
 
 }  // namespace
 
@@ -299,7 +309,8 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             fl.emplace_back("experts", fmt::format("{} ({} used per token)", *m.expert_count,
                                                    m.expert_used_count ? std::to_string(*m.expert_used_count) : "?"));
         fl.emplace_back("embeddings", m.tied_embeddings ? "tied (token_embd is also the lm_head)" : "untied");
-        if (f.is_split()) fl.insert(fl.begin() + 4, {"shards", fmt::format("{} (file size: all shards)", f.shards().size())});
+        if (f.is_split())
+            fl.insert(fl.begin() + 4, {"shards", fmt::format("{} (file size: all shards)", f.shards().size())});
         s.blocks.push_back(fields(std::move(fl)));
         doc.push_back(std::move(s));
     }
@@ -318,7 +329,8 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             bytes[f.shard_of(i)] += f.tensors()[i].n_bytes;
         }
         for (size_t k = 0; k < f.shards().size(); ++k)
-            t.rows.push_back({fmt::format("{}", k + 1), escape_text(f.shards()[k].path()), F.n(f.shards()[k].file_size()), F.n(n[k]), F.n(bytes[k])});
+            t.rows.push_back({fmt::format("{}", k + 1), escape_text(f.shards()[k].path()),
+                              F.n(f.shards()[k].file_size()), F.n(n[k]), F.n(bytes[k])});
         t.rows.push_back({"total", "", F.n(f.file_size()), F.n(f.tensors().size()), F.n(m.n_bytes)});
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));
@@ -354,10 +366,11 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
         const bool digests = r.digests && !r.digests->empty();
         for (size_t i = 0; i < f.tensors().size(); ++i) {
             const auto& ti = f.tensors()[i];
-            const double bpw = ti.n_elements() ? 8.0 * static_cast<double>(ti.n_bytes) / static_cast<double>(ti.n_elements()) : 0;
-            t.rows.push_back({escape_text(ti.name), std::string(type_name(ti.type)), F.shape(ti), F.n(static_cast<uint64_t>(ti.n_elements())),
-                              F.n(ti.n_bytes), fmt::format("{:.2f}", bpw), fmt::format("{}", ti.offset),
-                              F.n(a.tensors[i].bytes_per_token)});
+            const double bpw =
+                ti.n_elements() ? 8.0 * static_cast<double>(ti.n_bytes) / static_cast<double>(ti.n_elements()) : 0;
+            t.rows.push_back({escape_text(ti.name), std::string(type_name(ti.type)), F.shape(ti),
+                              F.n(static_cast<uint64_t>(ti.n_elements())), F.n(ti.n_bytes), fmt::format("{:.2f}", bpw),
+                              fmt::format("{}", ti.offset), F.n(a.tensors[i].bytes_per_token)});
         }
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));
@@ -369,7 +382,8 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             dt.align = "ll";
             dt.shrink = {{0, 16}};
             dt.middle = {0};
-            for (size_t i = 0; i < f.tensors().size(); ++i) dt.rows.push_back({escape_text(f.tensors()[i].name), (*r.digests)[i]});
+            for (size_t i = 0; i < f.tensors().size(); ++i)
+                dt.rows.push_back({escape_text(f.tensors()[i].name), (*r.digests)[i]});
             d.blocks.push_back(table(std::move(dt)));
             doc.push_back(std::move(d));
         }
@@ -412,8 +426,8 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
         t.head = {"layer", "count", "params", "bytes", "bytes/token", "% traffic"};
         t.align = "lrrrrr";
         for (const auto& lt : a.by_layer)
-            t.rows.push_back({lt.layer < 0 ? "(outside blocks)" : fmt::format("blk.{}", lt.layer), fmt::format("{}", lt.count),
-                              F.n(lt.n_elements), F.n(lt.n_bytes), F.n(lt.bytes_per_token),
+            t.rows.push_back({lt.layer < 0 ? "(outside blocks)" : fmt::format("blk.{}", lt.layer),
+                              fmt::format("{}", lt.count), F.n(lt.n_elements), F.n(lt.n_bytes), F.n(lt.bytes_per_token),
                               F.pct(share_of(lt.bytes_per_token, total_bpt))});
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));
@@ -427,8 +441,9 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
             {"lm_head share", F.pct(a.traffic.lm_head_share)},
         };
         if (a.traffic.expert_fraction)
-            fl.emplace_back("expert fraction", fmt::format("{}/{} experts read per token", m.expert_used_count.value_or(*m.expert_count),
-                                                           *m.expert_count));
+            fl.emplace_back("expert fraction",
+                            fmt::format("{}/{} experts read per token", m.expert_used_count.value_or(*m.expert_count),
+                                        *m.expert_count));
         if (r.bandwidth) {
             const double tps = total_bpt ? *r.bandwidth / static_cast<double>(total_bpt) : 0;
             fl.emplace_back("bandwidth", fmt::format("{:.3g} GB/s", *r.bandwidth / 1e9));
@@ -482,18 +497,23 @@ std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
     {
         Section s{"Files", {}, "files"};
         s.blocks.push_back(fields({
-            {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.a.path()), r.a.file_size(), r.a.metadata().size(), r.a.tensors().size())},
-            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.b_path()), r.b.file_size(), r.b.metadata().size(), r.b.tensors().size())},
-            {"verdict", d.identical() ? (d.data_compared ? "identical (metadata, tensor infos and data)"
-                                                         : "identical metadata and tensor infos (data not compared; use --data)")
-                                      : "different"},
+            {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.a.path()), r.a.file_size(),
+                              r.a.metadata().size(), r.a.tensors().size())},
+            {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.b_path()), r.b.file_size(),
+                              r.b.metadata().size(), r.b.tensors().size())},
+            {"verdict", d.identical()
+                            ? (d.data_compared ? "identical (metadata, tensor infos and data)"
+                                               : "identical metadata and tensor infos (data not compared; use --data)")
+                            : "different"},
         }));
         doc.push_back(std::move(s));
     }
     if (!d.header.empty()) doc.push_back({"Header", {text(d.header)}, "diff-header"});
     if (!d.kv_added.empty() || !d.kv_removed.empty() || !d.kv_changed.empty()) {
         Section s{fmt::format("Metadata: {} added, {} removed, {} changed", d.kv_added.size(), d.kv_removed.size(),
-                              d.kv_changed.size()), {}, "diff-metadata"};
+                              d.kv_changed.size()),
+                  {},
+                  "diff-metadata"};
         Table t;
         t.head = {"", "key", "A", "B"};
         t.align = "llll";
@@ -501,17 +521,20 @@ std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
         t.middle = {1};
         for (size_t j : d.kv_added) {
             const auto& kv = r.b.metadata()[j];
-            t.rows.push_back({"+", escape_text(kv.key), "", value_type_string(kv.value) + " " + kv.value.to_string(preview)});
+            t.rows.push_back(
+                {"+", escape_text(kv.key), "", value_type_string(kv.value) + " " + kv.value.to_string(preview)});
         }
         for (size_t i : d.kv_removed) {
             const auto& kv = r.a.metadata()[i];
-            t.rows.push_back({"-", escape_text(kv.key), value_type_string(kv.value) + " " + kv.value.to_string(preview), ""});
+            t.rows.push_back(
+                {"-", escape_text(kv.key), value_type_string(kv.value) + " " + kv.value.to_string(preview), ""});
         }
         for (const auto& [i, j] : d.kv_changed) {
             const auto& x = r.a.metadata()[i];
             const auto& y = r.b.metadata()[j];
             const bool type_change = value_type_string(x.value) != value_type_string(y.value);
-            t.rows.push_back({"~", escape_text(x.key), (type_change ? value_type_string(x.value) + " " : "") + x.value.to_string(preview),
+            t.rows.push_back({"~", escape_text(x.key),
+                              (type_change ? value_type_string(x.value) + " " : "") + x.value.to_string(preview),
                               (type_change ? value_type_string(y.value) + " " : "") + y.value.to_string(preview)});
         }
         s.blocks.push_back(table(std::move(t)));
@@ -519,7 +542,9 @@ std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
     }
     if (!d.tensors_added.empty() || !d.tensors_removed.empty() || !d.tensors_changed.empty()) {
         Section s{fmt::format("Tensors: {} added, {} removed, {} changed, {} in both", d.tensors_added.size(),
-                              d.tensors_removed.size(), d.tensors_changed.size(), d.tensors_common), {}, "diff-tensors"};
+                              d.tensors_removed.size(), d.tensors_changed.size(), d.tensors_common),
+                  {},
+                  "diff-tensors"};
         Table t;
         t.head = {"", "name", "type", "shape", "bytes", "bytes/token"};
         t.align = "lllllr";
@@ -528,19 +553,23 @@ std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
         auto arrow = [](const std::string& x, const std::string& y) { return x == y ? x : x + " -> " + y; };
         for (size_t j : d.tensors_added) {
             const auto& y = r.b.tensors()[j];
-            t.rows.push_back({"+", escape_text(y.name), std::string(type_name(y.type)), shape_x(y), si(static_cast<double>(y.n_bytes)),
+            t.rows.push_back({"+", escape_text(y.name), std::string(type_name(y.type)), shape_x(y),
+                              si(static_cast<double>(y.n_bytes)),
                               si(static_cast<double>(r.ab.tensors[j].bytes_per_token))});
         }
         for (size_t i : d.tensors_removed) {
             const auto& x = r.a.tensors()[i];
-            t.rows.push_back({"-", escape_text(x.name), std::string(type_name(x.type)), shape_x(x), si(static_cast<double>(x.n_bytes)),
+            t.rows.push_back({"-", escape_text(x.name), std::string(type_name(x.type)), shape_x(x),
+                              si(static_cast<double>(x.n_bytes)),
                               si(static_cast<double>(r.aa.tensors[i].bytes_per_token))});
         }
         for (const auto& td : d.tensors_changed) {
             const auto& x = r.a.tensors()[td.a];
             const auto& y = r.b.tensors()[td.b];
-            t.rows.push_back({"~", escape_text(x.name), arrow(std::string(type_name(x.type)), std::string(type_name(y.type))),
-                              arrow(shape_x(x), shape_x(y)), arrow(si(static_cast<double>(x.n_bytes)), si(static_cast<double>(y.n_bytes))),
+            t.rows.push_back({"~", escape_text(x.name),
+                              arrow(std::string(type_name(x.type)), std::string(type_name(y.type))),
+                              arrow(shape_x(x), shape_x(y)),
+                              arrow(si(static_cast<double>(x.n_bytes)), si(static_cast<double>(y.n_bytes))),
                               arrow(si(static_cast<double>(r.aa.tensors[td.a].bytes_per_token)),
                                     si(static_cast<double>(r.ab.tensors[td.b].bytes_per_token)))});
         }
@@ -554,9 +583,10 @@ std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
         t.align = "lrrr";
         auto row = [&](const char* what, uint64_t x, uint64_t y) {
             const int64_t dv = static_cast<int64_t>(y) - static_cast<int64_t>(x);
-            t.rows.push_back({what, fmt::format("{}", x), fmt::format("{}", y),
-                              x ? fmt::format("{:+} ({:+.1f}%)", dv, 100.0 * static_cast<double>(dv) / static_cast<double>(x))
-                                : fmt::format("{:+}", dv)});
+            t.rows.push_back(
+                {what, fmt::format("{}", x), fmt::format("{}", y),
+                 x ? fmt::format("{:+} ({:+.1f}%)", dv, 100.0 * static_cast<double>(dv) / static_cast<double>(x))
+                   : fmt::format("{:+}", dv)});
         };
         row("file size", r.a.file_size(), r.b.file_size());
         row("tensors", r.a.tensors().size(), r.b.tensors().size());
@@ -567,7 +597,9 @@ std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
         doc.push_back(std::move(s));
     }
     if (d.data_compared) {
-        Section s{fmt::format("Data: {} of {} common tensors identical", d.data_identical.size(), d.tensors_common), {}, "data"};
+        Section s{fmt::format("Data: {} of {} common tensors identical", d.data_identical.size(), d.tensors_common),
+                  {},
+                  "data"};
         std::vector<std::string> lines;
         auto list = [&](const char* label, const std::vector<std::pair<size_t, size_t>>& v) {
             if (v.empty()) return;
@@ -588,10 +620,16 @@ std::vector<Section> build_diff(const DiffReport& r, const RenderOptions& o) {
 
 }  // namespace doc
 
-std::string render_table(const Report& r, const RenderOptions& o) { return emit_text(doc::build_report(r, o, false), o); }
+std::string render_table(const Report& r, const RenderOptions& o) {
+    return emit_text(doc::build_report(r, o, false), o);
+}
 
-std::string render_markdown(const Report& r, const RenderOptions& o) { return emit_markdown(doc::build_report(r, o, true)); }
+std::string render_markdown(const Report& r, const RenderOptions& o) {
+    return emit_markdown(doc::build_report(r, o, true));
+}
 
-std::string render_diff_table(const DiffReport& r, const RenderOptions& o) { return emit_text(doc::build_diff(r, o), o); }
+std::string render_diff_table(const DiffReport& r, const RenderOptions& o) {
+    return emit_text(doc::build_diff(r, o), o);
+}
 
 }  // namespace oiw::inspect

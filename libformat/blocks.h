@@ -9,6 +9,8 @@ inline constexpr int QK4_0 = 32, QK4_1 = 32, QK5_0 = 32, QK5_1 = 32, QK8_0 = 32,
 inline constexpr int QK_K = 256, K_SCALE_SIZE = 12, QK4_NL = 32, QK_MXFP4 = 32, QK_NVFP4 = 64, QK1_0 = 128;
 
 #pragma pack(push, 1)
+// One block struct per line, a table to read down:
+// clang-format off
 // Q4_0: x = d * (q - 8); qs[j] low nibble = element j, high nibble = element j + 16.
 struct block_q4_0 { uint16_t d; uint8_t qs[QK4_0 / 2]; };
 // Q4_1: x = d * q + m.
@@ -56,6 +58,7 @@ struct block_q1_0 { uint16_t d; uint8_t qs[QK1_0 / 8]; };
 // (row r in the place of sub-block r); qs chunk i of IL bytes (IL = 8 on x86, 4 on ARM) holds
 // row i % 8's quant bytes (i / 8) * IL .. + IL.
 struct block_q4_Kx8 { uint16_t d[8]; uint16_t dmin[8]; uint8_t scales[96]; uint8_t qs[1024]; };
+// clang-format on
 #pragma pack(pop)
 
 // The 12-byte scales field of Q4_K and Q5_K (and each 12-byte group of Q4_Kx8): eight 6-bit

@@ -60,10 +60,14 @@ size_t utf8_seq(std::string_view s, size_t i, char32_t& cp) {
     const unsigned char c = b(0);
     size_t n;
     if (c < 0x80) return cp = c, 1;
-    if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
-    else return 0;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
     if (i + n > s.size()) return 0;
     for (size_t k = 1; k < n; ++k) {
         if ((b(k) & 0xC0) != 0x80) return 0;
@@ -82,9 +86,11 @@ std::string escape_xml(std::string_view s) {
     for (size_t i = 0; i < s.size();) {
         char32_t cp = 0;
         const size_t n = utf8_seq(s, i, cp);
-        const bool hidden = n == 0 || (cp < 0x20 && cp != '\t' && cp != '\n') || (cp >= 0x7F && cp <= 0x9F) || cp == 0xFFFE || cp == 0xFFFF;
+        const bool hidden = n == 0 || (cp < 0x20 && cp != '\t' && cp != '\n') || (cp >= 0x7F && cp <= 0x9F) ||
+                            cp == 0xFFFE || cp == 0xFFFF;
         if (hidden) {
-            for (size_t k = 0; k < std::max<size_t>(n, 1); ++k) o += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
+            for (size_t k = 0; k < std::max<size_t>(n, 1); ++k)
+                o += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
         } else if (cp == '&') {
             o += "&amp;";
         } else if (cp == '<') {

@@ -6,8 +6,16 @@
 
 namespace oiw {
 
-inline float f32_from_bits(uint32_t w) { float f; std::memcpy(&f, &w, 4); return f; }
-inline uint32_t f32_to_bits(float f) { uint32_t w; std::memcpy(&w, &f, 4); return w; }
+inline float f32_from_bits(uint32_t w) {
+    float f;
+    std::memcpy(&f, &w, 4);
+    return f;
+}
+inline uint32_t f32_to_bits(float f) {
+    uint32_t w;
+    std::memcpy(&w, &f, 4);
+    return w;
+}
 
 // IEEE half -> float, exact for every input (ggml_compute_fp16_to_fp32).
 inline float fp16_to_fp32(uint16_t h) {

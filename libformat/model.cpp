@@ -80,7 +80,8 @@ std::optional<int64_t> split_key(const GgufFile& f, std::string_view key, GgufTy
 
 int64_t required_split_key(const GgufFile& f, std::string_view key, GgufType type) {
     if (auto v = split_key(f, key, type)) return *v;
-    throw FormatError(ErrorKind::BadSplit, f.path(), "key '" + std::string(key) + "'", "missing: not a shard of a split model");
+    throw FormatError(ErrorKind::BadSplit, f.path(), "key '" + std::string(key) + "'",
+                      "missing: not a shard of a split model");
 }
 
 }  // namespace
@@ -93,12 +94,15 @@ Model open_model(const std::string& path) {
     const int64_t no = required_split_key(given, kSplitNo, GgufType::U16);
     const int64_t n_tensors = required_split_key(given, kSplitTensors, GgufType::I32);
     if (no >= n)
-        throw FormatError(ErrorKind::BadSplit, path, "key 'split.no'", fmt::format("is {}, but split.count is {}", no, n));
+        throw FormatError(ErrorKind::BadSplit, path, "key 'split.no'",
+                          fmt::format("is {}, but split.count is {}", no, n));
     const auto prefix = split_prefix(path, static_cast<unsigned>(no), n);
     if (!prefix)
-        throw FormatError(ErrorKind::BadSplit, path, "",
-                          fmt::format("shard {} of {} (split keys), but the name does not end in '{}': the other shards cannot be found",
-                                      no + 1, n, split_path("", static_cast<unsigned>(no), n)));
+        throw FormatError(
+            ErrorKind::BadSplit, path, "",
+            fmt::format(
+                "shard {} of {} (split keys), but the name does not end in '{}': the other shards cannot be found",
+                no + 1, n, split_path("", static_cast<unsigned>(no), n)));
     std::vector<GgufFile> shards;
     shards.reserve(n);
     for (unsigned k = 0; k < n; ++k) {
@@ -111,20 +115,21 @@ Model open_model(const std::string& path) {
         if (!std::filesystem::exists(p, ec)) {
             // exists() is false for a dangling link and sets ELOOP for a loop: say which.
             const bool link = std::filesystem::is_symlink(std::filesystem::symlink_status(p));
-            const std::string what = ec.value() == ELOOP ? "a symlink loop"
-                                     : link                ? "a dangling symlink"
-                                                           : "missing";
-            throw FormatError(ErrorKind::BadSplit, p, "", fmt::format("{}: shard {} of {} of the split model {}", what, k + 1, n, path));
+            const std::string what = ec.value() == ELOOP ? "a symlink loop" : link ? "a dangling symlink" : "missing";
+            throw FormatError(ErrorKind::BadSplit, p, "",
+                              fmt::format("{}: shard {} of {} of the split model {}", what, k + 1, n, path));
         }
         shards.push_back(GgufFile::open(p));
         const GgufFile& s = shards.back();
         const auto what = [&](std::string_view key, int64_t got, int64_t want) {
-            return FormatError(ErrorKind::BadSplit, s.path(), "key '" + std::string(key) + "'",
-                               fmt::format("is {}, expected {} (from {}): a shard of another split model?", got, want, path));
+            return FormatError(
+                ErrorKind::BadSplit, s.path(), "key '" + std::string(key) + "'",
+                fmt::format("is {}, expected {} (from {}): a shard of another split model?", got, want, path));
         };
         if (int64_t v = required_split_key(s, kSplitCount, GgufType::U16); v != n) throw what(kSplitCount, v, n);
         if (int64_t v = required_split_key(s, kSplitNo, GgufType::U16); v != k) throw what(kSplitNo, v, k);
-        if (int64_t v = required_split_key(s, kSplitTensors, GgufType::I32); v != n_tensors) throw what(kSplitTensors, v, n_tensors);
+        if (int64_t v = required_split_key(s, kSplitTensors, GgufType::I32); v != n_tensors)
+            throw what(kSplitTensors, v, n_tensors);
     }
     Model m(std::move(shards));
     if (static_cast<int64_t>(m.tensors().size()) != n_tensors)

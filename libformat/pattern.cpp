@@ -15,7 +15,12 @@ constexpr std::string_view kSpace = "\\x09-\\x0d ";
 constexpr std::string_view kNonSpace = "\\x00-\\x08\\x0e-\\x1f\\x21-\\xff";
 
 // The value of hex digit `h`, or -1.
-int hex_digit(char h) { return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1; }
+int hex_digit(char h) {
+    return h >= '0' && h <= '9'   ? h - '0'
+           : h >= 'a' && h <= 'f' ? h - 'a' + 10
+           : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                  : -1;
+}
 
 // The pattern as an error subject: option and pattern, the pattern cut after 80 bytes.
 std::string subject_of(std::string_view pattern, std::string_view option) {
@@ -97,7 +102,10 @@ private:
         if (i_ == p_.size()) fail("trailing backslash");
         const char e = p_[i_++];
         switch (e) {
-            case 'd': case 'D': case 'w': case 'W':
+            case 'd':
+            case 'D':
+            case 'w':
+            case 'W':
                 out_ += '\\';
                 out_ += e;
                 return;
@@ -106,22 +114,20 @@ private:
             case 'r': return byte('\r');
             case 't': return byte('\t');
             case 'v': return byte('\v');
-            case 'b': case 'B':
+            case 'b':
+            case 'B':
                 if (in_bracket && e == 'b') return byte(0x08);  // [\b] is backspace
                 out_ += '\\';
                 out_ += e;
                 return;
-            case 's':
-                out_ += in_bracket ? std::string(kSpace) : "[" + std::string(kSpace) + "]";
-                return;
-            case 'S':
-                out_ += in_bracket ? std::string(kNonSpace) : "[^" + std::string(kSpace) + "]";
-                return;
+            case 's': out_ += in_bracket ? std::string(kSpace) : "[" + std::string(kSpace) + "]"; return;
+            case 'S': out_ += in_bracket ? std::string(kNonSpace) : "[^" + std::string(kSpace) + "]"; return;
             case '0': return byte(0);
             case 'c':  // libstdc++ reads \cX as X itself, not as a control byte
                 if (i_ == p_.size()) fail("\\c at the end of the pattern");
                 return byte(static_cast<unsigned char>(p_[i_++]));
-            case 'x': case 'u': {
+            case 'x':
+            case 'u': {
                 const int v = hex(e == 'x' ? 2 : 4);
                 if (v < 0) fail(fmt::format("\\{} needs {} hex digits", e, e == 'x' ? 2 : 4));
                 if (v > 0xff) fail("\\u escapes above \\u00ff cannot match a byte of a tensor name");
@@ -131,8 +137,9 @@ private:
             default: break;
         }
         if (e >= '1' && e <= '9')
-            fail(in_bracket ? "a backreference cannot appear in [...]"
-                            : "backreferences (\\1 ... \\9) are not supported: patterns are matched in linear time (RE2)");
+            fail(in_bracket
+                     ? "a backreference cannot appear in [...]"
+                     : "backreferences (\\1 ... \\9) are not supported: patterns are matched in linear time (RE2)");
         const auto u = static_cast<unsigned char>(e);
         if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || u >= 0x80) {
             out_ += e;  // identity escape: the letter (or byte) itself
@@ -215,7 +222,9 @@ Pattern::Pattern(std::string_view pattern, std::string_view option) : source_(pa
     o.set_log_errors(false);
     o.set_max_mem(64 << 20);  // room for a kMaxBytes pattern's program
     auto re = std::make_shared<const re2::RE2>(translated, o);
-    if (!re->ok()) throw FormatError(ErrorKind::Usage, "", subject_of(pattern, option), "invalid regular expression: " + re->error());
+    if (!re->ok())
+        throw FormatError(ErrorKind::Usage, "", subject_of(pattern, option),
+                          "invalid regular expression: " + re->error());
     re_ = std::move(re);
     exact_ = literal_of(pattern);
 }

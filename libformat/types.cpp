@@ -12,8 +12,8 @@ std::optional<TypeTraits> type_traits(uint32_t id) {
 const TypeTraits& traits(GgmlType t) { return kTypeTraits.at(static_cast<uint32_t>(t)); }
 
 std::optional<GgmlType> type_from_name(std::string_view name) {
-    const TypeTraits* row = find_by_name(kTypeTraits, name, [](const TypeTraits& r) { return r.name; },
-                                         [](const TypeTraits& r) { return !r.removed; });
+    const TypeTraits* row = find_by_name(
+        kTypeTraits, name, [](const TypeTraits& r) { return r.name; }, [](const TypeTraits& r) { return !r.removed; });
     if (!row) return std::nullopt;
     return row->id;
 }

@@ -14,16 +14,43 @@ namespace oiw {
 
 // ggml type ids exactly as stored in GGUF tensor infos.
 enum class GgmlType : uint32_t {
-    F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3,
+    F32 = 0,
+    F16 = 1,
+    Q4_0 = 2,
+    Q4_1 = 3,
     // 4 (Q4_2) and 5 (Q4_3) removed from ggml
-    Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
-    Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
-    IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22,
-    IQ4_XS = 23, I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30,
+    Q5_0 = 6,
+    Q5_1 = 7,
+    Q8_0 = 8,
+    Q8_1 = 9,
+    Q2_K = 10,
+    Q3_K = 11,
+    Q4_K = 12,
+    Q5_K = 13,
+    Q6_K = 14,
+    Q8_K = 15,
+    IQ2_XXS = 16,
+    IQ2_XS = 17,
+    IQ3_XXS = 18,
+    IQ1_S = 19,
+    IQ4_NL = 20,
+    IQ3_S = 21,
+    IQ2_S = 22,
+    IQ4_XS = 23,
+    I8 = 24,
+    I16 = 25,
+    I32 = 26,
+    I64 = 27,
+    F64 = 28,
+    IQ1_M = 29,
+    BF16 = 30,
     // 31..33 (Q4_0_4_4, Q4_0_4_8, Q4_0_8_8) removed from gguf files
-    TQ1_0 = 34, TQ2_0 = 35,
+    TQ1_0 = 34,
+    TQ2_0 = 35,
     // 36..38 (IQ4_NL_4_4, IQ4_NL_4_8, IQ4_NL_8_8) removed from gguf files
-    MXFP4 = 39, NVFP4 = 40, Q1_0 = 41,
+    MXFP4 = 39,
+    NVFP4 = 40,
+    Q1_0 = 41,
 };
 
 struct TypeTraits {
@@ -103,11 +130,13 @@ inline constexpr auto kTypeTraits = [] {
 // Number of ggml type ids (GGML_TYPE_COUNT), tombstones included.
 inline constexpr uint32_t kGgmlTypeCount = static_cast<uint32_t>(kTypeTraits.size());
 
-static_assert([] {
-    for (uint32_t i = 0; i < kGgmlTypeCount; ++i)
-        if (static_cast<uint32_t>(kTypeTraits[i].id) != i) return false;
-    return true;
-}(), "kTypeTraits rows must be in type id order");
+static_assert(
+    [] {
+        for (uint32_t i = 0; i < kGgmlTypeCount; ++i)
+            if (static_cast<uint32_t>(kTypeTraits[i].id) != i) return false;
+        return true;
+    }(),
+    "kTypeTraits rows must be in type id order");
 
 // Row of the table for `id`; ids >= kGgmlTypeCount yield a nullopt.
 std::optional<TypeTraits> type_traits(uint32_t id);

@@ -7,7 +7,8 @@ namespace oiw {
 Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res) {
     Metadata kvs = in.is_split() ? merged_kvs(in.shards().front().metadata()) : in.metadata();
     for (const auto& key : plan.remove) {
-        if (!kvs.erase(key)) throw FormatError(ErrorKind::Usage, in.path(), "key '" + key + "'", "cannot remove: no such key");
+        if (!kvs.erase(key))
+            throw FormatError(ErrorKind::Usage, in.path(), "key '" + key + "'", "cannot remove: no such key");
         ++res->kv_removed;
     }
     for (const auto& kv : plan.set) ++(kvs.set(kv) ? res->kv_set : res->kv_added);
@@ -21,9 +22,11 @@ EditResult write_edited(const Model& in, const EditPlan& plan, const std::string
     for (const auto& t : in.tensors()) names.push_back(t.name);
     for (const auto& [from, to] : plan.renames) {
         auto it = std::find(names.begin(), names.end(), from);
-        if (it == names.end()) throw FormatError(ErrorKind::Usage, in.path(), "tensor '" + from + "'", "cannot rename: no such tensor");
+        if (it == names.end())
+            throw FormatError(ErrorKind::Usage, in.path(), "tensor '" + from + "'", "cannot rename: no such tensor");
         if (std::find(names.begin(), names.end(), to) != names.end())
-            throw FormatError(ErrorKind::DuplicateTensor, in.path(), "tensor '" + to + "'", "cannot rename '" + from + "': name already exists");
+            throw FormatError(ErrorKind::DuplicateTensor, in.path(), "tensor '" + to + "'",
+                              "cannot rename '" + from + "': name already exists");
         *it = to;
         ++res.tensors_renamed;
     }

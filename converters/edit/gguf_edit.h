@@ -10,14 +10,14 @@
 namespace oiw {
 
 struct EditPlan {
-    std::vector<GgufKV> set;                                    // replace in place, or append
-    std::vector<std::string> remove;                            // keys to drop (must exist)
-    std::vector<std::pair<std::string, std::string>> renames;   // tensor OLD -> NEW
+    std::vector<GgufKV> set;                                   // replace in place, or append
+    std::vector<std::string> remove;                           // keys to drop (must exist)
+    std::vector<std::pair<std::string, std::string>> renames;  // tensor OLD -> NEW
 };
 
 struct EditResult {
     size_t kv_set = 0, kv_added = 0, kv_removed = 0, tensors_renamed = 0;
-    bool relaid_out = false;  // input layout was not canonical: offsets were recomputed
+    bool relaid_out = false;           // input layout was not canonical: offsets were recomputed
     std::vector<std::string> written;  // files written (one, or the shards of this run)
 };
 
@@ -27,6 +27,7 @@ Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res);
 // Writes `in` with `plan` applied to `out_path`, or to its shards with `split` (atomic; refuses to
 // overwrite `in`). With an empty plan the output is byte-identical to a canonical input; from a
 // split model, to llama-gguf-split --merge's file; split, to llama-gguf-split --split's shards.
-EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path, const SplitOptions& split = {});
+EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path,
+                        const SplitOptions& split = {});
 
 }  // namespace oiw

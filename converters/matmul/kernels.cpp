@@ -41,8 +41,10 @@ void oiw4_gemv(Isa isa, const Oiw4Planes& w, const Q8Act* const* acts, int nvec,
         for (int v = 0; v < nvec; ++v) views[v] = view(*acts[v]);
         const bool pair = two_row && nvec == 1;
         parallel_rows(w.rows, threads, pair ? 2 : 1, [&](int64_t r0, int64_t r1) {
-            if (isa == Isa::Avx2) avx2::oiw4_rows(w, views, nvec, y, r0, r1, pair);
-            else avx1::oiw4_rows(w, views, nvec, y, r0, r1, pair);
+            if (isa == Isa::Avx2)
+                avx2::oiw4_rows(w, views, nvec, y, r0, r1, pair);
+            else
+                avx1::oiw4_rows(w, views, nvec, y, r0, r1, pair);
         });
         return;
     }
@@ -74,7 +76,8 @@ void q4kx8_gemv([[maybe_unused]] Isa isa, const Q4Kx8View& w, const Q8KAct& a, f
     });
 }
 
-void q4_0_gemv([[maybe_unused]] Isa isa, const block_q4_0* w, int64_t rows, int64_t cols, const Q8Act& a, float* y, int threads) {
+void q4_0_gemv([[maybe_unused]] Isa isa, const block_q4_0* w, int64_t rows, int64_t cols, const Q8Act& a, float* y,
+               int threads) {
     check_shape("Q4_0", cols, 32, a.n);
 #if defined(__x86_64__)
     if (isa == Isa::Avx2 && cpu_runs(Isa::Avx2)) {

@@ -17,8 +17,7 @@ inline constexpr int kMaxBatch = 8;
 // oiw4 GEMV, batched: y[v * rows + r] = row r . acts[v] (integer path) for v < nvec (1..8),
 // each weight byte read once for all nvec vectors; rows split over `threads` threads.
 // two_row selects the 2-row variant (two rows share each activation load; nvec == 1 only).
-void oiw4_gemv(Isa isa, const Oiw4Planes& w, const Q8Act* const* acts, int nvec, float* y, int threads,
-               bool two_row);
+void oiw4_gemv(Isa isa, const Oiw4Planes& w, const Q8Act* const* acts, int nvec, float* y, int threads, bool two_row);
 // Q4_Kx8 GEMV: y[r] = Q4_K integer path of row r with a (Avx2 or Scalar; Avx1 runs Scalar).
 void q4kx8_gemv(Isa isa, const Q4Kx8View& w, const Q8KAct& a, float* y, int threads);
 // Baseline Q4_0 x Q8_0 GEMV over ggml Q4_0 rows (same lane order as oiw4).

@@ -93,7 +93,8 @@ public:
             std::vector<block_q4_K> row(static_cast<size_t>(nb));
             std::vector<float> scratch;
             for (int64_t r = r0; r < r1; ++r) {
-                for (int64_t b = 0; b < nb; ++b) row[b] = q4kx8_extract(v_.blocks[(r / 8) * nb + b], static_cast<int>(r % 8));
+                for (int64_t b = 0; b < nb; ++b)
+                    row[b] = q4kx8_extract(v_.blocks[(r / 8) * nb + b], static_cast<int>(r % 8));
                 y[r] = dot_exact(GgmlType::Q4_K, row.data(), x, v_.cols, scratch);
             }
         });
@@ -189,8 +190,8 @@ public:
                 return q4kx8_matvec(Q4Kx8View{reinterpret_cast<const block_q4_Kx8*>(data), rows, cols});
             case Oiw4Encoding::Q4Kx8Il4: {  // no kernel of its own: the reference runs the Q4_K rows
                 std::vector<uint8_t> q4k(t.info.n_bytes);
-                unpack_q4_kx8_to_q4_k(reinterpret_cast<const block_q4_Kx8*>(data), reinterpret_cast<block_q4_K*>(q4k.data()),
-                                      rows, cols / QK_K, 4);
+                unpack_q4_kx8_to_q4_k(reinterpret_cast<const block_q4_Kx8*>(data),
+                                      reinterpret_cast<block_q4_K*>(q4k.data()), rows, cols / QK_K, 4);
                 return std::make_unique<OwningMatVec>("q4kx8-il4", std::move(q4k), GgmlType::Q4_K, rows, cols);
             }
         }

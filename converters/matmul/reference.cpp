@@ -69,7 +69,9 @@ void q8_K_block(const float* x, block_q8_K& y) {
 }
 
 template <typename B>
-const B* blocks(const void* p) { return static_cast<const B*>(p); }
+const B* blocks(const void* p) {
+    return static_cast<const B*>(p);
+}
 
 // ---- F32 / F16 / BF16: products in fp32, sum in f64 (ggml_vec_dot_f32/f16/bf16, scalar).
 template <typename Conv>
@@ -248,7 +250,8 @@ float dot_q3_K(const block_q3_K* x, const block_q8_K* y, int64_t nb) {
         auxs[1] = (auxs[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
         int8_t scales[16];
         std::memcpy(scales, auxs, 16);
-        lanes8(aux8, y[i].qs, [&](int g) { return scales[g / 2] - 32; }, aux32);
+        lanes8(
+            aux8, y[i].qs, [&](int g) { return scales[g / 2] - 32; }, aux32);
         const float d = h2f(x[i].d) * y[i].d;
         for (int l = 0; l < 8; ++l) sums[l] += d * static_cast<float>(aux32[l]);
     }
@@ -262,14 +265,15 @@ void k4_scales_mins(const uint8_t* packed, uint8_t scales[8], uint8_t mins[8]) {
 }
 
 // Shared tail of Q4_K and Q5_K: aux8 holds the 256 unsigned quants.
-void q45_K_block(const int8_t* aux8, const uint8_t* packed_scales, uint16_t xd, uint16_t xdmin,
-                 const block_q8_K& y, float sums[8], float& sumf) {
+void q45_K_block(const int8_t* aux8, const uint8_t* packed_scales, uint16_t xd, uint16_t xdmin, const block_q8_K& y,
+                 float sums[8], float& sumf) {
     uint8_t scales[8], mins[8];
     k4_scales_mins(packed_scales, scales, mins);
     int sumi = 0;
     for (int j = 0; j < QK_K / 16; ++j) sumi += y.bsums[j] * mins[j / 2];
     int32_t aux32[8];
-    lanes8(aux8, y.qs, [&](int g) { return static_cast<int32_t>(scales[g / 4]); }, aux32);
+    lanes8(
+        aux8, y.qs, [&](int g) { return static_cast<int32_t>(scales[g / 4]); }, aux32);
     const float d = h2f(xd) * y.d;
     for (int l = 0; l < 8; ++l) sums[l] += d * static_cast<float>(aux32[l]);
     const float dmin = h2f(xdmin) * y.d;
@@ -332,16 +336,19 @@ float dot_q6_K(const block_q6_K* x, const block_q8_K* y, int64_t nb) {
         for (int j = 0; j < QK_K; j += 128) {
             for (int l = 0; l < 32; ++l) {
                 a[l + 0] = static_cast<int8_t>(static_cast<int8_t>((q4[l + 0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
-                a[l + 32] = static_cast<int8_t>(static_cast<int8_t>((q4[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+                a[l + 32] =
+                    static_cast<int8_t>(static_cast<int8_t>((q4[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
                 a[l + 64] = static_cast<int8_t>(static_cast<int8_t>((q4[l + 0] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
-                a[l + 96] = static_cast<int8_t>(static_cast<int8_t>((q4[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
+                a[l + 96] =
+                    static_cast<int8_t>(static_cast<int8_t>((q4[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
             }
             a += 128;
             q4 += 64;
             qh += 32;
         }
         const int8_t* sc = x[i].scales;
-        lanes8(aux8, y[i].qs, [&](int g) { return static_cast<int32_t>(sc[g / 2]); }, aux32);
+        lanes8(
+            aux8, y[i].qs, [&](int g) { return static_cast<int32_t>(sc[g / 2]); }, aux32);
         const float d = h2f(x[i].d) * y[i].d;
         for (int l = 0; l < 8; ++l) sums[l] += d * static_cast<float>(aux32[l]);
     }
@@ -551,7 +558,8 @@ float dot_iq1_s(const block_iq1_s* x, const block_q8_K* y, int64_t nb) {
             const int delta = qh[ib] & 0x8000 ? -1 : 1;
             int lsum = 0;
             for (int l = 0; l < 4; ++l) {
-                const auto* grid = reinterpret_cast<const int8_t*>(iq1s_grid + (qs[l] | (((qh[ib] >> 3 * l) & 7) << 8)));
+                const auto* grid =
+                    reinterpret_cast<const int8_t*>(iq1s_grid + (qs[l] | (((qh[ib] >> 3 * l) & 7) << 8)));
                 for (int j = 0; j < 8; ++j) lsum += q8[j] * grid[j];
                 q8 += 8;
             }
@@ -572,10 +580,12 @@ float dot_iq1_m(const block_iq1_m* x, const block_q8_K* y, int64_t nb) {
         const uint8_t* qh = x[i].qh;
         uint16_t sc[4];
         std::memcpy(sc, x[i].scales, 8);
-        const uint16_t scale = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+        const uint16_t scale =
+            static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
         int sumi1 = 0, sumi2 = 0;
         for (int ib = 0; ib < QK_K / 32; ++ib) {
-            const int delta[4] = {qh[0] & 0x08 ? -1 : 1, qh[0] & 0x80 ? -1 : 1, qh[1] & 0x08 ? -1 : 1, qh[1] & 0x80 ? -1 : 1};
+            const int delta[4] = {qh[0] & 0x08 ? -1 : 1, qh[0] & 0x80 ? -1 : 1, qh[1] & 0x08 ? -1 : 1,
+                                  qh[1] & 0x80 ? -1 : 1};
             int sum1[2] = {0, 0}, sum2[2] = {0, 0};
             for (int l = 0; l < 4; ++l) {
                 const auto* grid = reinterpret_cast<const int8_t*>(
@@ -603,7 +613,9 @@ float dot_iq1_m(const block_iq1_m* x, const block_q8_K* y, int64_t nb) {
 
 float dot_tq1_0(const block_tq1_0* x, const block_q8_K* y, int64_t nb) {
     static const uint8_t pow3[6] = {1, 3, 9, 27, 81, 243};
-    auto trit = [](uint8_t q, int l) { return ((static_cast<uint16_t>(static_cast<uint8_t>(q * pow3[l])) * 3) >> 8) - 1; };
+    auto trit = [](uint8_t q, int l) {
+        return ((static_cast<uint16_t>(static_cast<uint8_t>(q * pow3[l])) * 3) >> 8) - 1;
+    };
     float sumf = 0.0f;
     for (int64_t i = 0; i < nb; ++i) {
         int sum = 0;

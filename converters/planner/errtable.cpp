@@ -24,7 +24,8 @@ namespace oiw {
 std::string errtable_key(const Model& in, const std::vector<GgmlType>& types, const std::string& imatrix_path,
                          const std::vector<GgmlType>& excluded) {
     std::string s = fmt::format("size {} sample {}\n", std::filesystem::file_size(in.path()), kPlanSampleRows);
-    for (const auto& t : in.tensors()) s += fmt::format("{} {} {} {}\n", t.name, static_cast<int>(t.type), t.offset, t.n_bytes);
+    for (const auto& t : in.tensors())
+        s += fmt::format("{} {} {} {}\n", t.name, static_cast<int>(t.type), t.offset, t.n_bytes);
     std::ifstream f(in.path(), std::ios::binary);
     std::string header(in.data_offset(), '\0');
     f.read(header.data(), static_cast<std::streamsize>(header.size()));
@@ -40,8 +41,9 @@ std::string errtable_key(const Model& in, const std::vector<GgmlType>& types, co
 }
 
 std::string format_errtable(const PlanTable& t, const std::string& key) {
-    std::string s = fmt::format("oiw-errtable 2 {}\n{} {} {} {} {} {} {}\n", key, t.alignment, t.fixed_file_bytes, t.fixed_tensor_bytes,
-                                t.fixed_traffic, t.n_elements, t.has_imatrix ? 1 : 0, t.tensors.size());
+    std::string s =
+        fmt::format("oiw-errtable 2 {}\n{} {} {} {} {} {} {}\n", key, t.alignment, t.fixed_file_bytes,
+                    t.fixed_tensor_bytes, t.fixed_traffic, t.n_elements, t.has_imatrix ? 1 : 0, t.tensors.size());
     for (const auto& c : t.tensors) {
         s += fmt::format("{} {} {} {}\n", c.input_index, c.layer, c.types.size(), escape_text(c.name));
         for (size_t k = 0; k < c.types.size(); ++k) {
@@ -60,7 +62,9 @@ std::optional<PlanTable> parse_errtable(const std::string& text, const std::stri
     PlanTable t;
     int imat = 0;
     size_t n = 0;
-    if (!(f >> t.alignment >> t.fixed_file_bytes >> t.fixed_tensor_bytes >> t.fixed_traffic >> t.n_elements >> imat >> n)) return std::nullopt;
+    if (!(f >> t.alignment >> t.fixed_file_bytes >> t.fixed_tensor_bytes >> t.fixed_traffic >> t.n_elements >> imat >>
+          n))
+        return std::nullopt;
     t.has_imatrix = imat != 0;
     for (size_t i = 0; i < n; ++i) {
         PlanCandidate c;
@@ -76,7 +80,8 @@ std::optional<PlanTable> parse_errtable(const std::string& text, const std::stri
             int type = 0;
             uint64_t bytes = 0, traffic = 0;
             std::string err;
-            if (!(f >> type >> bytes >> traffic >> err) || !type_traits(static_cast<uint32_t>(type))) return std::nullopt;
+            if (!(f >> type >> bytes >> traffic >> err) || !type_traits(static_cast<uint32_t>(type)))
+                return std::nullopt;
             c.types.push_back(static_cast<GgmlType>(type));
             c.bytes.push_back(bytes);
             c.traffic.push_back(traffic);
@@ -92,7 +97,9 @@ std::optional<PlanTable> parse_errtable(const std::string& text, const std::stri
 std::optional<std::string> read_errtable_sidecar(const std::string& path) {
     const auto refuse = [&](const std::string& what) -> std::optional<std::string> {
         throw FormatError(ErrorKind::Usage, path, "",
-                          what + "; the error-table sidecar must be a regular file gguf-plan wrote (remove it, or pass --no-cache or --cache FILE)");
+                          what +
+                              "; the error-table sidecar must be a regular file gguf-plan wrote (remove it, or pass "
+                              "--no-cache or --cache FILE)");
     };
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {

@@ -30,8 +30,10 @@ double measure_error(const Model& model, size_t input_index, GgmlType type, cons
         for (int64_t s = 0; s < n_sample; ++s) {
             const int64_t row = m * per_mat + s * per_mat / n_sample;
             const uint8_t* src = data.data() + static_cast<uint64_t>(row) * src_row;
-            if (t.type == GgmlType::F32) std::memcpy(x.data(), src, x.size() * sizeof(float));
-            else dequantize_row(t.type, src, x.data(), ne0);
+            if (t.type == GgmlType::F32)
+                std::memcpy(x.data(), src, x.size() * sizeof(float));
+            else
+                dequantize_row(t.type, src, x.data(), ne0);
             quantize_chunk(type, x.data(), q.data(), 1, ne0, w);
             dequantize_row(type, q.data(), y.data(), ne0);
             double num = 0, den = 0;
@@ -68,7 +70,8 @@ std::vector<std::vector<double>> measure_errors(const Model& model, const std::v
         const auto [i, k] = jobs[j];
         const std::string& name = model.tensors()[tasks[i].input_index].name;
         const auto it = imatrix.find(name);
-        err[i][k] = measure_error(model, tasks[i].input_index, tasks[i].types[k], it == imatrix.end() ? nullptr : &it->second);
+        err[i][k] =
+            measure_error(model, tasks[i].input_index, tasks[i].types[k], it == imatrix.end() ? nullptr : &it->second);
         if (!progress) return;
         std::lock_guard lock(mu);
         weights_done += weight[j];

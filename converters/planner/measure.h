@@ -20,8 +20,8 @@ namespace oiw {
 inline constexpr int64_t kPlanSampleRows = 256;
 
 struct MeasureTask {
-    size_t input_index = 0;          // tensor in the model
-    std::vector<GgmlType> types;     // candidate types (the row length must allow each)
+    size_t input_index = 0;       // tensor in the model
+    std::vector<GgmlType> types;  // candidate types (the row length must allow each)
 };
 
 // Called after each (tensor, type) measurement, from one thread at a time: measurements done and

@@ -1,6 +1,5 @@
 #include "converters/planner/planner.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -27,9 +26,6 @@ using T = GgmlType;
 [[noreturn]] void usage(const std::string& subject, const std::string& what) {
     throw FormatError(ErrorKind::Usage, "", subject, what);
 }
-
-
-
 
 // `name` as a regex matching exactly it: metacharacters escaped with a backslash, control bytes
 // (and DEL) as \xNN, so a plan line never holds a line break or a terminal escape, and upper-case
@@ -61,7 +57,7 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
     ro.plan.pure = true;
     ro.allow_requantize = true;
     ro.dry_run = true;
-    ro.imatrix_path = imatrix_path;  // its quantize.imatrix.* keys count in the file size
+    ro.imatrix_path = imatrix_path;            // its quantize.imatrix.* keys count in the file size
     RequantJob job = prepare_requant(in, ro);  // also loads the imatrix (job.imatrix)
 
     PlanTable table;
@@ -87,7 +83,8 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
             c.types.push_back(ty);
             c.bytes.push_back(row_size(ty, t.ne[0]) * static_cast<uint64_t>(t.n_rows()));
         }
-        if (c.types.empty()) usage("tensor '" + tp.name + "'", fmt::format("no candidate type fits its row length {}", t.ne[0]));
+        if (c.types.empty())
+            usage("tensor '" + tp.name + "'", fmt::format("no candidate type fits its row length {}", t.ne[0]));
         tasks.push_back({tp.input_index, c.types});
         table.tensors.push_back(std::move(c));
     }
@@ -102,7 +99,8 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
         std::vector<GgufTensorInfo> infos = in.tensors();
         for (auto& [idx, ci] : by_index) {
             infos[idx].type = ty;
-            infos[idx].n_bytes = infos[idx].ne[0] % traits(ty).block_size ? 0 : row_size(ty, infos[idx].ne[0]) * infos[idx].n_rows();
+            infos[idx].n_bytes =
+                infos[idx].ne[0] % traits(ty).block_size ? 0 : row_size(ty, infos[idx].ne[0]) * infos[idx].n_rows();
         }
         const auto a = inspect::analyze(in.metadata(), infos);
         for (auto& [idx, ci] : by_index) {
@@ -137,7 +135,8 @@ std::vector<GainRule> read_gains_file(const std::string& path) {
         char* end = nullptr;
         const double g = eq == std::string::npos ? -1 : std::strtod(line.c_str() + eq + 1, &end);
         if (eq == std::string::npos || eq == 0 || end == line.c_str() + eq + 1 || *end || !std::isfinite(g) || g < 0)
-            throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n), "expected REGEX=GAIN with a finite gain >= 0");
+            throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n),
+                              "expected REGEX=GAIN with a finite gain >= 0");
         std::string pattern = line.substr(0, eq);
         pattern.erase(pattern.find_last_not_of(" \t") + 1);  // "REGEX = GAIN" reads as "REGEX=GAIN"
         try {
@@ -155,7 +154,8 @@ double plan_error(const PlanTable& table, const std::vector<double>& gain, const
     for (size_t i = 0; i < table.tensors.size(); ++i) {
         const auto& c = table.tensors[i];
         const auto k = std::find(c.types.begin(), c.types.end(), types[i]) - c.types.begin();
-        if (static_cast<size_t>(k) == c.types.size()) usage("tensor '" + c.name + "'", fmt::format("type {} was not measured", type_name(types[i])));
+        if (static_cast<size_t>(k) == c.types.size())
+            usage("tensor '" + c.name + "'", fmt::format("type {} was not measured", type_name(types[i])));
         sum += gain[i] * c.err[k];
     }
     return sum;
@@ -214,8 +214,13 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
     };
     double limit = 0;
     switch (opt.budget.kind) {
-        case BudgetKind::FileSize: fixed = table.fixed_file_bytes, min_unit = table.alignment, limit = opt.budget.value; break;
-        case BudgetKind::Bpw: fixed = table.fixed_tensor_bytes, limit = std::floor(opt.budget.value * static_cast<double>(table.n_elements) / 8); break;
+        case BudgetKind::FileSize:
+            fixed = table.fixed_file_bytes, min_unit = table.alignment, limit = opt.budget.value;
+            break;
+        case BudgetKind::Bpw:
+            fixed = table.fixed_tensor_bytes,
+            limit = std::floor(opt.budget.value * static_cast<double>(table.n_elements) / 8);
+            break;
         case BudgetKind::BytesPerToken: fixed = table.fixed_traffic, limit = std::floor(opt.budget.value); break;
     }
     if (!(limit >= static_cast<double>(fixed)))
@@ -234,10 +239,13 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
         }
         if (pin) {
             if (std::find(common.begin(), common.end(), *pin) == common.end())
-                usage("tensor '" + table.tensors[g[0]].name + "'", fmt::format("pinned type {} is not a candidate its row length (and its ties) allow", type_name(*pin)));
+                usage("tensor '" + table.tensors[g[0]].name + "'",
+                      fmt::format("pinned type {} is not a candidate its row length (and its ties) allow",
+                                  type_name(*pin)));
             common = {*pin};
         }
-        if (common.empty()) usage("tensor '" + table.tensors[g[0]].name + "'", "its --tie group has no candidate type in common");
+        if (common.empty())
+            usage("tensor '" + table.tensors[g[0]].name + "'", "its --tie group has no candidate type in common");
         KnapsackItem item;
         for (GgmlType t : common) {
             KnapsackChoice ch;
@@ -299,8 +307,8 @@ std::string budget_text(const PlanBudget& b) {
 
 std::string format_plan_file(const PlanTable& table, const PlanResult& r) {
     std::string s = "# gguf-plan 1\n";
-    s += fmt::format("# budget: {}\n# predicted-size: {}\n# bpw: {:.4f}\n# bytes-per-token: {}\n", budget_text(r.budget),
-                     r.file_size, r.bpw, r.bytes_per_token);
+    s += fmt::format("# budget: {}\n# predicted-size: {}\n# bpw: {:.4f}\n# bytes-per-token: {}\n",
+                     budget_text(r.budget), r.file_size, r.bpw, r.bytes_per_token);
     s += fmt::format("# error: {:.9g}\n# lower-bound: {:.9g}\n# imatrix: {}\n# preset: {}\n", r.error, r.lower_bound,
                      table.has_imatrix ? "yes" : "no", r.preset->name);
     for (size_t i = 0; i < table.tensors.size(); ++i)
@@ -343,7 +351,9 @@ PlanFile read_plan_file(const std::string& path) {
     for (int n = 1; std::getline(f, line); ++n) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
-        auto bad = [&](const std::string& what) { throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n), what); };
+        auto bad = [&](const std::string& what) {
+            throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n), what);
+        };
         if (line[0] == '#') {
             if (line.rfind("# predicted-size: ", 0) == 0) {
                 char* end = nullptr;
@@ -390,13 +400,16 @@ RequantOptions requant_options_for(const PlanFile& plan, const std::string& imat
     return ro;
 }
 
-std::string plan_mismatch(const PlanFile& plan, const std::vector<std::pair<std::string, GgmlType>>& types, uint64_t file_size) {
+std::string plan_mismatch(const PlanFile& plan, const std::vector<std::pair<std::string, GgmlType>>& types,
+                          uint64_t file_size) {
     std::map<std::string, GgmlType> got(types.begin(), types.end());
     for (size_t i = 0; i < plan.names.size(); ++i) {
         const auto it = got.find(plan.names[i]);
-        if (it == got.end()) return fmt::format("the plan names tensor '{}', which the model does not have", escape_text(plan.names[i]));
+        if (it == got.end())
+            return fmt::format("the plan names tensor '{}', which the model does not have", escape_text(plan.names[i]));
         if (it->second != plan.rules[i].type)
-            return fmt::format("tensor '{}' is {}, the plan says {}", escape_text(plan.names[i]), type_name(it->second), type_name(plan.rules[i].type));
+            return fmt::format("tensor '{}' is {}, the plan says {}", escape_text(plan.names[i]), type_name(it->second),
+                               type_name(plan.rules[i].type));
     }
     if (plan.predicted_size && file_size != plan.predicted_size)
         return fmt::format("the file is {} bytes, the plan predicted {}", file_size, plan.predicted_size);

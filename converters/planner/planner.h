@@ -19,11 +19,11 @@ namespace oiw {
 struct PlanCandidate {
     size_t input_index = 0;
     std::string name;
-    int layer = -1;                  // N of "blk.N.", -1 outside blocks
-    std::vector<GgmlType> types;     // candidates the row length allows
-    std::vector<double> err;         // measured error per candidate
-    std::vector<uint64_t> bytes;     // data bytes per candidate
-    std::vector<uint64_t> traffic;   // bytes read per decoded token per candidate (inspect's model)
+    int layer = -1;                 // N of "blk.N.", -1 outside blocks
+    std::vector<GgmlType> types;    // candidates the row length allows
+    std::vector<double> err;        // measured error per candidate
+    std::vector<uint64_t> bytes;    // data bytes per candidate
+    std::vector<uint64_t> traffic;  // bytes read per decoded token per candidate (inspect's model)
 };
 
 struct PlanTable {
@@ -68,20 +68,20 @@ std::vector<GainRule> read_gains_file(const std::string& path);
 
 struct ChooseOptions {
     PlanBudget budget;
-    std::vector<GainRule> gains;          // first match wins; default_gains() are tried after these
-    std::vector<TensorTypeRule> pins;     // REGEX=TYPE: matching tensors get TYPE (first match wins)
-    std::vector<std::string> ties;        // tensors matching one regex within one layer share a type
+    std::vector<GainRule> gains;       // first match wins; default_gains() are tried after these
+    std::vector<TensorTypeRule> pins;  // REGEX=TYPE: matching tensors get TYPE (first match wins)
+    std::vector<std::string> ties;     // tensors matching one regex within one layer share a type
 };
 
 struct PlanResult {
-    std::vector<GgmlType> type;           // parallel to PlanTable::tensors
+    std::vector<GgmlType> type;  // parallel to PlanTable::tensors
     std::vector<double> gain;
     PlanBudget budget;
-    uint64_t budget_units = 0;            // the budget as the solver saw it (bytes, or bytes per token)
-    uint64_t file_size = 0;               // predicted output size
-    double bpw = 0;                       // tensor data bits per weight
+    uint64_t budget_units = 0;  // the budget as the solver saw it (bytes, or bytes per token)
+    uint64_t file_size = 0;     // predicted output size
+    double bpw = 0;             // tensor data bits per weight
     uint64_t bytes_per_token = 0;
-    double error = 0, lower_bound = 0;    // sum of gain * err, and the Lagrangian bound of it
+    double error = 0, lower_bound = 0;  // sum of gain * err, and the Lagrangian bound of it
     uint64_t grid_unit = 1;
     const RequantPreset* preset = nullptr;  // general.file_type: the preset of the most used type
 };
@@ -100,9 +100,9 @@ std::string format_plan_json(const PlanTable& table, const PlanResult& r);
 
 struct PlanFile {
     std::vector<TensorTypeRule> rules;
-    std::vector<std::string> names;       // the exact tensor name of each rule
-    uint64_t predicted_size = 0;          // 0 when the header has none
-    std::string preset;                   // "" when the header has none
+    std::vector<std::string> names;  // the exact tensor name of each rule
+    uint64_t predicted_size = 0;     // 0 when the header has none
+    std::string preset;              // "" when the header has none
 };
 // Reads a plan file (read_text_file). Entries must be anchored exact names "^name$=TYPE".
 // Throws FormatError(Usage) naming the file and line.
@@ -117,6 +117,7 @@ RequantOptions requant_options_for(const PlanFile& plan, const std::string& imat
 // What a plan promised against what a conversion planned or wrote: "" when every planned tensor
 // (by name) has its planned type and the file has the predicted size (when the plan has one),
 // otherwise the first difference, e.g. "tensor 'blk.0.ffn_up.weight' is Q4_K, the plan says Q5_K".
-std::string plan_mismatch(const PlanFile& plan, const std::vector<std::pair<std::string, GgmlType>>& types, uint64_t file_size);
+std::string plan_mismatch(const PlanFile& plan, const std::vector<std::pair<std::string, GgmlType>>& types,
+                          uint64_t file_size);
 
 }  // namespace oiw

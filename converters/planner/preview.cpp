@@ -43,8 +43,9 @@ Model plan_preview(const Model& in, const PlanFile& plan, const std::string& ima
     const std::vector<uint8_t> header = serialize_gguf_header(in.version(), job.kvs, infos);
     const uint64_t data_offset = align_up(header.size(), in.alignment());
     if (data_offset + offset != job.file_size)
-        throw FormatError(ErrorKind::Usage, in.path(), "plan preview",
-                          fmt::format("planned header gives {} bytes, the requantizer {}", data_offset + offset, job.file_size));
+        throw FormatError(
+            ErrorKind::Usage, in.path(), "plan preview",
+            fmt::format("planned header gives {} bytes, the requantizer {}", data_offset + offset, job.file_size));
     std::string tmpl = (std::filesystem::temp_directory_path() / "oiw-plan-preview-XXXXXX").string();
     const int fd = ::mkstemp(tmpl.data());
     if (fd < 0) throw FormatError(ErrorKind::Io, tmpl, "", std::strerror(errno));

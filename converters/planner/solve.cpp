@@ -55,7 +55,8 @@ std::vector<size_t> solve_lagrangian(const std::vector<KnapsackItem>& items, uin
     const auto probe = [&](double lambda) {
         auto pick = minimisers(items, lambda);
         double l = -lambda * static_cast<double>(budget);
-        for (size_t i = 0; i < items.size(); ++i) l += items[i][pick[i]].value + lambda * static_cast<double>(items[i][pick[i]].cost);
+        for (size_t i = 0; i < items.size(); ++i)
+            l += items[i][pick[i]].value + lambda * static_cast<double>(items[i][pick[i]].cost);
         bound = std::max(bound, l);
         return pick;
     };
@@ -99,8 +100,10 @@ double lagrangian_bound(const std::vector<KnapsackItem>& items, uint64_t budget)
         const double mid = (lo + hi) / 2;
         const auto [l, cost] = lagrangian(items, budget, std::pow(10.0, mid));
         best = std::max(best, l);
-        if (cost > static_cast<double>(budget)) lo = mid;
-        else hi = mid;
+        if (cost > static_cast<double>(budget))
+            lo = mid;
+        else
+            hi = mid;
     }
     return best;
 }
@@ -119,7 +122,8 @@ KnapsackResult solve_knapsack(const std::vector<KnapsackItem>& items, uint64_t b
     }
     if (min_total > budget)
         throw FormatError(ErrorKind::Usage, "", "budget",
-                          fmt::format("impossible: the cheapest candidate types need {} bytes, the budget allows {}", min_total, budget));
+                          fmt::format("impossible: the cheapest candidate types need {} bytes, the budget allows {}",
+                                      min_total, budget));
     // Step: n * unit <= 0.1% of min_total (the rounding loss bound), at least min_unit, a multiple of it.
     min_unit = std::max<uint64_t>(min_unit, 1);
     uint64_t unit = n ? min_total / 1000 / n : 1;

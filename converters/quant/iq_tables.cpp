@@ -2,6 +2,9 @@
 // tests/test_dequant.cpp checks their value sets and ordering, and the golden dequant outputs.
 #include "converters/quant/iq_tables.h"
 
+// The tables keep ggml's layout, aligned rows:
+// clang-format off
+
 namespace oiw {
 
 const uint8_t kmask_iq2xs[8] = {1, 2, 4, 8, 16, 32, 64, 128};

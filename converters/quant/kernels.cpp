@@ -9,14 +9,14 @@
 #include <cstring>
 #include <string>
 
-#include "libformat/blocks.h"
-#include "libformat/fp16.h"
 #include "converters/quant/dispatch.h"
 #include "converters/quant/iq_tables.h"
 #include "converters/quant/kernels.h"
 #include "converters/quant/quantize_impl.h"
 #include "converters/quant/quants.h"
+#include "libformat/blocks.h"
 #include "libformat/error.h"
+#include "libformat/fp16.h"
 
 namespace oiw {
 namespace {
@@ -37,7 +37,6 @@ float e8m0_to_fp32_half(uint8_t e) {
     const uint32_t bits = e < 2 ? (0x00200000u << e) : (static_cast<uint32_t>(e - 1) << 23);
     return f32_from_bits(bits);
 }
-
 
 inline float sign_of(uint8_t signs, int j) { return (signs & kmask_iq2xs[j]) ? -1.f : 1.f; }
 
@@ -231,10 +230,8 @@ void dq_q5_K(const block_q5_K& x, float* y) {
         const float d1 = d * static_cast<float>(sc), m1 = min * static_cast<float>(m);
         get_scale_min_k4(is + 1, x.scales, &sc, &m);
         const float d2 = d * static_cast<float>(sc), m2 = min * static_cast<float>(m);
-        for (int l = 0; l < 32; ++l)
-            *y++ = d1 * static_cast<float>((ql[l] & 0xF) + ((qh[l] & u1) ? 16 : 0)) - m1;
-        for (int l = 0; l < 32; ++l)
-            *y++ = d2 * static_cast<float>((ql[l] >> 4) + ((qh[l] & u2) ? 16 : 0)) - m2;
+        for (int l = 0; l < 32; ++l) *y++ = d1 * static_cast<float>((ql[l] & 0xF) + ((qh[l] & u1) ? 16 : 0)) - m1;
+        for (int l = 0; l < 32; ++l) *y++ = d2 * static_cast<float>((ql[l] >> 4) + ((qh[l] & u2) ? 16 : 0)) - m2;
         ql += 32;
         u1 = static_cast<uint8_t>(u1 << 2);
         u2 = static_cast<uint8_t>(u2 << 2);
@@ -252,10 +249,14 @@ void dq_q6_K(const block_q6_K& x, float* y) {
     for (int n = 0; n < QK_K; n += 128) {
         for (int l = 0; l < 32; ++l) {
             const int is = l / 16;
-            const int8_t q1 = static_cast<int8_t>(static_cast<int8_t>((ql[l + 0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
-            const int8_t q2 = static_cast<int8_t>(static_cast<int8_t>((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
-            const int8_t q3 = static_cast<int8_t>(static_cast<int8_t>((ql[l + 0] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
-            const int8_t q4 = static_cast<int8_t>(static_cast<int8_t>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
+            const int8_t q1 =
+                static_cast<int8_t>(static_cast<int8_t>((ql[l + 0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
+            const int8_t q2 =
+                static_cast<int8_t>(static_cast<int8_t>((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+            const int8_t q3 =
+                static_cast<int8_t>(static_cast<int8_t>((ql[l + 0] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+            const int8_t q4 =
+                static_cast<int8_t>(static_cast<int8_t>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
             y[l + 0] = d * static_cast<float>(sc[is + 0]) * static_cast<float>(q1);
             y[l + 32] = d * static_cast<float>(sc[is + 2]) * static_cast<float>(q2);
             y[l + 64] = d * static_cast<float>(sc[is + 4]) * static_cast<float>(q3);
@@ -399,8 +400,10 @@ void dq_iq3_s(const block_iq3_s& x, float* y) {
                 const uint32_t grid1 = iq3s_grid[qs[2 * l + 0] | ((qh[half] << (8 - 2 * l)) & 256)];
                 const uint32_t grid2 = iq3s_grid[qs[2 * l + 1] | ((qh[half] << (7 - 2 * l)) & 256)];
                 for (int j = 0; j < 4; ++j) {
-                    y[j + 0] = db[half] * static_cast<float>(static_cast<uint8_t>(grid1 >> (8 * j))) * sign_of(signs[l], j + 0);
-                    y[j + 4] = db[half] * static_cast<float>(static_cast<uint8_t>(grid2 >> (8 * j))) * sign_of(signs[l], j + 4);
+                    y[j + 0] = db[half] * static_cast<float>(static_cast<uint8_t>(grid1 >> (8 * j))) *
+                               sign_of(signs[l], j + 0);
+                    y[j + 4] = db[half] * static_cast<float>(static_cast<uint8_t>(grid2 >> (8 * j))) *
+                               sign_of(signs[l], j + 4);
                 }
                 y += 8;
             }
@@ -422,8 +425,7 @@ void dq_iq1_s(const block_iq1_s& x, float* y) {
         const float delta = (qh & 0x8000) ? -IQ1S_DELTA : IQ1S_DELTA;
         for (int l = 0; l < 4; ++l) {
             const uint64_t grid = iq1s_grid[qs[l] | (((qh >> (3 * l)) & 7) << 8)];
-            for (int j = 0; j < 8; ++j)
-                y[j] = dl * (static_cast<float>(static_cast<int8_t>(grid >> (8 * j))) + delta);
+            for (int j = 0; j < 8; ++j) y[j] = dl * (static_cast<float>(static_cast<int8_t>(grid >> (8 * j))) + delta);
             y += 8;
         }
         qs += 4;
@@ -437,8 +439,8 @@ void dq_iq1_s(const block_iq1_s& x, float* y) {
 void dq_iq1_m(const block_iq1_m& x, float* y) {
     uint16_t sc[4];
     for (int k = 0; k < 4; ++k) sc[k] = static_cast<uint16_t>(le16(x.scales + 2 * k));
-    const uint16_t scale_bits = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
-                                                      ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+    const uint16_t scale_bits =
+        static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
     const float d = fp16_to_fp32(scale_bits);
     const uint8_t* qs = x.qs;
     const uint8_t* qh = x.qh;
@@ -571,13 +573,16 @@ constexpr KernelTable kReference = [] {
 // sanitizer builds, where GCC cannot constant-fold these null tests; KernelTable.EveryLiveIdConvertsToFloat
 // and KernelTable.EveryLiveIdHasItsDocumentedRelRmsLimit check it.)
 #ifndef OIW_SANITIZE
-static_assert([] {
-    for (uint32_t id = 0; id < kGgmlTypeCount; ++id)
-        if ((kReference[id].to_float != nullptr) == kTypeTraits[id].removed || (kTypeTraits[id].removed && kReference[id].quantize) ||
-            (kReference[id].max_rel_rms >= 0) == kTypeTraits[id].removed)
-            return false;
-    return true;
-}(), "kReference must give every live type id a to-float kernel and a relative RMS limit");
+static_assert(
+    [] {
+        for (uint32_t id = 0; id < kGgmlTypeCount; ++id)
+            if ((kReference[id].to_float != nullptr) == kTypeTraits[id].removed ||
+                (kTypeTraits[id].removed && kReference[id].quantize) ||
+                (kReference[id].max_rel_rms >= 0) == kTypeTraits[id].removed)
+                return false;
+        return true;
+    }(),
+    "kReference must give every live type id a to-float kernel and a relative RMS limit");
 #endif
 
 std::string type_label(GgmlType t) {
@@ -602,9 +607,9 @@ void dequantize_row(GgmlType t, const void* src, float* dst, int64_t n) {
     if (!can_dequantize(t)) throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no dequantization kernel");
     const uint32_t bs = traits(t).block_size;
     if (n < 0 || n % bs != 0)
-        throw FormatError(ErrorKind::Unsupported, "", type_label(t),
-                          "element count " + std::to_string(n) + " is not a multiple of the block size " +
-                              std::to_string(bs));
+        throw FormatError(
+            ErrorKind::Unsupported, "", type_label(t),
+            "element count " + std::to_string(n) + " is not a multiple of the block size " + std::to_string(bs));
     kReference[static_cast<size_t>(t)].to_float(static_cast<const uint8_t*>(src), dst, n);
 }
 

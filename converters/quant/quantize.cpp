@@ -9,13 +9,13 @@
 #include <cstring>
 #include <string>
 
-#include "libformat/blocks.h"
-#include "libformat/fp16.h"
 #include "converters/quant/dispatch.h"
 #include "converters/quant/iq_tables.h"
 #include "converters/quant/quantize_impl.h"
 #include "converters/quant/quants.h"
+#include "libformat/blocks.h"
 #include "libformat/error.h"
+#include "libformat/fp16.h"
 
 namespace oiw {
 namespace {
@@ -34,8 +34,10 @@ int best_index_int8(int n, const int8_t* val, float x) {
     int ml = 0, mu = n - 1;
     while (mu - ml > 1) {
         const int mav = (ml + mu) / 2;
-        if (x < val[mav]) mu = mav;
-        else ml = mav;
+        if (x < val[mav])
+            mu = mav;
+        else
+            ml = mav;
     }
     return x - val[mu - 1] < val[mu] - x ? mu - 1 : mu;
 }
@@ -321,8 +323,10 @@ void iq4_nl_impl(int super_block, const float* x, const float* quant_weights, Iq
             l += 32;
             const uint8_t l_l = static_cast<uint8_t>(l & 0xf);
             const uint8_t l_h = static_cast<uint8_t>(l >> 4);
-            if (ib % 2 == 0) out.scales_l[ib / 2] = l_l;
-            else out.scales_l[ib / 2] |= static_cast<uint8_t>(l_l << 4);
+            if (ib % 2 == 0)
+                out.scales_l[ib / 2] = l_l;
+            else
+                out.scales_l[ib / 2] |= static_cast<uint8_t>(l_l << 4);
             out.scales_h |= static_cast<uint16_t>(l_h << 2 * (ib % 8));
         }
     } else {
@@ -332,7 +336,8 @@ void iq4_nl_impl(int super_block, const float* x, const float* quant_weights, Iq
     }
 
     for (int i = 0; i < super_block / 32; ++i) {
-        for (int j = 0; j < 16; ++j) out.q4[16 * i + j] = static_cast<uint8_t>(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
+        for (int j = 0; j < 16; ++j)
+            out.q4[16 * i + j] = static_cast<uint8_t>(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
     }
 }
 
@@ -340,8 +345,8 @@ void iq4_nl_impl(int super_block, const float* x, const float* quant_weights, Iq
 
 // Legacy type: reference kernel per block without imatrix, weighted row kernel with one.
 template <typename Block, typename RefFn, typename RowFn>
-size_t quantize_legacy(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix,
-                       RefFn ref, RowFn row_impl) {
+size_t quantize_legacy(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix, RefFn ref,
+                       RowFn row_impl) {
     if (!imatrix) {
         return for_each_block<Block>(src, dst, nrows, n_per_row, 32, nullptr,
                                      [&](const float* x, Block& y, const float*) { ref(x, y); });
@@ -368,8 +373,7 @@ bool quantize_requires_imatrix(GgmlType t) {
     return can_quantize(t) && reference_kernels()[static_cast<size_t>(t)].imatrix == Imatrix::Required;
 }
 
-size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
-                      const float* imatrix) {
+size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
     if (!can_quantize(t) || nrows < 0 || n_per_row <= 0 || n_per_row % traits(t).block_size != 0)
         return quantize_chunk_ref(t, src, dst, nrows, n_per_row, imatrix);  // reports the error
     const TypeKernels& k = type_kernels(t);
@@ -392,14 +396,15 @@ size_t quantize_chunk_ref(GgmlType t, const float* src, void* dst, int64_t nrows
         throw FormatError(ErrorKind::Unsupported, "", type_label(t), "no quantization kernel for this type");
     }
     if (nrows < 0 || n_per_row < 0) {
-        throw FormatError(ErrorKind::Usage, "", type_label(t),
-                          "negative shape: nrows " + std::to_string(nrows) + ", n_per_row " + std::to_string(n_per_row));
+        throw FormatError(
+            ErrorKind::Usage, "", type_label(t),
+            "negative shape: nrows " + std::to_string(nrows) + ", n_per_row " + std::to_string(n_per_row));
     }
     const int64_t bs = traits(t).block_size;
     if (n_per_row % bs != 0) {
-        throw FormatError(ErrorKind::BadBlock, "", type_label(t),
-                          "n_per_row " + std::to_string(n_per_row) + " is not a multiple of the block size " +
-                              std::to_string(bs));
+        throw FormatError(
+            ErrorKind::BadBlock, "", type_label(t),
+            "n_per_row " + std::to_string(n_per_row) + " is not a multiple of the block size " + std::to_string(bs));
     }
     const TypeKernels& k = reference_kernels()[static_cast<size_t>(t)];
     if (k.imatrix == Imatrix::Required && !imatrix) {

@@ -72,14 +72,15 @@ inline float ue4m3_to_fp32_half(uint8_t x) {
     if (x == 0 || x == 0x7F) return 0.0f;
     const int exp = (x >> 3) & 0xF;
     const int man = x & 0x7;
-    const float raw = exp == 0 ? std::ldexp(static_cast<float>(man), -9)
-                               : std::ldexp(1.0f + static_cast<float>(man) / 8.0f, exp - 7);
+    const float raw =
+        exp == 0 ? std::ldexp(static_cast<float>(man), -9) : std::ldexp(1.0f + static_cast<float>(man) / 8.0f, exp - 7);
     return raw * 0.5f;
 }
 
 // quantize_row_q{4,5}_K_ref: the six-bit scales and mins of the 8 sub-blocks,
 // min(nearest_int(63 / max * v), 63), packed into the 12-byte layout.
-inline void pack_k4_scales_ref(const float* scales, const float* mins, float max_scale, float max_min, uint8_t* packed) {
+inline void pack_k4_scales_ref(const float* scales, const float* mins, float max_scale, float max_min,
+                               uint8_t* packed) {
     const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
     const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
     for (int j = 0; j < 8; ++j) {
@@ -132,11 +133,11 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, 
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse);
 // Weighted asymmetric (scale, min) fit over levels [0, nmax], trying nstep+1 scale offsets
 // rmin + rdelta*is; use_mad selects |err| over err^2. *the_min gets -min. Laux: n scratch bytes.
-float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad);
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, uint8_t* Laux,
+                       float rmin, float rdelta, int nstep, bool use_mad);
 // As make_qkx2_quants but weights may be null (then x^2) and degenerate ranges are handled.
-float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad);
+float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, uint8_t* Laux,
+                       float rmin, float rdelta, int nstep, bool use_mad);
 // Weighted positive-only scale for n non-negative values into levels [0, nmax]. Returns the scale.
 float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights);
 

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "libformat/blocks.h"
-#include "libformat/fp16.h"
 #include "converters/quant/iq_tables.h"
 #include "converters/quant/quantize_impl.h"
+#include "libformat/blocks.h"
 #include "libformat/error.h"
+#include "libformat/fp16.h"
 
 namespace oiw::quant {
 namespace {
@@ -47,7 +47,9 @@ float abs_max(const float* x, int n) {
 inline int trit(float v) { return static_cast<int>(std::lround(v)) + 1; }
 
 // Base-3 number q (0..242, first trit most significant) scaled to a byte: ceil(q * 256 / 243).
-inline uint8_t trits_to_byte(uint8_t q) { return static_cast<uint8_t>((static_cast<uint16_t>(q) * 256 + (243 - 1)) / 243); }
+inline uint8_t trits_to_byte(uint8_t q) {
+    return static_cast<uint8_t>((static_cast<uint16_t>(q) * 256 + (243 - 1)) / 243);
+}
 
 // quantize_row_tq1_0_ref for one block: d = absmax; 5 trits per qs byte (elements m + n*stride),
 // then 4 trits per qh byte, shifted to the top trit positions.
@@ -134,11 +136,11 @@ void mxfp4_block(const float* x, block_mxfp4& y) {
 // A grid with its search structures (ggml's iq2_entry_t / iq3_entry_t). A "key" packs one level
 // (0..2^bits-1) per coordinate, coordinate i at bits [bits*i, bits*(i+1)).
 struct LatticeGrid {
-    int dims = 0;                     // coordinates per point: 8 (iq1/iq2) or 4 (iq3)
-    int bits = 0;                     // bits per coordinate in a key: 2 or 3
-    std::vector<int8_t> coords;       // point j: coordinates 2*level + 1 at [j*dims, (j+1)*dims)
-    std::vector<int32_t> map;         // key -> point index, or -(1 + offset of its neighbour list)
-    std::vector<uint16_t> neighbours; // per off-grid key: count, then point indices by (distance, index)
+    int dims = 0;                      // coordinates per point: 8 (iq1/iq2) or 4 (iq3)
+    int bits = 0;                      // bits per coordinate in a key: 2 or 3
+    std::vector<int8_t> coords;        // point j: coordinates 2*level + 1 at [j*dims, (j+1)*dims)
+    std::vector<int32_t> map;          // key -> point index, or -(1 + offset of its neighbour list)
+    std::vector<uint16_t> neighbours;  // per off-grid key: count, then point indices by (distance, index)
 
     const int8_t* point(int j) const { return coords.data() + static_cast<size_t>(j) * static_cast<size_t>(dims); }
     const uint16_t* neighbours_of(uint32_t key) const { return neighbours.data() + (-map[key] - 1); }
@@ -195,7 +197,8 @@ LatticeGrid build_lattice(const std::vector<uint16_t>& keys, int dims, int bits,
     g.coords.resize(static_cast<size_t>(n * dims));
     for (int k = 0; k < n; ++k) {
         for (int i = 0; i < dims; ++i) {
-            g.coords[static_cast<size_t>(k * dims + i)] = static_cast<int8_t>(2 * ((keys[static_cast<size_t>(k)] >> (bits * i)) & level_mask) + 1);
+            g.coords[static_cast<size_t>(k * dims + i)] =
+                static_cast<int8_t>(2 * ((keys[static_cast<size_t>(k)] >> (bits * i)) & level_mask) + 1);
         }
     }
     g.map.assign(static_cast<size_t>(map_size), -1);
@@ -277,7 +280,8 @@ const LatticeGrid& lattice(Lattice which) {
             return g;
         }
         case Lattice::Iq1S: {
-            static const LatticeGrid g = build_lattice(grid_keys(iq1s_grid, NGRID_IQ1S, 8, 2, iq1_level), 8, 2, 3, kMap2);
+            static const LatticeGrid g =
+                build_lattice(grid_keys(iq1s_grid, NGRID_IQ1S, 8, 2, iq1_level), 8, 2, 3, kMap2);
             return g;
         }
         case Lattice::Iq3Xxs: {
@@ -337,7 +341,8 @@ bool snap_to_grid(const LatticeGrid& g, const float* xval, const float* weight, 
 
 // Levels of n values xval at inverse scale id: clamp(nearest_int((id*x - 1) / 2), 0, max_q - 1).
 void odd_levels(const float* xval, int n, float id, int max_q, int8_t* L) {
-    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(clamp_i(nearest_int(0.5f * (id * xval[i] - 1)), 0, max_q - 1));
+    for (int i = 0; i < n; ++i)
+        L[i] = static_cast<int8_t>(clamp_i(nearest_int(0.5f * (id * xval[i] - 1)), 0, max_q - 1));
 }
 
 // Weighted fit of xval onto the odd levels 2L+1: accumulates sum w*x*q and sum w*q^2.
@@ -405,11 +410,11 @@ float max_of(const float* x, int n) {
 
 // Parameters of the scale search shared by IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S.
 struct GridSearch {
-    int max_q;          // levels per coordinate (ggml's kMaxQ)
-    int nsteps;         // trial scales is = -nsteps..nsteps
-    float step;         // trial inverse-scale increment
-    bool start_on_grid; // initial "on grid" state of every group (IQ3_S: false)
-    bool refine_all;    // final refit re-snaps every group, not only the off-grid ones (IQ3_S)
+    int max_q;           // levels per coordinate (ggml's kMaxQ)
+    int nsteps;          // trial scales is = -nsteps..nsteps
+    float step;          // trial inverse-scale increment
+    bool start_on_grid;  // initial "on grid" state of every group (IQ3_S: false)
+    bool refine_all;     // final refit re-snaps every group, not only the off-grid ones (IQ3_S)
 };
 
 // The scale search of quantize_row_iq2_xs_impl & co for one block of n magnitudes xval: tries
@@ -459,7 +464,9 @@ float search_grid_scale(const LatticeGrid& g, const GridSearch& p, int n, const 
 }
 
 // 4-bit (or 3-bit) block scale index of `scale` relative to d = max_scale/N: nearest_int((scale/d - 1)/2).
-inline int odd_scale_index(float id, float scale, int hi) { return clamp_i(nearest_int(0.5f * (id * scale - 1)), 0, hi); }
+inline int odd_scale_index(float id, float scale, int hi) {
+    return clamp_i(nearest_int(0.5f * (id * scale - 1)), 0, hi);
+}
 
 // Importance weights of n values: qw * sqrt(sigma2 + x^2), or x^2 without qw.
 void iq_weights(const float* xb, const float* qw, float sigma2, int n, float* weight) {
@@ -473,8 +480,8 @@ void iq_weights(const float* xb, const float* qw, float sigma2, int n, float* we
 // The start of a block in quantize_row_iq2_xxs_impl & co: waux = sqrt(weight); xval = |xb| with
 // the sign bits of each 8-group in signs (even_signs when `even`, else plain_signs); L zeroed.
 // Returns the largest xval.
-float grid_block_start(const float* xb, const float* weight, int n, bool even, float* waux, float* xval,
-                       uint8_t* signs, int8_t* L) {
+float grid_block_start(const float* xb, const float* weight, int n, bool even, float* waux, float* xval, uint8_t* signs,
+                       int8_t* L) {
     for (int i = 0; i < n; ++i) waux[i] = std::sqrt(weight[i]);
     for (int k = 0; k < n / 8; ++k) {
         signs[k] = even ? even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k) : plain_signs(xb + 8 * k, xval + 8 * k);
@@ -577,7 +584,8 @@ void iq2_xxs_superblock(const float* xbl, const float* qwbl, block_iq2_xxs& y) {
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d);
     const float id = 1 / d;
-    for (int ib = 0; ib < QK_K / 32; ++ib) q2[2 * ib + 1] |= static_cast<uint32_t>(odd_scale_index(id, scales[ib], 15)) << 28;
+    for (int ib = 0; ib < QK_K / 32; ++ib)
+        q2[2 * ib + 1] |= static_cast<uint32_t>(odd_scale_index(id, scales[ib], 15)) << 28;
     std::memcpy(y.qs, q2, sizeof(y.qs));
 }
 
@@ -705,7 +713,8 @@ void iq3_xxs_superblock(const float* xbl, const float* qwbl, block_iq3_xxs& y) {
         flip_negative_scale(scale, block_signs, 4, true);
         for (int k = 0; k < 8; ++k) q3[8 * ib + k] = static_cast<uint8_t>(on_grid_index(g, L + 4 * k));
         scales_and_signs[ib] = static_cast<uint32_t>(block_signs[0]) | (static_cast<uint32_t>(block_signs[1]) << 7) |
-                               (static_cast<uint32_t>(block_signs[2]) << 14) | (static_cast<uint32_t>(block_signs[3]) << 21);
+                               (static_cast<uint32_t>(block_signs[2]) << 14) |
+                               (static_cast<uint32_t>(block_signs[3]) << 21);
         scales[ib] = scale;
         max_scale = max_f(max_scale, scale);
     }
@@ -717,7 +726,8 @@ void iq3_xxs_superblock(const float* xbl, const float* qwbl, block_iq3_xxs& y) {
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d * 1.0125f);
     const float id = 1 / d;
-    for (int ib = 0; ib < QK_K / 32; ++ib) scales_and_signs[ib] |= static_cast<uint32_t>(odd_scale_index(id, scales[ib], 15)) << 28;
+    for (int ib = 0; ib < QK_K / 32; ++ib)
+        scales_and_signs[ib] |= static_cast<uint32_t>(odd_scale_index(id, scales[ib], 15)) << 28;
     std::memcpy(y.qs, q3, sizeof(q3));
     std::memcpy(y.qs + sizeof(q3), scales_and_signs, sizeof(scales_and_signs));
 }
@@ -809,8 +819,8 @@ int iq1_find_best_neighbour(const LatticeGrid& g, const uint16_t* neighbours, co
 }
 
 // Grid index of the 8 levels L, or (off the grid) of the best neighbour, whose levels replace L.
-int iq1_grid_index(const LatticeGrid& g, const float* xb, const float* weight, float scale, const float* xx,
-                   int8_t* L, bool& all_on_grid, const char* type) {
+int iq1_grid_index(const LatticeGrid& g, const float* xb, const float* weight, float scale, const float* xx, int8_t* L,
+                   bool& all_on_grid, const char* type) {
     const uint32_t u = lattice_key(L, 8, 2);
     if (g.map[u] >= 0) return g.map[u];
     all_on_grid = false;
@@ -895,7 +905,8 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
         int besti1 = -1, besti2 = -1, best_shift = 0;
         for (int i1 = 0; i1 <= kBlock; ++i1) {
             for (int i2 = i1; i2 <= kBlock; ++i2) {
-                float sumqx = (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] + (sumx[kBlock] - sumx[i2]) * x_p[2];
+                float sumqx =
+                    (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] + (sumx[kBlock] - sumx[i2]) * x_p[2];
                 float sumq2 = (sumw[i1] - sumw[0]) * x_p[0] * x_p[0] + (sumw[i2] - sumw[i1]) * x_p[1] * x_p[1] +
                               (sumw[kBlock] - sumw[i2]) * x_p[2] * x_p[2];
                 if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
@@ -905,7 +916,8 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
                     besti2 = i2;
                     best_shift = 1;
                 }
-                sumqx = (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] + (sumx[kBlock] - sumx[i2]) * x_m[2];
+                sumqx =
+                    (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] + (sumx[kBlock] - sumx[i2]) * x_m[2];
                 sumq2 = (sumw[i1] - sumw[0]) * x_m[0] * x_m[0] + (sumw[i2] - sumw[i1]) * x_m[1] * x_m[1] +
                         (sumw[kBlock] - sumw[i2]) * x_m[2] * x_m[2];
                 if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
@@ -929,7 +941,9 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
             index[k] = static_cast<uint16_t>(
                 iq1_grid_index(g, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k, all_on_grid, "IQ1_S"));
         }
-        if (!all_on_grid) scale = iq1_refit_scale(g, index, kBlock / 8, xb, weight, [xx](int) { return xx; }, scale);
+        if (!all_on_grid)
+            scale = iq1_refit_scale(
+                g, index, kBlock / 8, xb, weight, [xx](int) { return xx; }, scale);
         uint16_t h = 0;
         for (int k = 0; k < kBlock / 8; ++k) {
             y.qs[(kBlock / 8) * ib + k] = static_cast<uint8_t>(index[k] & 255);
@@ -957,8 +971,8 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
 // own delta sign: k = 2*(first half uses x_m) + (second half uses x_m). The four weighted sums are
 // accumulated from scratch per split, in sorted order, as ggml does. Sets the best split and k
 // (-1 when none) and returns the scale.
-float iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
-                  float max, int& besti1, int& besti2, int& best_k) {
+float iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m, float max,
+                  int& besti1, int& besti2, int& best_k) {
     constexpr int kBlock = 16;
     float best_score = -FLT_MAX, scale = max;
     besti1 = besti2 = best_k = -1;

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "converters/quant/quantize_impl.h"
 #include "libformat/blocks.h"
 #include "libformat/fp16.h"
-#include "converters/quant/quantize_impl.h"
 
 namespace oiw::quant {
 namespace {
@@ -30,7 +30,8 @@ inline float qx_weight(const float* qw, int rmse_type, const float* x, int i) {
 void pack_2bit(const uint8_t* L, uint8_t* qs) {
     for (int j = 0; j < QK_K; j += 128) {
         for (int l = 0; l < 32; ++l) {
-            qs[j / 4 + l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
+            qs[j / 4 + l] =
+                static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
         }
     }
 }
@@ -317,7 +318,8 @@ void k4_block_ref(const float* x, int nmax, float rmin, float rdelta, int nstep,
         const float sum_x2 = sum_squares(x + 32 * j, 32);
         const float av_x = std::sqrt(sum_x2 / 32);
         for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-        scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, rdelta, nstep, false);
+        scales[j] =
+            make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, rdelta, nstep, false);
         const float scale = scales[j];
         if (scale > max_scale) max_scale = scale;
         const float min = mins[j];
@@ -349,7 +351,8 @@ void k4_block_impl(const float* x, const float* qw, int nmax, K4Header& h, uint8
         float sumw = 0;
         for (int l = 0; l < 32; ++l) sumw += weights[l];
         sw[j] = sumw;
-        scales[j] = make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+        scales[j] =
+            make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
     }
 
     const float d_block = make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
@@ -598,14 +601,14 @@ float qkx_quants(int n, int nmax, const float* x, WeightFn weight, uint8_t* L, f
 
 }  // namespace
 
-float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad) {
-    return qkx_quants(n, nmax, x, [weights](int i) { return weights[i]; }, L, the_min, Laux, rmin, rdelta, nstep,
-                      use_mad);
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, uint8_t* Laux,
+                       float rmin, float rdelta, int nstep, bool use_mad) {
+    return qkx_quants(
+        n, nmax, x, [weights](int i) { return weights[i]; }, L, the_min, Laux, rmin, rdelta, nstep, use_mad);
 }
 
-float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad) {
+float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, uint8_t* Laux,
+                       float rmin, float rdelta, int nstep, bool use_mad) {
     // Weight of element i: the given weight, or x^2.
     auto weight = [weights, x](int i) { return weights ? weights[i] : x[i] * x[i]; };
     return qkx_quants(n, nmax, x, weight, L, the_min, Laux, rmin, rdelta, nstep, use_mad);
@@ -683,16 +686,20 @@ float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* q
 size_t quantize_q2_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
     return for_each_block<block_q2_K>(src, dst, nrows, n_per_row, QK_K, imatrix,
                                       [](const float* x, block_q2_K& y, const float* qw) {
-                                          if (qw) q2_K_block_impl(x, y, qw);
-                                          else q2_K_block_ref(x, y);
+                                          if (qw)
+                                              q2_K_block_impl(x, y, qw);
+                                          else
+                                              q2_K_block_ref(x, y);
                                       });
 }
 
 size_t quantize_q3_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
     return for_each_block<block_q3_K>(src, dst, nrows, n_per_row, QK_K, imatrix,
                                       [](const float* x, block_q3_K& y, const float* qw) {
-                                          if (qw) q3_K_block_impl(x, y, qw);
-                                          else q3_K_block_ref(x, y);
+                                          if (qw)
+                                              q3_K_block_impl(x, y, qw);
+                                          else
+                                              q3_K_block_ref(x, y);
                                       });
 }
 
@@ -701,8 +708,10 @@ size_t quantize_q4_K(const float* src, void* dst, int64_t nrows, int64_t n_per_r
                                       [](const float* x, block_q4_K& y, const float* qw) {
                                           uint8_t L[QK_K];
                                           K4Header h;
-                                          if (qw) k4_block_impl(x, qw, 15, h, L);
-                                          else k4_block_ref(x, 15, -1.f, 0.1f, 20, h, L);
+                                          if (qw)
+                                              k4_block_impl(x, qw, 15, h, L);
+                                          else
+                                              k4_block_ref(x, 15, -1.f, 0.1f, 20, h, L);
                                           store_k4_header(h, y);
                                           pack_q4_K(L, y.qs);
                                       });
@@ -713,8 +722,10 @@ size_t quantize_q5_K(const float* src, void* dst, int64_t nrows, int64_t n_per_r
                                       [](const float* x, block_q5_K& y, const float* qw) {
                                           uint8_t L[QK_K];
                                           K4Header h;
-                                          if (qw) k4_block_impl(x, qw, 31, h, L);
-                                          else k4_block_ref(x, 31, -0.5f, 0.1f, 15, h, L);
+                                          if (qw)
+                                              k4_block_impl(x, qw, 31, h, L);
+                                          else
+                                              k4_block_ref(x, 31, -0.5f, 0.1f, 15, h, L);
                                           store_k4_header(h, y);
                                           pack_q5_K(L, y.qs, y.qh);
                                       });

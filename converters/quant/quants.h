@@ -22,8 +22,7 @@ bool quantize_requires_imatrix(GgmlType t);
 // Quantizes `nrows` rows of `n_per_row` floats into `dst` (nrows * row_size bytes), optionally
 // with per-column importance weights `imatrix` (n_per_row floats, may be null).
 // Byte-identical to ggml_quantize_chunk. Returns bytes written. Throws on unsupported t.
-size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
-                      const float* imatrix);
+size_t quantize_chunk(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 // The scalar reference quantize_chunk is pinned to (same contract): quantize_chunk runs the
 // optimized kernels of quantize_fast.cpp when the CPU allows and falls back to this.
 size_t quantize_chunk_ref(GgmlType t, const float* src, void* dst, int64_t nrows, int64_t n_per_row,

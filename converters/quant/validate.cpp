@@ -55,7 +55,8 @@ std::string scan_values(std::span<const uint8_t> bytes, Bits exp, Bits man) {
 
 // fp16 fields at byte offsets `offs` of each block of `block_bytes`.
 template <size_t N>
-std::string scan_scales(std::span<const uint8_t> bytes, size_t block_bytes, const size_t (&offs)[N], const char* const (&names)[N]) {
+std::string scan_scales(std::span<const uint8_t> bytes, size_t block_bytes, const size_t (&offs)[N],
+                        const char* const (&names)[N]) {
     for (size_t b = 0; b * block_bytes < bytes.size(); ++b)
         for (size_t k = 0; k < N; ++k)
             if (const char* s = fp16_special(load<uint16_t>(bytes.data() + b * block_bytes + offs[k])))
@@ -77,8 +78,10 @@ std::string scan_dm(std::span<const uint8_t> bytes, const char* min_name) {
 std::string scan_iq1_m(std::span<const uint8_t> bytes) {
     for (size_t b = 0; b * sizeof(block_iq1_m) < bytes.size(); ++b) {
         const uint8_t* sc = bytes.data() + b * sizeof(block_iq1_m) + offsetof(block_iq1_m, scales);
-        const uint16_t s0 = load<uint16_t>(sc), s1 = load<uint16_t>(sc + 2), s2 = load<uint16_t>(sc + 4), s3 = load<uint16_t>(sc + 6);
-        const uint16_t h = static_cast<uint16_t>((s0 >> 12) | ((s1 >> 8) & 0x00f0) | ((s2 >> 4) & 0x0f00) | (s3 & 0xf000));
+        const uint16_t s0 = load<uint16_t>(sc), s1 = load<uint16_t>(sc + 2), s2 = load<uint16_t>(sc + 4),
+                       s3 = load<uint16_t>(sc + 6);
+        const uint16_t h =
+            static_cast<uint16_t>((s0 >> 12) | ((s1 >> 8) & 0x00f0) | ((s2 >> 4) & 0x0f00) | (s3 & 0xf000));
         if (const char* s = fp16_special(h)) return fmt::format("{} scale in block {}", s, b);
     }
     return {};
@@ -86,15 +89,17 @@ std::string scan_iq1_m(std::span<const uint8_t> bytes) {
 
 std::string scan_q8_k(std::span<const uint8_t> bytes) {
     for (size_t b = 0; b * sizeof(block_q8_K) < bytes.size(); ++b)
-        if (const char* s = special<uint32_t>(load<uint32_t>(bytes.data() + b * sizeof(block_q8_K) + offsetof(block_q8_K, d)),
-                                               0x7f800000u, 0x007fffffu))
+        if (const char* s =
+                special<uint32_t>(load<uint32_t>(bytes.data() + b * sizeof(block_q8_K) + offsetof(block_q8_K, d)),
+                                  0x7f800000u, 0x007fffffu))
             return fmt::format("{} scale d in block {}", s, b);
     return {};
 }
 
 std::string scan_mxfp4(std::span<const uint8_t> bytes) {
     for (size_t b = 0; b * sizeof(block_mxfp4) < bytes.size(); ++b)
-        if (bytes[b * sizeof(block_mxfp4) + offsetof(block_mxfp4, e)] == 0xff) return fmt::format("invalid exponent 0xff in block {}", b);
+        if (bytes[b * sizeof(block_mxfp4) + offsetof(block_mxfp4, e)] == 0xff)
+            return fmt::format("invalid exponent 0xff in block {}", b);
     return {};
 }
 
@@ -146,8 +151,8 @@ void validate_rows(GgmlType t, std::span<const uint8_t> rows, uint64_t row_bytes
         const std::string bad = find_invalid_data(t, rows.subspan(off, row_bytes));
         if (!bad.empty())
             throw FormatError(ErrorKind::BadData, file, "tensor '" + tensor + "'",
-                              fmt::format("row {}: {} {} data: {}", first_row + static_cast<int64_t>(off / row_bytes), what,
-                                          type_name(t), bad));
+                              fmt::format("row {}: {} {} data: {}", first_row + static_cast<int64_t>(off / row_bytes),
+                                          what, type_name(t), bad));
     }
 }
 

@@ -20,7 +20,8 @@ namespace {
 constexpr uint64_t kChunkBytes = 4 << 20;  // source bytes converted per step: bounds memory
 constexpr std::string_view kTensorXxh3Key = "oiw4.source.tensor_xxh3";
 constexpr std::string_view kToolName = "oiw4-convert (oiw, OIW4 v1)";
-constexpr std::string_view kDefaultRule = "default: Q4_0=oiw4, Q4_K with rows%8==0 off the embedding lookups=q4kx8, else raw";
+constexpr std::string_view kDefaultRule =
+    "default: Q4_0=oiw4, Q4_K with rows%8==0 off the embedding lookups=q4kx8, else raw";
 
 std::string subject(const GgufTensorInfo& t) { return "tensor '" + t.name + "'"; }
 
@@ -59,7 +60,8 @@ SourceDigest source_digest(const Model& m) {
     if (!in) throw FormatError(ErrorKind::Io, m.path(), "", "cannot read");
     std::vector<size_t> order(m.tensors().size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m.tensors()[a].offset < m.tensors()[b].offset; });
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return m.tensors()[a].offset < m.tensors()[b].offset; });
     SourceDigest d;
     d.tensors.resize(order.size());
     XXH3_state_t* file = XXH3_createState();
@@ -86,7 +88,9 @@ SourceDigest source_digest(const Model& m) {
     d.file = hex16(XXH3_64bits_digest(file));
     XXH3_freeState(file);
     XXH3_freeState(tensor);
-    if (k != order.size()) throw FormatError(ErrorKind::Truncated, m.path(), "", "file shorter than its tensors while hashing (changed while read?)");
+    if (k != order.size())
+        throw FormatError(ErrorKind::Truncated, m.path(), "",
+                          "file shorter than its tensors while hashing (changed while read?)");
     return d;
 }
 
@@ -101,7 +105,8 @@ std::vector<uint64_t> recorded_tensor_xxh3(const Oiw4File& in) {
             throw FormatError(ErrorKind::BadKey, in.path(), std::string(kTensorXxh3Key),
                               fmt::format("must be a u64 array of {} entries (one per tensor)", in.tensors().size()));
         std::vector<uint64_t> out(in.tensors().size());
-        if (!out.empty()) std::memcpy(out.data(), v.raw().data(), out.size() * sizeof(uint64_t));  // a tensorless file: no data
+        if (!out.empty())
+            std::memcpy(out.data(), v.raw().data(), out.size() * sizeof(uint64_t));  // a tensorless file: no data
         return out;
     }
     return {};
@@ -109,7 +114,9 @@ std::vector<uint64_t> recorded_tensor_xxh3(const Oiw4File& in) {
 
 const uint8_t* as_bytes(const void* p) { return static_cast<const uint8_t*>(p); }
 template <typename T>
-std::span<const uint8_t> byte_span(const std::vector<T>& v, size_t n) { return {as_bytes(v.data()), n * sizeof(T)}; }
+std::span<const uint8_t> byte_span(const std::vector<T>& v, size_t n) {
+    return {as_bytes(v.data()), n * sizeof(T)};
+}
 
 // Rows per conversion step for rows of `row_bytes` source bytes (a multiple of `multiple`).
 int64_t chunk_rows(uint64_t row_bytes, int64_t multiple) {
@@ -139,18 +146,22 @@ void write_oiw4_tensor(Oiw4Writer& w, const GgufTensorInfo& t, uint64_t src_row_
 
 EncodeRule parse_encode_rule(std::string_view spec, bool requant) {
     const std::string opt = requant ? "--requant" : "--encode";
-    const auto fail = [&](const std::string& why) -> EncodeRule { throw FormatError(ErrorKind::Usage, "", opt + " '" + std::string(spec) + "'", why); };
+    const auto fail = [&](const std::string& why) -> EncodeRule {
+        throw FormatError(ErrorKind::Usage, "", opt + " '" + std::string(spec) + "'", why);
+    };
     const auto eq = spec.rfind('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == spec.size()) return fail("expected REGEX=ENCODING");
     const auto enc = encoding_from_name(spec.substr(eq + 1));
-    if (!enc) return fail("unknown encoding '" + std::string(spec.substr(eq + 1)) + "' (valid: raw oiw4 q4kx8 q4kx8-il4)");
+    if (!enc)
+        return fail("unknown encoding '" + std::string(spec.substr(eq + 1)) + "' (valid: raw oiw4 q4kx8 q4kx8-il4)");
     if (requant && *enc != Oiw4Encoding::Oiw4) return fail("--requant only produces oiw4");
     return EncodeRule{std::string(spec), Pattern(spec.substr(0, eq), opt), *enc, requant};
 }
 
 Oiw4Encoding default_encoding(const GgufTensorInfo& t) {
     if (t.type == GgmlType::Q4_0) return Oiw4Encoding::Oiw4;
-    if (t.type == GgmlType::Q4_K && t.n_dims >= 2 && t.n_rows() % 8 == 0 && !is_embedding_lookup(t.name)) return Oiw4Encoding::Q4Kx8;
+    if (t.type == GgmlType::Q4_K && t.n_dims >= 2 && t.n_rows() % 8 == 0 && !is_embedding_lookup(t.name))
+        return Oiw4Encoding::Q4Kx8;
     return Oiw4Encoding::Raw;
 }
 
@@ -173,10 +184,12 @@ Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules) {
                 break;
             }
         if (tp.requant && !can_dequantize(t.type))
-            throw FormatError(ErrorKind::Unsupported, in.path(), subject(t), fmt::format("cannot requantize {}: no dequantizer", type_name(t.type)));
+            throw FormatError(ErrorKind::Unsupported, in.path(), subject(t),
+                              fmt::format("cannot requantize {}: no dequantizer", type_name(t.type)));
         if (tp.encoding == Oiw4Encoding::Oiw4 && !tp.requant && t.type != GgmlType::Q4_0)
-            throw FormatError(ErrorKind::BadEncoding, in.path(), subject(t),
-                              fmt::format("oiw4 holds Q4_0 losslessly, this is {}: use --requant REGEX=oiw4", type_name(t.type)));
+            throw FormatError(
+                ErrorKind::BadEncoding, in.path(), subject(t),
+                fmt::format("oiw4 holds Q4_0 losslessly, this is {}: use --requant REGEX=oiw4", type_name(t.type)));
         tp.planes = encoding_planes(tp.encoding, t, in.path());
         sizer.add_tensor(t, tp.encoding);
         plan.tensors.push_back(std::move(tp));
@@ -184,14 +197,16 @@ Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules) {
     std::vector<std::string> used;
     for (const auto* r : ordered) used.push_back((r->requant ? "requant:" : "encode:") + r->spec);
     used.emplace_back(kDefaultRule);
-    std::vector<GgufKV> prov{{"oiw4.source.name", GgufValue::make_string(std::filesystem::path(in.path()).filename().string())}};
+    std::vector<GgufKV> prov{
+        {"oiw4.source.name", GgufValue::make_string(std::filesystem::path(in.path()).filename().string())}};
     if (!in.is_split()) {  // a split source has no single file for --to-gguf to reproduce
         prov.push_back({"oiw4.source.size", GgufValue::make_scalar<uint64_t>(GgufType::U64, in.file_size())});
         SourceDigest d = source_digest(in);
         prov.push_back({"oiw4.source.xxh3", GgufValue::make_string(d.file)});
         std::vector<uint8_t> packed(d.tensors.size() * sizeof(uint64_t));
         if (!packed.empty()) std::memcpy(packed.data(), d.tensors.data(), packed.size());
-        prov.push_back({std::string(kTensorXxh3Key), GgufValue::make_array(GgufType::U64, std::move(packed), d.tensors.size())});
+        prov.push_back(
+            {std::string(kTensorXxh3Key), GgufValue::make_array(GgufType::U64, std::move(packed), d.tensors.size())});
     }
     prov.push_back({"oiw4.tool", GgufValue::make_string(std::string(kToolName))});
     prov.push_back({"oiw4.rules", GgufValue::make_string_array(std::move(used))});
@@ -219,7 +234,8 @@ void write_oiw4(const Model& in, const Oiw4Plan& plan, const std::string& out_pa
                     std::vector<float> x;
                     write_oiw4_tensor(w, t, row_bytes, [&](int64_t r0, int64_t n, uint8_t* qs, float* d) {
                         x.resize(static_cast<size_t>(n * t.ne[0]));
-                        for (int64_t r = 0; r < n; ++r) dequantize_row(t.type, src.data() + (r0 + r) * row_bytes, x.data() + r * t.ne[0], t.ne[0]);
+                        for (int64_t r = 0; r < n; ++r)
+                            dequantize_row(t.type, src.data() + (r0 + r) * row_bytes, x.data() + r * t.ne[0], t.ne[0]);
                         quantize_oiw4(x.data(), qs, d, n * bpr);
                     });
                 } else {
@@ -288,7 +304,8 @@ float oiw4_tensor_gguf_bytes(const Oiw4File& in, size_t i, const std::function<v
 
 ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_path, const SplitOptions& split) {
     if (in.compressed())
-        throw FormatError(ErrorKind::Unsupported, in.path(), "", "file has zstd-compressed planes: run oiw4-convert --decompress first");
+        throw FormatError(ErrorKind::Unsupported, in.path(), "",
+                          "file has zstd-compressed planes: run oiw4-convert --decompress first");
     ToGgufResult res;
     const GgufValue* size = nullptr;
     const GgufValue* sum = nullptr;
@@ -297,7 +314,7 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
         if (kv.key == "oiw4.source.xxh3") sum = &kv.value;
     }
     const int64_t source_size = size ? size->as_int().value_or(-1) : -1;  // -1: not recorded
-    const std::vector<uint64_t> recorded = recorded_tensor_xxh3(in);     // empty: not recorded
+    const std::vector<uint64_t> recorded = recorded_tensor_xxh3(in);      // empty: not recorded
     GgufOutput w(out_path, split, {in.path()}, in.gguf_version());
     w.set_kvs(in.metadata());
     // A tensorless source (vocabulary files) may or may not pad its header: keep what it did.
@@ -324,13 +341,16 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
         const float max_err = oiw4_tensor_gguf_bytes(in, i, emit);
         if (max_err > 0) {
             res.lossless = false;
-            res.warnings.push_back(fmt::format("tensor '{}': oiw4 scales are not exact in fp16, written as Q4_0 with max scale error {:.3g}",
-                                               t.info.name, max_err));
+            res.warnings.push_back(fmt::format(
+                "tensor '{}': oiw4 scales are not exact in fp16, written as Q4_0 with max scale error {:.3g}",
+                t.info.name, max_err));
         }
         const bool same_type = t.encoding != Oiw4Encoding::Oiw4 || t.info.type == GgmlType::Q4_0;
         if (!recorded.empty() && same_type && XXH3_64bits_digest(xxh) != recorded[i]) {
-            res.mismatch = fmt::format("tensor '{}': rebuilt bytes hash to {}, the source's recorded xxh3 is {}: not identical to the source, nothing written",
-                                       t.info.name, hex16(XXH3_64bits_digest(xxh)), hex16(recorded[i]));
+            res.mismatch = fmt::format(
+                "tensor '{}': rebuilt bytes hash to {}, the source's recorded xxh3 is {}: not identical to the source, "
+                "nothing written",
+                t.info.name, hex16(XXH3_64bits_digest(xxh)), hex16(recorded[i]));
             return res;  // w is not finished: no output file
         }
         in.release_tensor_pages(i);
@@ -343,9 +363,10 @@ ToGgufResult write_gguf_from_oiw4(const Oiw4File& in, const std::string& out_pat
         const std::string out_sum = static_cast<uint64_t>(source_size) == out_size ? file_xxh3_hex(out_path) : "";
         res.identical_to_source = out_sum == *sum->as_string();
         if (!res.identical_to_source && res.lossless && recorded.empty())
-            res.mismatch = fmt::format("differs from the source recorded in the provenance (size {}, xxh3 {}; rebuilt: size {}{}); the file "
-                                       "records no per-tensor checksums to name the tensor",
-                                       source_size, *sum->as_string(), out_size, out_sum.empty() ? "" : ", xxh3 " + out_sum);
+            res.mismatch = fmt::format(
+                "differs from the source recorded in the provenance (size {}, xxh3 {}; rebuilt: size {}{}); the file "
+                "records no per-tensor checksums to name the tensor",
+                source_size, *sum->as_string(), out_size, out_sum.empty() ? "" : ", xxh3 " + out_sum);
     }
     return res;
 }

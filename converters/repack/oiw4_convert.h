@@ -38,8 +38,8 @@ struct Oiw4TensorPlan {
 
 struct Oiw4Plan {
     std::vector<Oiw4TensorPlan> tensors;
-    Metadata provenance;  // oiw4.* keys
-    uint64_t out_size = 0;           // exact output size (uncompressed)
+    Metadata provenance;    // oiw4.* keys
+    uint64_t out_size = 0;  // exact output size (uncompressed)
 };
 
 // The encoding the default policy gives a tensor.

@@ -74,13 +74,17 @@ void unpack_x8(const block_q4_Kx8* src, block_q4_K* dst, int64_t rows, int64_t n
 }  // namespace
 
 void repack_q4_k_to_q4_kx8(const block_q4_K* src, block_q4_Kx8* dst, int64_t rows, int64_t nb, int interleave) {
-    if (interleave == 4) repack_x8<4>(src, dst, rows, nb);
-    else repack_x8<8>(src, dst, rows, nb);
+    if (interleave == 4)
+        repack_x8<4>(src, dst, rows, nb);
+    else
+        repack_x8<8>(src, dst, rows, nb);
 }
 
 void unpack_q4_kx8_to_q4_k(const block_q4_Kx8* src, block_q4_K* dst, int64_t rows, int64_t nb, int interleave) {
-    if (interleave == 4) unpack_x8<4>(src, dst, rows, nb);
-    else unpack_x8<8>(src, dst, rows, nb);
+    if (interleave == 4)
+        unpack_x8<4>(src, dst, rows, nb);
+    else
+        unpack_x8<8>(src, dst, rows, nb);
 }
 
 void q4_0_to_oiw4(const block_q4_0* src, uint8_t* qs, float* d, int64_t n) {

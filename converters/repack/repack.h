@@ -13,9 +13,11 @@ namespace oiw {
 // rows/8 x blocks_per_row block_q4_Kx8, in (row group, block column) order. `interleave` is 8
 // (x86 AVX2, candle) or 4 (ARM dotprod); any other value means 8. Byte-identical to ggml's
 // repack_q4_K_to_q4_K_8_bl.
-void repack_q4_k_to_q4_kx8(const block_q4_K* src, block_q4_Kx8* dst, int64_t rows, int64_t blocks_per_row, int interleave);
+void repack_q4_k_to_q4_kx8(const block_q4_K* src, block_q4_Kx8* dst, int64_t rows, int64_t blocks_per_row,
+                           int interleave);
 // Exact inverse of repack_q4_k_to_q4_kx8 (same arguments, directions swapped).
-void unpack_q4_kx8_to_q4_k(const block_q4_Kx8* src, block_q4_K* dst, int64_t rows, int64_t blocks_per_row, int interleave);
+void unpack_q4_kx8_to_q4_k(const block_q4_Kx8* src, block_q4_K* dst, int64_t rows, int64_t blocks_per_row,
+                           int interleave);
 
 // Splits `n` Q4_0 blocks into the oiw4 planes: qs[16*i..] = src[i].qs, d[i] = fp32(src[i].d) (exact).
 void q4_0_to_oiw4(const block_q4_0* src, uint8_t* qs, float* d, int64_t n);

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "libformat/model.h"
 #include "libformat/io/mapped_file.h"
+#include "libformat/model.h"
 
 namespace oiw {
 namespace {
@@ -31,7 +31,8 @@ std::vector<float> f32_data(const Model& f, size_t i) {
 // the entry never saw input, and dividing by it gives no usable weights.
 void check_count(const std::string& path, const std::string& name, float count, const std::string& which) {
     if (!(count > 0.0f) || !std::isfinite(count))
-        throw FormatError(ErrorKind::BadData, path, "entry '" + name + "'", fmt::format("{} is {} (must be positive)", which, count));
+        throw FormatError(ErrorKind::BadData, path, "entry '" + name + "'",
+                          fmt::format("{} is {} (must be positive)", which, count));
 }
 
 // Refuses importance values that would zero or poison the quantized weights: non-finite or
@@ -40,9 +41,11 @@ void check_values(const std::string& path, const std::string& name, const std::v
     const std::string subject = "entry '" + name + "'";
     for (size_t i = 0; i < v.size(); ++i) {
         if (!std::isfinite(v[i]))
-            throw FormatError(ErrorKind::BadData, path, subject, fmt::format("non-finite importance value {} at index {}", v[i], i));
+            throw FormatError(ErrorKind::BadData, path, subject,
+                              fmt::format("non-finite importance value {} at index {}", v[i], i));
         if (v[i] < 0.0f)
-            throw FormatError(ErrorKind::BadData, path, subject, fmt::format("negative importance value {} at index {}", v[i], i));
+            throw FormatError(ErrorKind::BadData, path, subject,
+                              fmt::format("negative importance value {} at index {}", v[i], i));
     }
     for (size_t j = 0; j * ne0 < v.size(); ++j)
         if (std::all_of(v.begin() + static_cast<ptrdiff_t>(j * ne0), v.begin() + static_cast<ptrdiff_t>((j + 1) * ne0),
@@ -61,8 +64,10 @@ Imatrix load_gguf(std::span<const uint8_t> bytes, const std::string& path) {
         throw FormatError(ErrorKind::BadKey, path, "",
                           "missing imatrix metadata (imatrix.datasets, imatrix.chunk_count, imatrix.chunk_size)");
     Imatrix m;
-    if (datasets->is_array() && datasets->elem_type() == GgufType::STRING) m.datasets = datasets->strings();
-    else if (datasets->as_string()) m.datasets = {*datasets->as_string()};
+    if (datasets->is_array() && datasets->elem_type() == GgufType::STRING)
+        m.datasets = datasets->strings();
+    else if (datasets->as_string())
+        m.datasets = {*datasets->as_string()};
     m.chunk_count = *md.get_int("imatrix.chunk_count", 0, UINT32_MAX);  // written as u32 quantize.imatrix.chunks_count
 
     // name -> (in_sum2 index, counts index)
@@ -73,14 +78,17 @@ Imatrix load_gguf(std::span<const uint8_t> bytes, const std::string& path) {
             auto& p = pairs.try_emplace(std::string(n.substr(0, n.size() - kSumsSuffix.size())), -1, -1).first->second;
             p.first = static_cast<int64_t>(i);
         } else if (n.ends_with(kCountsSuffix)) {
-            auto& p = pairs.try_emplace(std::string(n.substr(0, n.size() - kCountsSuffix.size())), -1, -1).first->second;
+            auto& p =
+                pairs.try_emplace(std::string(n.substr(0, n.size() - kCountsSuffix.size())), -1, -1).first->second;
             p.second = static_cast<int64_t>(i);
         }
     }
-    if (pairs.empty()) throw FormatError(ErrorKind::BadKey, path, "", "no imatrix entries (<tensor>.in_sum2 / <tensor>.counts)");
+    if (pairs.empty())
+        throw FormatError(ErrorKind::BadKey, path, "", "no imatrix entries (<tensor>.in_sum2 / <tensor>.counts)");
     for (const auto& [name, idx] : pairs) {
         if (idx.first < 0 || idx.second < 0)
-            throw FormatError(ErrorKind::BadKey, path, "entry '" + name + "'", idx.first < 0 ? "counts without in_sum2" : "in_sum2 without counts");
+            throw FormatError(ErrorKind::BadKey, path, "entry '" + name + "'",
+                              idx.first < 0 ? "counts without in_sum2" : "in_sum2 without counts");
         auto sums = f32_data(f, static_cast<size_t>(idx.first));
         auto counts = f32_data(f, static_cast<size_t>(idx.second));
         if (sums.size() % counts.size() != 0)
@@ -114,7 +122,8 @@ struct Reader {
         return v;
     }
     std::string str(int32_t len, const std::string& what) {
-        if (len < 0) throw FormatError(ErrorKind::TooLarge, path, "", fmt::format("negative length {} of {}", len, what));
+        if (len < 0)
+            throw FormatError(ErrorKind::TooLarge, path, "", fmt::format("negative length {} of {}", len, what));
         need(static_cast<size_t>(len), what);
         std::string s(reinterpret_cast<const char*>(b.data() + pos), static_cast<size_t>(len));
         pos += static_cast<size_t>(len);
@@ -132,7 +141,8 @@ Imatrix load_legacy(const std::string& path, std::span<const uint8_t> bytes) {
         std::string name = r.str(r.i32(what + " name length"), what + " name");
         const int32_t ncall = r.i32(what + " call count");
         const int32_t nval = r.i32(what + " value count");
-        if (nval < 1) throw FormatError(ErrorKind::BadDims, path, "entry '" + name + "'", fmt::format("value count {}", nval));
+        if (nval < 1)
+            throw FormatError(ErrorKind::BadDims, path, "entry '" + name + "'", fmt::format("value count {}", nval));
         r.need(static_cast<size_t>(nval) * sizeof(float), "values of '" + name + "'");
         std::vector<float>& v = m.entries[name];
         v.resize(static_cast<size_t>(nval));
@@ -163,7 +173,8 @@ Imatrix load_imatrix(const std::string& path) {
 
 void filter_imatrix(Imatrix& m, const std::vector<std::string>& include, const std::vector<std::string>& exclude) {
     auto contains_any = [](const std::string& name, const std::vector<std::string>& parts) {
-        return std::any_of(parts.begin(), parts.end(), [&](const std::string& p) { return name.find(p) != std::string::npos; });
+        return std::any_of(parts.begin(), parts.end(),
+                           [&](const std::string& p) { return name.find(p) != std::string::npos; });
     };
     std::erase_if(m.entries, [&](const auto& e) {
         return (!include.empty() && !contains_any(e.first, include)) || contains_any(e.first, exclude);

@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "converters/requant/imatrix.h"
 #include "converters/quant/quants.h"
 #include "converters/quant/validate.h"
+#include "converters/requant/imatrix.h"
 #include "libformat/escape.h"
 #include "libformat/parallel.h"
 
@@ -30,7 +30,9 @@ void set_kv(Metadata& kvs, GgufKV kv) {
     kvs.add(std::move(kv));
 }
 
-GgufKV u32_kv(std::string key, uint32_t v) { return {std::move(key), GgufValue::make_scalar<uint32_t>(GgufType::U32, v)}; }
+GgufKV u32_kv(std::string key, uint32_t v) {
+    return {std::move(key), GgufValue::make_scalar<uint32_t>(GgufType::U32, v)};
+}
 
 // The metadata llama-quantize writes: the input's keys, general.quantization_version and
 // general.file_type re-set, split keys dropped, then the overrides (imatrix keys last).
@@ -38,8 +40,7 @@ Metadata output_kvs(const Metadata& in, uint32_t ftype, const std::vector<GgufKV
     Metadata kvs = in;
     set_kv(kvs, u32_kv("general.quantization_version", kQuantizationVersion));
     set_kv(kvs, u32_kv("general.file_type", ftype));
-    for (const char* k : {"split.no", "split.count", "split.tensors.count"})
-        kvs.erase(k);
+    for (const char* k : {"split.no", "split.count", "split.tensors.count"}) kvs.erase(k);
     for (const auto& o : overrides) set_kv(kvs, o);
     return kvs;
 }
@@ -68,10 +69,12 @@ void describe_output(Writer& w, const RequantJob& job) {
 void check_convertible(const Model& in, const TensorPlan& t) {
     const std::string subject = "tensor '" + t.name + "'";
     if (t.dst_type != GgmlType::F32 && !can_quantize(t.dst_type))
-        throw FormatError(ErrorKind::Unsupported, in.path(), subject, fmt::format("no quantizer for {}", type_name(t.dst_type)));
+        throw FormatError(ErrorKind::Unsupported, in.path(), subject,
+                          fmt::format("no quantizer for {}", type_name(t.dst_type)));
     const bool quantized = traits(t.src_type).quantized;
-    const bool source_ok = t.src_type == GgmlType::F32 ||
-                           ((quantized || t.src_type == GgmlType::F16 || t.src_type == GgmlType::BF16) && can_dequantize(t.src_type));
+    const bool source_ok =
+        t.src_type == GgmlType::F32 ||
+        ((quantized || t.src_type == GgmlType::F16 || t.src_type == GgmlType::BF16) && can_dequantize(t.src_type));
     if (!source_ok)
         throw FormatError(ErrorKind::Unsupported, in.path(), subject,
                           fmt::format("cannot convert {} to {}", type_name(t.src_type), type_name(t.dst_type)));
@@ -88,8 +91,8 @@ struct TaskGrid {
 };
 
 // Converts one tensor, task by task (TaskGrid). `reference`: use the scalar reference quantizers.
-void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, const Model& in,
-                    const TensorPlan& t, const float* imatrix, bool reference, GgufOutput& w,
+void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, const Model& in, const TensorPlan& t,
+                    const float* imatrix, bool reference, GgufOutput& w,
                     const std::function<void(uint64_t)>& consumed) {
     const GgufTensorInfo& info = in.tensors()[t.input_index];
     const int64_t ne0 = info.ne[0], ne1 = info.ne[1];
@@ -101,7 +104,9 @@ void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, 
     for (auto& s : scratch)
         if (s.size() < static_cast<size_t>(rows_per_task * ne0)) s.resize(static_cast<size_t>(rows_per_task * ne0));
 
-    struct Span { int64_t first_row, n_rows, mat; };
+    struct Span {
+        int64_t first_row, n_rows, mat;
+    };
     auto span_of = [&](int64_t task) {
         const int64_t mat = task / tasks_per_mat, r0 = (task % tasks_per_mat) * rows_per_task;
         return Span{mat * ne1 + r0, std::min(rows_per_task, ne1 - r0), mat};
@@ -110,10 +115,11 @@ void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, 
     // order, throws it, so the first bad row of the tensor is the one reported.
     std::mutex bad_mu;
     std::map<int64_t, FormatError> bad;
-    auto validate = [&](int64_t task, GgmlType type, const uint8_t* rows, uint64_t row_bytes, int64_t first_row, const char* what) {
+    auto validate = [&](int64_t task, GgmlType type, const uint8_t* rows, uint64_t row_bytes, int64_t first_row,
+                        const char* what) {
         try {
-            validate_rows(type, {rows, static_cast<size_t>(row_bytes) * static_cast<size_t>(span_of(task).n_rows)}, row_bytes,
-                          first_row, in.path(), t.name, what);
+            validate_rows(type, {rows, static_cast<size_t>(row_bytes) * static_cast<size_t>(span_of(task).n_rows)},
+                          row_bytes, first_row, in.path(), t.name, what);
             return true;
         } catch (const FormatError& e) {
             std::lock_guard lk(bad_mu);
@@ -129,8 +135,10 @@ void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, 
         const float* f32 = reinterpret_cast<const float*>(rows);
         if (!direct_f32) {
             float* buf = scratch[worker].data();
-            if (t.src_type == GgmlType::F32) std::memcpy(buf, rows, static_cast<size_t>(n) * sizeof(float));
-            else dequantize_row(t.src_type, rows, buf, n);
+            if (t.src_type == GgmlType::F32)
+                std::memcpy(buf, rows, static_cast<size_t>(n) * sizeof(float));
+            else
+                dequantize_row(t.src_type, rows, buf, n);
             f32 = buf;
         }
         if (t.dst_type == GgmlType::F32) {
@@ -154,10 +162,12 @@ void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, 
                 }
             }
             std::lock_guard lk(bad_mu);
-            bad.emplace(task, FormatError(e.kind(), in.path(), "tensor '" + t.name + "'", fmt::format("row {}: {}", s.first_row + r, e.what())));
+            bad.emplace(task, FormatError(e.kind(), in.path(), "tensor '" + t.name + "'",
+                                          fmt::format("row {}: {}", s.first_row + r, e.what())));
             return 0;
         }
-        if (written == static_cast<size_t>(s.n_rows) * dst_row && !validate(task, t.dst_type, out, dst_row, s.first_row, "quantized output"))
+        if (written == static_cast<size_t>(s.n_rows) * dst_row &&
+            !validate(task, t.dst_type, out, dst_row, s.first_row, "quantized output"))
             return 0;
         return written;
     };
@@ -168,8 +178,9 @@ void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, 
             if (auto it = bad.find(task); it != bad.end()) throw it->second;
         }
         if (out.size() != static_cast<size_t>(s.n_rows) * dst_row)
-            throw FormatError(ErrorKind::Unsupported, in.path(), "tensor '" + t.name + "'",
-                              fmt::format("quantizer wrote {} bytes for {} rows of {}", out.size(), s.n_rows, type_name(t.dst_type)));
+            throw FormatError(
+                ErrorKind::Unsupported, in.path(), "tensor '" + t.name + "'",
+                fmt::format("quantizer wrote {} bytes for {} rows of {}", out.size(), s.n_rows, type_name(t.dst_type)));
         w.write_tensor_data(out);
         consumed(static_cast<uint64_t>(s.first_row + s.n_rows) * src_row);
     };
@@ -208,11 +219,13 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
     job.split = opt.split;
     if (opt.keep_split) {  // llama-quantize --keep-split: tensors by input shard, then offset
         if (opt.split.max_bytes || opt.split.max_tensors)
-            throw FormatError(ErrorKind::Usage, "", "--keep-split", "cannot be used with --split-max-size or --split-max-tensors");
+            throw FormatError(ErrorKind::Usage, "", "--keep-split",
+                              "cannot be used with --split-max-size or --split-max-tensors");
         popt.order.resize(in.tensors().size());
         std::iota(popt.order.begin(), popt.order.end(), size_t{0});
         std::stable_sort(popt.order.begin(), popt.order.end(), [&](size_t a, size_t b) {
-            return std::pair(in.shard_of(a), in.tensors()[a].offset) < std::pair(in.shard_of(b), in.tensors()[b].offset);
+            return std::pair(in.shard_of(a), in.tensors()[a].offset) <
+                   std::pair(in.shard_of(b), in.tensors()[b].offset);
         });
         job.split.keep.assign(in.shards().size(), 0);
         for (size_t i : popt.order) ++job.split.keep[in.shard_of(i)];
@@ -250,17 +263,21 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
                 job.plan.warnings.push_back(escape_text(subject) + ": " + what + ": quantized without it");
         }
         if (t.requires_imatrix && !job.imatrix_for(t))
-            refuse(FormatError(ErrorKind::Usage, in.path(), subject,
-                               fmt::format("{} needs an importance matrix{}", type_name(t.dst_type),
-                                           opt.imatrix_path.empty() ? " (pass --imatrix)" : ", and the imatrix has no entry for it")));
+            refuse(FormatError(
+                ErrorKind::Usage, in.path(), subject,
+                fmt::format("{} needs an importance matrix{}", type_name(t.dst_type),
+                            opt.imatrix_path.empty() ? " (pass --imatrix)" : ", and the imatrix has no entry for it")));
     }
     if (requantized && !opt.allow_requantize)
-        refuse(FormatError(ErrorKind::Usage, in.path(), "tensor '" + first_requantized->name + "'",
-                           fmt::format("requantizing from {} to {} is disabled (pass --allow-requantize; {} tensor(s) are quantized)",
-                                       type_name(first_requantized->src_type), type_name(first_requantized->dst_type), requantized)));
+        refuse(FormatError(
+            ErrorKind::Usage, in.path(), "tensor '" + first_requantized->name + "'",
+            fmt::format("requantizing from {} to {} is disabled (pass --allow-requantize; {} tensor(s) are quantized)",
+                        type_name(first_requantized->src_type), type_name(first_requantized->dst_type), requantized)));
     else if (requantized)
-        job.plan.warnings.push_back(fmt::format("requantizing {} already-quantized tensor(s): quality is lower than "
-                                                "quantizing from F32/F16/BF16", requantized));
+        job.plan.warnings.push_back(
+            fmt::format("requantizing {} already-quantized tensor(s): quality is lower than "
+                        "quantizing from F32/F16/BF16",
+                        requantized));
 
     GgufWriter planned("(planned output)");
     describe_output(planned, job);
@@ -276,7 +293,8 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
 
 void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads,
                    const RequantProgress& progress) {
-    if (!job.writable) throw FormatError(ErrorKind::Usage, out_path, "", "the plan has refused tensors (see its warnings)");
+    if (!job.writable)
+        throw FormatError(ErrorKind::Usage, out_path, "", "the plan has refused tensors (see its warnings)");
     GgufOutput w(out_path, job.split, in.files());
     describe_output(w, job);
     w.plan();
@@ -313,7 +331,8 @@ void write_requant(const Model& in, const RequantJob& job, const std::string& ou
             const size_t piece = static_cast<size_t>(std::max<uint64_t>(1, kCopyPiece / row) * row);
             for (size_t off = 0; off < data.size(); off += piece) {
                 const size_t n = std::min(piece, data.size() - off);
-                validate_rows(t.src_type, data.subspan(off, n), row, static_cast<int64_t>(off / row), in.path(), t.name, "input");
+                validate_rows(t.src_type, data.subspan(off, n), row, static_cast<int64_t>(off / row), in.path(), t.name,
+                              "input");
                 w.write_tensor_data(data.subspan(off, n));
                 advance(off + n);
             }
@@ -325,7 +344,8 @@ void write_requant(const Model& in, const RequantJob& job, const std::string& ou
     w.finish();
 }
 
-RequantJob requantize(const std::string& in_path, const std::string& out_path, const RequantOptions& opt, unsigned threads) {
+RequantJob requantize(const std::string& in_path, const std::string& out_path, const RequantOptions& opt,
+                      unsigned threads) {
     Model in = open_model(in_path);
     RequantJob job = prepare_requant(in, opt);
     write_requant(in, job, out_path, threads);

@@ -21,30 +21,30 @@
 namespace oiw {
 
 struct RequantOptions {
-    PlanOptions plan;                            // preset, rules, overrides (has_imatrix is set here)
-    std::string imatrix_path;                    // --imatrix (empty: none); written as given to quantize.imatrix.file
-    std::vector<std::string> include_weights;    // --include-weights (substrings of imatrix entry names)
-    std::vector<std::string> exclude_weights;    // --exclude-weights
-    std::vector<GgufKV> override_kv;             // --override-kv, applied in order after general.file_type
-    bool allow_requantize = false;               // quantized sources: dequantize, then quantize
-    bool dry_run = false;                        // plan only: what a conversion would refuse becomes a warning
-    bool reference_kernels = false;              // scalar reference quantizers (benchmark baseline; same bytes)
-    SplitOptions split;                          // write gguf-split shards (or one of them) instead of one file
-    bool keep_split = false;                     // --keep-split: one output shard per input shard, llama-quantize's layout
+    PlanOptions plan;                          // preset, rules, overrides (has_imatrix is set here)
+    std::string imatrix_path;                  // --imatrix (empty: none); written as given to quantize.imatrix.file
+    std::vector<std::string> include_weights;  // --include-weights (substrings of imatrix entry names)
+    std::vector<std::string> exclude_weights;  // --exclude-weights
+    std::vector<GgufKV> override_kv;           // --override-kv, applied in order after general.file_type
+    bool allow_requantize = false;             // quantized sources: dequantize, then quantize
+    bool dry_run = false;                      // plan only: what a conversion would refuse becomes a warning
+    bool reference_kernels = false;            // scalar reference quantizers (benchmark baseline; same bytes)
+    SplitOptions split;                        // write gguf-split shards (or one of them) instead of one file
+    bool keep_split = false;  // --keep-split: one output shard per input shard, llama-quantize's layout
 };
 
 struct RequantJob {
-    RequantPlan plan;                                     // tensors in output order, warnings
-    Metadata kvs;                                         // output metadata
-    std::map<std::string, std::vector<float>> imatrix;    // importance weights by tensor name (filtered)
-    uint32_t ftype = 0;                                   // general.file_type
-    uint64_t file_size = 0;                               // exact output size as one file
-    SplitOptions split;                                   // from RequantOptions
-    std::vector<uint64_t> out_sizes;                      // exact size of each output file (one, or every shard)
-    uint64_t written_src_bytes = 0;                       // input bytes of the tensors this run writes
+    RequantPlan plan;                                       // tensors in output order, warnings
+    Metadata kvs;                                           // output metadata
+    std::map<std::string, std::vector<float>> imatrix;      // importance weights by tensor name (filtered)
+    uint32_t ftype = 0;                                     // general.file_type
+    uint64_t file_size = 0;                                 // exact output size as one file
+    SplitOptions split;                                     // from RequantOptions
+    std::vector<uint64_t> out_sizes;                        // exact size of each output file (one, or every shard)
+    uint64_t written_src_bytes = 0;                         // input bytes of the tensors this run writes
     uint64_t n_elements = 0, src_bytes = 0, dst_bytes = 0;  // over all tensors
-    bool writable = true;                                 // false: a dry run found something a conversion refuses
-    bool reference_kernels = false;                       // from RequantOptions
+    bool writable = true;                                   // false: a dry run found something a conversion refuses
+    bool reference_kernels = false;                         // from RequantOptions
 
     // Importance weights for a planned tensor (nullptr when none).
     const float* imatrix_for(const TensorPlan& t) const;
@@ -61,8 +61,9 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt);
 using RequantProgress = std::function<void(size_t index, uint64_t src_bytes_done, std::string_view name)>;
 
 // Writes the planned conversion of `in` to `out_path` (or its shards, job.split) through AtomicFile
-// (no input of the run is ever overwritten); with --shard only that shard's tensors are computed. Worker threads: thread_count(threads, tasks of the largest conversion),
-// so `threads` = 0 uses every hardware thread; FormatError when a thread cannot be created.
+// (no input of the run is ever overwritten); with --shard only that shard's tensors are computed. Worker threads:
+// thread_count(threads, tasks of the largest conversion), so `threads` = 0 uses every hardware thread; FormatError when
+// a thread cannot be created.
 void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads = 0,
                    const RequantProgress& progress = {});
 

@@ -1,10 +1,10 @@
 #include "converters/requant/requant_plan.h"
 
 #include <algorithm>
-#include <iterator>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 #include <unordered_map>
 
@@ -13,9 +13,9 @@
 #include "converters/quant/quants.h"
 #include "libformat/escape.h"
 #include "libformat/ftype.h"
-#include "libformat/pattern.h"
-#include "libformat/names.h"
 #include "libformat/io/text_file.h"
+#include "libformat/names.h"
+#include "libformat/pattern.h"
 
 namespace oiw {
 namespace {
@@ -30,21 +30,28 @@ constexpr RequantPreset preset(F ftype, GgmlType default_type) {
 
 // llama-quantize's QUANT_OPTIONS in its listing order (aliases apart; Q2_0 is newer than 1348f67).
 constexpr RequantPreset kPresets[] = {
-    preset(F::MOSTLY_Q1_0, T::Q1_0),       preset(F::MOSTLY_Q4_0, T::Q4_0),       preset(F::MOSTLY_Q4_1, T::Q4_1),
-    preset(F::MOSTLY_MXFP4_MOE, T::MXFP4), preset(F::MOSTLY_Q5_0, T::Q5_0),       preset(F::MOSTLY_Q5_1, T::Q5_1),
-    preset(F::MOSTLY_IQ2_XXS, T::IQ2_XXS), preset(F::MOSTLY_IQ2_XS, T::IQ2_XS),   preset(F::MOSTLY_IQ2_S, T::IQ2_XS),
-    preset(F::MOSTLY_IQ2_M, T::IQ2_S),     preset(F::MOSTLY_IQ1_S, T::IQ1_S),     preset(F::MOSTLY_IQ1_M, T::IQ1_M),
-    preset(F::MOSTLY_TQ1_0, T::TQ1_0),     preset(F::MOSTLY_TQ2_0, T::TQ2_0),     preset(F::MOSTLY_Q2_K, T::Q2_K),
-    preset(F::MOSTLY_Q2_K_S, T::Q2_K),     preset(F::MOSTLY_IQ3_XXS, T::IQ3_XXS), preset(F::MOSTLY_IQ3_S, T::IQ3_S),
-    preset(F::MOSTLY_IQ3_M, T::IQ3_S),     preset(F::MOSTLY_IQ3_XS, T::IQ3_S),    preset(F::MOSTLY_Q3_K_S, T::Q3_K),
-    preset(F::MOSTLY_Q3_K_M, T::Q3_K),     preset(F::MOSTLY_Q3_K_L, T::Q3_K),     preset(F::MOSTLY_IQ4_NL, T::IQ4_NL),
-    preset(F::MOSTLY_IQ4_XS, T::IQ4_XS),   preset(F::MOSTLY_Q4_K_S, T::Q4_K),     preset(F::MOSTLY_Q4_K_M, T::Q4_K),
-    preset(F::MOSTLY_Q5_K_S, T::Q5_K),     preset(F::MOSTLY_Q5_K_M, T::Q5_K),     preset(F::MOSTLY_Q6_K, T::Q6_K),
-    preset(F::MOSTLY_Q8_0, T::Q8_0),       preset(F::MOSTLY_F16, T::F16),         preset(F::MOSTLY_BF16, T::BF16),
-    preset(F::ALL_F32, T::F32),
+    preset(F::MOSTLY_Q1_0, T::Q1_0),       preset(F::MOSTLY_Q4_0, T::Q4_0),
+    preset(F::MOSTLY_Q4_1, T::Q4_1),       preset(F::MOSTLY_MXFP4_MOE, T::MXFP4),
+    preset(F::MOSTLY_Q5_0, T::Q5_0),       preset(F::MOSTLY_Q5_1, T::Q5_1),
+    preset(F::MOSTLY_IQ2_XXS, T::IQ2_XXS), preset(F::MOSTLY_IQ2_XS, T::IQ2_XS),
+    preset(F::MOSTLY_IQ2_S, T::IQ2_XS),    preset(F::MOSTLY_IQ2_M, T::IQ2_S),
+    preset(F::MOSTLY_IQ1_S, T::IQ1_S),     preset(F::MOSTLY_IQ1_M, T::IQ1_M),
+    preset(F::MOSTLY_TQ1_0, T::TQ1_0),     preset(F::MOSTLY_TQ2_0, T::TQ2_0),
+    preset(F::MOSTLY_Q2_K, T::Q2_K),       preset(F::MOSTLY_Q2_K_S, T::Q2_K),
+    preset(F::MOSTLY_IQ3_XXS, T::IQ3_XXS), preset(F::MOSTLY_IQ3_S, T::IQ3_S),
+    preset(F::MOSTLY_IQ3_M, T::IQ3_S),     preset(F::MOSTLY_IQ3_XS, T::IQ3_S),
+    preset(F::MOSTLY_Q3_K_S, T::Q3_K),     preset(F::MOSTLY_Q3_K_M, T::Q3_K),
+    preset(F::MOSTLY_Q3_K_L, T::Q3_K),     preset(F::MOSTLY_IQ4_NL, T::IQ4_NL),
+    preset(F::MOSTLY_IQ4_XS, T::IQ4_XS),   preset(F::MOSTLY_Q4_K_S, T::Q4_K),
+    preset(F::MOSTLY_Q4_K_M, T::Q4_K),     preset(F::MOSTLY_Q5_K_S, T::Q5_K),
+    preset(F::MOSTLY_Q5_K_M, T::Q5_K),     preset(F::MOSTLY_Q6_K, T::Q6_K),
+    preset(F::MOSTLY_Q8_0, T::Q8_0),       preset(F::MOSTLY_F16, T::F16),
+    preset(F::MOSTLY_BF16, T::BF16),       preset(F::ALL_F32, T::F32),
 };
 constexpr std::pair<std::string_view, std::string_view> kPresetAliases[] = {
-    {"Q3_K", "Q3_K_M"}, {"Q4_K", "Q4_K_M"}, {"Q5_K", "Q5_K_M"},
+    {"Q3_K", "Q3_K_M"},
+    {"Q4_K", "Q4_K_M"},
+    {"Q5_K", "Q5_K_M"},
 };
 
 [[noreturn]] void usage_error(std::string_view subject, const std::string& what) {
@@ -56,19 +63,41 @@ constexpr std::pair<std::string_view, std::string_view> kPresetAliases[] = {
 
 // A weight whose name contains any of these stays as it is.
 constexpr std::string_view kNeverQuantized[] = {
-    "_norm.weight",                                    // norms
-    "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight",  // MoE routers and routing tables
-    "altup", "laurel", "per_layer_model_proj",         // small Gemma-3n tensors
-    "ssm_conv1d", "shortconv.conv.weight",             // small conv1d weights
-    "indexer.k_proj.weight", "indexer.q_proj.weight",  // MiniMax indexer projections
-    "time_mix_first.weight", "time_mix_w0.weight", "time_mix_w1.weight", "time_mix_w2.weight",  // RWKV
-    "time_mix_v0.weight", "time_mix_v1.weight", "time_mix_v2.weight", "time_mix_a0.weight",
-    "time_mix_a1.weight", "time_mix_a2.weight", "time_mix_g1.weight", "time_mix_g2.weight",
-    "time_mix_decay_w1.weight", "time_mix_decay_w2.weight", "time_mix_lerp_fused.weight",
-    "attn_rel_b.weight",                               // T5 relative position bias
-    ".position_embd", "sam.pos_embd", "sam.neck.", "sam.net_", ".rel_pos", ".patch_embd",
-    ".patch_merger",                                   // multimodal
-    "a.rvq.codebook", "mm.a.code_embd",                // audio codebooks
+    "_norm.weight",  // norms
+    "ffn_gate_inp.weight",
+    "ffn_gate_tid2eid.weight",  // MoE routers and routing tables
+    "altup",
+    "laurel",
+    "per_layer_model_proj",  // small Gemma-3n tensors
+    "ssm_conv1d",
+    "shortconv.conv.weight",  // small conv1d weights
+    "indexer.k_proj.weight",
+    "indexer.q_proj.weight",  // MiniMax indexer projections
+    "time_mix_first.weight",
+    "time_mix_w0.weight",
+    "time_mix_w1.weight",
+    "time_mix_w2.weight",  // RWKV
+    "time_mix_v0.weight",
+    "time_mix_v1.weight",
+    "time_mix_v2.weight",
+    "time_mix_a0.weight",
+    "time_mix_a1.weight",
+    "time_mix_a2.weight",
+    "time_mix_g1.weight",
+    "time_mix_g2.weight",
+    "time_mix_decay_w1.weight",
+    "time_mix_decay_w2.weight",
+    "time_mix_lerp_fused.weight",
+    "attn_rel_b.weight",  // T5 relative position bias
+    ".position_embd",
+    "sam.pos_embd",
+    "sam.neck.",
+    "sam.net_",
+    ".rel_pos",
+    ".patch_embd",
+    ".patch_merger",  // multimodal
+    "a.rvq.codebook",
+    "mm.a.code_embd",  // audio codebooks
 };
 // Whole names that stay as they are (BERT-style positional and token-type embeddings).
 constexpr std::string_view kNeverQuantizedNames[] = {"position_embd.weight", "token_types.weight"};
@@ -88,7 +117,8 @@ bool allows_quantization(const GgufTensorInfo& t, const PlanOptions& opt) {
     if (opt.leave_output_tensor && name == "output.weight") return false;
     for (auto s : kNeverQuantized)
         if (name.find(s) != std::string_view::npos) return false;
-    return std::find(std::begin(kNeverQuantizedNames), std::end(kNeverQuantizedNames), name) == std::end(kNeverQuantizedNames);
+    return std::find(std::begin(kNeverQuantizedNames), std::end(kNeverQuantizedNames), name) ==
+           std::end(kNeverQuantizedNames);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -98,9 +128,15 @@ bool allows_quantization(const GgufTensorInfo& t, const PlanOptions& opt) {
 enum class Cat { TokenEmbd, AttnQ, AttnV, AttnK, AttnQkv, AttnKvB, AttnOutput, FfnUp, FfnGate, FfnDown, Output, Other };
 
 constexpr std::pair<std::string_view, Cat> kCategoryBySubstring[] = {
-    {"attn_qkv.weight", Cat::AttnQkv}, {"attn_kv_b.weight", Cat::AttnKvB}, {"attn_v.weight", Cat::AttnV},
-    {"attn_k.weight", Cat::AttnK},     {"attn_q.weight", Cat::AttnQ},      {"attn_output.weight", Cat::AttnOutput},
-    {"ffn_up", Cat::FfnUp},            {"ffn_gate", Cat::FfnGate},         {"ffn_down", Cat::FfnDown},
+    {"attn_qkv.weight", Cat::AttnQkv},
+    {"attn_kv_b.weight", Cat::AttnKvB},
+    {"attn_v.weight", Cat::AttnV},
+    {"attn_k.weight", Cat::AttnK},
+    {"attn_q.weight", Cat::AttnQ},
+    {"attn_output.weight", Cat::AttnOutput},
+    {"ffn_up", Cat::FfnUp},
+    {"ffn_gate", Cat::FfnGate},
+    {"ffn_down", Cat::FfnDown},
 };
 
 Cat category(std::string_view name) {
@@ -128,7 +164,7 @@ struct MixState {
     const QuantModelInfo& model;
     LlamaFtype ftype;
     bool has_imatrix;
-    bool tied_embeddings;                  // no output.weight: token_embd doubles as lm_head
+    bool tied_embeddings;  // no output.weight: token_embd doubles as lm_head
     std::optional<GgmlType> output_tensor_type;
     int n_attention_wv = 0, i_attention_wv = 0, i_ffn_down = 0, i_ffn_gate = 0, i_ffn_up = 0;
 };
@@ -153,9 +189,12 @@ std::pair<int, int> layer_info(const MixState& s, int counter, const std::string
 // The lowest-bit presets, which llama.cpp mixes in a branch of their own.
 bool lowest_bit_preset(LlamaFtype ft) {
     switch (ft) {
-        case F::MOSTLY_IQ2_XXS: case F::MOSTLY_IQ2_XS: case F::MOSTLY_IQ2_S: case F::MOSTLY_IQ2_M:
-        case F::MOSTLY_IQ1_S: case F::MOSTLY_IQ1_M:
-            return true;
+        case F::MOSTLY_IQ2_XXS:
+        case F::MOSTLY_IQ2_XS:
+        case F::MOSTLY_IQ2_S:
+        case F::MOSTLY_IQ2_M:
+        case F::MOSTLY_IQ1_S:
+        case F::MOSTLY_IQ1_M: return true;
         default: return false;
     }
 }
@@ -163,9 +202,15 @@ bool lowest_bit_preset(LlamaFtype ft) {
 // token_embd (untied): more bits for the lowest-bit, IQ3_XXS and ternary presets.
 GgmlType token_embd_type(LlamaFtype ft, GgmlType type) {
     switch (ft) {
-        case F::MOSTLY_IQ2_XXS: case F::MOSTLY_IQ2_XS: case F::MOSTLY_IQ1_S: case F::MOSTLY_IQ1_M: return T::Q2_K;
-        case F::MOSTLY_IQ2_S: case F::MOSTLY_IQ2_M: case F::MOSTLY_IQ3_XXS: return T::IQ3_S;
-        case F::MOSTLY_TQ1_0: case F::MOSTLY_TQ2_0: return T::Q4_K;
+        case F::MOSTLY_IQ2_XXS:
+        case F::MOSTLY_IQ2_XS:
+        case F::MOSTLY_IQ1_S:
+        case F::MOSTLY_IQ1_M: return T::Q2_K;
+        case F::MOSTLY_IQ2_S:
+        case F::MOSTLY_IQ2_M:
+        case F::MOSTLY_IQ3_XXS: return T::IQ3_S;
+        case F::MOSTLY_TQ1_0:
+        case F::MOSTLY_TQ2_0: return T::Q4_K;
         default: return type;
     }
 }
@@ -217,18 +262,28 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
         const int i = s.i_attention_wv++;
         switch (ft) {
             case F::MOSTLY_Q2_K: type = m.n_gqa() >= 4 ? T::Q4_K : T::Q3_K; break;
-            case F::MOSTLY_Q2_K_S: if (m.n_gqa() >= 4) type = T::Q4_K; break;
+            case F::MOSTLY_Q2_K_S:
+                if (m.n_gqa() >= 4) type = T::Q4_K;
+                break;
             case F::MOSTLY_IQ3_XXS: type = m.n_gqa() >= 4 ? T::Q4_K : !s.has_imatrix ? T::IQ3_S : T::IQ3_XXS; break;
             case F::MOSTLY_IQ3_XS:
-            case F::MOSTLY_IQ3_S: if (m.n_gqa() >= 4) type = T::Q4_K; break;
+            case F::MOSTLY_IQ3_S:
+                if (m.n_gqa() >= 4) type = T::Q4_K;
+                break;
             case F::MOSTLY_IQ3_M: type = T::Q4_K; break;
             case F::MOSTLY_Q3_K_M: type = i < 2 ? T::Q5_K : T::Q4_K; break;
             case F::MOSTLY_Q3_K_L: type = T::Q5_K; break;
             case F::MOSTLY_IQ4_NL:
-            case F::MOSTLY_IQ4_XS: if (m.n_gqa() >= 4) type = T::Q5_K; break;
+            case F::MOSTLY_IQ4_XS:
+                if (m.n_gqa() >= 4) type = T::Q5_K;
+                break;
             case F::MOSTLY_Q4_K_M:
-            case F::MOSTLY_Q5_K_M: if (use_more_bits(i, s.n_attention_wv)) type = T::Q6_K; break;
-            case F::MOSTLY_Q4_K_S: if (i < 4) type = T::Q5_K; break;
+            case F::MOSTLY_Q5_K_M:
+                if (use_more_bits(i, s.n_attention_wv)) type = T::Q6_K;
+                break;
+            case F::MOSTLY_Q4_K_S:
+                if (i < 4) type = T::Q5_K;
+                break;
             default: break;
         }
         // 70B: attn_v is 8x smaller than attn_q, more bits cost little.
@@ -240,8 +295,7 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
         case Cat::AttnK:
             if (m.n_expert == 8) return T::Q8_0;
             [[fallthrough]];
-        case Cat::AttnQ:
-            return ft == F::MOSTLY_IQ3_XS ? T::IQ3_XXS : ft == F::MOSTLY_IQ3_XXS ? T::IQ2_S : type;
+        case Cat::AttnQ: return ft == F::MOSTLY_IQ3_XS ? T::IQ3_XXS : ft == F::MOSTLY_IQ3_XXS ? T::IQ2_S : type;
         case Cat::FfnDown: {
             const auto [i, n] = layer_info(s, s.i_ffn_down, t.name);
             ++s.i_ffn_down;
@@ -270,17 +324,25 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
             if (falcon) return ft == F::MOSTLY_Q3_K_L ? T::Q4_K : type;
             if (m.n_expert == 8) {
                 switch (ft) {
-                    case F::MOSTLY_Q2_K: case F::MOSTLY_IQ3_XS: case F::MOSTLY_IQ3_XXS: case F::MOSTLY_Q3_K_S:
-                    case F::MOSTLY_Q3_K_M: case F::MOSTLY_IQ4_NL: case F::MOSTLY_Q4_K_S: case F::MOSTLY_Q4_K_M:
-                    case F::MOSTLY_IQ3_S: case F::MOSTLY_IQ3_M: case F::MOSTLY_IQ4_XS:
-                        return T::Q5_K;
+                    case F::MOSTLY_Q2_K:
+                    case F::MOSTLY_IQ3_XS:
+                    case F::MOSTLY_IQ3_XXS:
+                    case F::MOSTLY_Q3_K_S:
+                    case F::MOSTLY_Q3_K_M:
+                    case F::MOSTLY_IQ4_NL:
+                    case F::MOSTLY_Q4_K_S:
+                    case F::MOSTLY_Q4_K_M:
+                    case F::MOSTLY_IQ3_S:
+                    case F::MOSTLY_IQ3_M:
+                    case F::MOSTLY_IQ4_XS: return T::Q5_K;
                     default: return type;
                 }
             }
             switch (ft) {
                 case F::MOSTLY_Q2_K: return T::Q3_K;
                 case F::MOSTLY_IQ3_XXS: return T::IQ3_S;
-                case F::MOSTLY_Q3_K_M: case F::MOSTLY_IQ3_M: return T::Q4_K;
+                case F::MOSTLY_Q3_K_M:
+                case F::MOSTLY_IQ3_M: return T::Q4_K;
                 case F::MOSTLY_Q3_K_L: return T::Q5_K;
                 default: return type;
             }
@@ -291,8 +353,7 @@ GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType ty
             const auto [i, n] = layer_info(s, counter++, t.name);
             return ft == F::MOSTLY_IQ3_XS && i >= n / 8 && i < 7 * n / 8 ? T::IQ3_XXS : type;
         }
-        default:
-            return type;
+        default: return type;
     }
 }
 
@@ -304,22 +365,31 @@ GgmlType fallback_type(const GgufTensorInfo& t, GgmlType type, RequantPlan& plan
     if (ncols % block == 0) return type;
     GgmlType fb;
     switch (type) {
-        case T::IQ1_S: case T::IQ1_M: case T::IQ2_XXS: case T::IQ2_XS: case T::IQ2_S: case T::IQ3_XXS:
-        case T::IQ3_S: case T::IQ4_XS:
-            fb = T::IQ4_NL; break;
-        case T::Q2_K: case T::Q3_K: case T::TQ1_0: case T::TQ2_0: fb = T::Q4_0; break;
+        case T::IQ1_S:
+        case T::IQ1_M:
+        case T::IQ2_XXS:
+        case T::IQ2_XS:
+        case T::IQ2_S:
+        case T::IQ3_XXS:
+        case T::IQ3_S:
+        case T::IQ4_XS: fb = T::IQ4_NL; break;
+        case T::Q2_K:
+        case T::Q3_K:
+        case T::TQ1_0:
+        case T::TQ2_0: fb = T::Q4_0; break;
         case T::Q4_K: fb = T::Q5_0; break;
         case T::Q5_K: fb = T::Q5_1; break;
         case T::Q6_K: fb = T::Q8_0; break;
         default:
-            plan.refusals.push_back({"tensor '" + t.name + "'",
-                                     fmt::format("row length {} is not a multiple of {} (required by {}) and {} has no fallback type",
-                                                 ncols, block, type_name(type), type_name(type))});
+            plan.refusals.push_back(
+                {"tensor '" + t.name + "'",
+                 fmt::format("row length {} is not a multiple of {} (required by {}) and {} has no fallback type",
+                             ncols, block, type_name(type), type_name(type))});
             return t.type;
     }
     if (ncols % traits(fb).block_size != 0) fb = T::F16;
     plan.warnings.push_back(fmt::format("tensor '{}': row length {} is not a multiple of {} (required by {}): using {}",
-                                   escape_text(t.name), ncols, block, type_name(type), type_name(fb)));
+                                        escape_text(t.name), ncols, block, type_name(type), type_name(fb)));
     return fb;
 }
 
@@ -327,7 +397,12 @@ GgmlType fallback_type(const GgufTensorInfo& t, GgmlType type, RequantPlan& plan
 bool requires_imatrix(std::string_view name, GgmlType type, LlamaFtype ftype) {
     if (name == "token_embd.weight" || name == "per_layer_token_embd.weight" || name == "output.weight") return false;
     switch (type) {
-        case T::IQ3_XXS: case T::IQ2_XXS: case T::IQ2_XS: case T::IQ2_S: case T::IQ1_M: case T::IQ1_S: return true;
+        case T::IQ3_XXS:
+        case T::IQ2_XXS:
+        case T::IQ2_XS:
+        case T::IQ2_S:
+        case T::IQ1_M:
+        case T::IQ1_S: return true;
         case T::Q2_K: return ftype == F::MOSTLY_Q2_K_S;
         default: return quantize_requires_imatrix(type);
     }
@@ -402,8 +477,10 @@ QuantModelInfo quant_model_info(const Metadata& kvs) {
     // LLM_TYPE_70B as llama_model::load_hparams sets it: llama with 80 layers and grouped-query
     // attention (not the 8-expert Mixtral shapes), and every 80-layer deci / qwen2 / qwen2vl / olmo.
     if (m.n_layer == 80) {
-        if (m.arch == "llama") m.is_70b = m.n_expert != 8 && m.n_head != m.n_head_kv;
-        else m.is_70b = m.arch == "deci" || m.arch == "qwen2" || m.arch == "qwen2vl" || m.arch == "olmo";
+        if (m.arch == "llama")
+            m.is_70b = m.n_expert != 8 && m.n_head != m.n_head_kv;
+        else
+            m.is_70b = m.arch == "deci" || m.arch == "qwen2" || m.arch == "qwen2vl" || m.arch == "olmo";
     }
     return m;
 }
@@ -422,8 +499,7 @@ std::vector<size_t> llama_tensor_order(const std::vector<GgufTensorInfo>& tensor
     return order;
 }
 
-RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors,
-                         const PlanOptions& opt) {
+RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors, const PlanOptions& opt) {
     if (!opt.preset) usage_error("--preset", "no preset given");
     const RequantPreset& preset = *opt.preset;
     const QuantModelInfo model = quant_model_info(kvs);
@@ -445,8 +521,10 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
     std::unordered_map<std::string, size_t> exact_rule;
     std::vector<size_t> searched_rules;
     for (size_t r = 0; r < type_res.size(); ++r) {
-        if (const auto& name = type_res[r].exact_name()) exact_rule.try_emplace(*name, r);
-        else searched_rules.push_back(r);
+        if (const auto& name = type_res[r].exact_name())
+            exact_rule.try_emplace(*name, r);
+        else
+            searched_rules.push_back(r);
     }
     const auto first_rule = [&](const std::string& name) {
         const auto it = exact_rule.find(name);
@@ -460,7 +538,8 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
     };
 
     const bool quantized_preset = traits(preset.default_type).quantized;
-    if (!opt.order.empty() && opt.order.size() != tensors.size()) usage_error("--keep-split", "the tensor order does not list every tensor");
+    if (!opt.order.empty() && opt.order.size() != tensors.size())
+        usage_error("--keep-split", "the tensor order does not list every tensor");
     for (size_t idx : opt.order.empty() ? llama_tensor_order(tensors) : opt.order) {
         const GgufTensorInfo& t = tensors[idx];
         const Cat c = category(t.name);
@@ -501,20 +580,24 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
         tp.n_elements = t.n_elements();
         tp.src_bytes = t.n_bytes;
         tp.dst_bytes = row_size(dst, t.ne[0]) * static_cast<uint64_t>(t.n_rows());
-        tp.requires_imatrix = allowed && tp.convert() && requires_imatrix(t.name, dst, static_cast<LlamaFtype>(preset.ftype));
+        tp.requires_imatrix =
+            allowed && tp.convert() && requires_imatrix(t.name, dst, static_cast<LlamaFtype>(preset.ftype));
         plan.tensors.push_back(std::move(tp));
     }
 
     if (!quantized_preset && !opt.tensor_types.empty()) {
-        plan.warnings.push_back(fmt::format("--tensor-type rules are ignored with preset {} (as in llama-quantize)", preset.name));
+        plan.warnings.push_back(
+            fmt::format("--tensor-type rules are ignored with preset {} (as in llama-quantize)", preset.name));
     } else {
         for (size_t r = 0; r < type_hits.size(); ++r)
             if (!type_hits[r])
                 plan.warnings.push_back(fmt::format("--tensor-type '{}={}' applies to no tensor",
-                                                    escape_text(opt.tensor_types[r].pattern), type_name(opt.tensor_types[r].type)));
+                                                    escape_text(opt.tensor_types[r].pattern),
+                                                    type_name(opt.tensor_types[r].type)));
     }
     for (size_t k = 0; k < keep_hits.size(); ++k)
-        if (!keep_hits[k]) plan.warnings.push_back(fmt::format("--keep '{}' matches no tensor", escape_text(opt.keep[k])));
+        if (!keep_hits[k])
+            plan.warnings.push_back(fmt::format("--keep '{}' matches no tensor", escape_text(opt.keep[k])));
     return plan;
 }
 

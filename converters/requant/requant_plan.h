@@ -44,31 +44,31 @@ TensorTypeRule parse_tensor_type_rule(std::string_view spec);
 std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path);
 
 struct PlanOptions {
-    const RequantPreset* preset = nullptr;           // required
-    std::vector<TensorTypeRule> tensor_types;        // --tensor-type / --tensor-type-file, in order
-    std::optional<GgmlType> output_tensor_type;      // --output-tensor-type
-    std::optional<GgmlType> token_embedding_type;    // --token-embedding-type
-    bool leave_output_tensor = false;                // --leave-output-tensor
-    bool pure = false;                               // --pure: no mixture rules
-    std::vector<std::string> keep;                   // --keep REGEX: copy matching tensors unchanged
-    bool has_imatrix = false;                        // some rules depend on it
-    std::vector<size_t> order;                       // tensor order (--keep-split: the input's); empty: llama_tensor_order
+    const RequantPreset* preset = nullptr;         // required
+    std::vector<TensorTypeRule> tensor_types;      // --tensor-type / --tensor-type-file, in order
+    std::optional<GgmlType> output_tensor_type;    // --output-tensor-type
+    std::optional<GgmlType> token_embedding_type;  // --token-embedding-type
+    bool leave_output_tensor = false;              // --leave-output-tensor
+    bool pure = false;                             // --pure: no mixture rules
+    std::vector<std::string> keep;                 // --keep REGEX: copy matching tensors unchanged
+    bool has_imatrix = false;                      // some rules depend on it
+    std::vector<size_t> order;  // tensor order (--keep-split: the input's); empty: llama_tensor_order
 };
 
 // The model facts the mixture rules read (a subset of llama_hparams), from the metadata.
 struct QuantModelInfo {
-    std::string arch;        // general.architecture
-    int n_layer = 0;         // <arch>.block_count
+    std::string arch;  // general.architecture
+    int n_layer = 0;   // <arch>.block_count
     uint32_t n_head = 0, n_head_kv = 0, n_expert = 0;
-    bool is_70b = false;     // llama.cpp's LLM_TYPE_70B (80-layer llama with GQA, deci, qwen2, olmo)
+    bool is_70b = false;  // llama.cpp's LLM_TYPE_70B (80-layer llama with GQA, deci, qwen2, olmo)
     int n_gqa() const { return n_head_kv ? static_cast<int>(n_head / n_head_kv) : 0; }
 };
 QuantModelInfo quant_model_info(const Metadata& kvs);
 
 struct TensorPlan {
-    size_t input_index = 0;       // index in the input file's tensor list
+    size_t input_index = 0;  // index in the input file's tensor list
     std::string name;
-    std::vector<int64_t> shape;   // trailing 1s dropped (ggml_n_dims), as llama-quantize writes it
+    std::vector<int64_t> shape;  // trailing 1s dropped (ggml_n_dims), as llama-quantize writes it
     GgmlType src_type = GgmlType::F32, dst_type = GgmlType::F32;
     uint64_t src_bytes = 0, dst_bytes = 0;
     int64_t n_elements = 0;
@@ -96,7 +96,6 @@ std::vector<size_t> llama_tensor_order(const std::vector<GgufTensorInfo>& tensor
 // `kvs` is the output metadata (model facts are read from it). A tensor llama-quantize cannot
 // place (no fallback type) goes to plan.refusals. Throws FormatError(Usage) for a bad regex or a
 // missing block number.
-RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors,
-                         const PlanOptions& opt);
+RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors, const PlanOptions& opt);
 
 }  // namespace oiw

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "libformat/fp16.h"
 #include "converters/quant/quants.h"
 #include "converters/quant/validate.h"
+#include "libformat/fp16.h"
 
 namespace oiw {
 namespace {
@@ -17,7 +17,9 @@ struct Rng {
     uint64_t s;
     explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 0x1234567ull) {}
     uint64_t next() {
-        s ^= s >> 12; s ^= s << 25; s ^= s >> 27;
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
         return s * 0x2545F4914F6CDD1Dull;
     }
     float uniform() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }
@@ -40,8 +42,12 @@ std::vector<TensorSpec> plan(const SynthOptions& o) {
     const int64_t e = o.n_embd, kv = o.n_embd / o.n_head * o.n_head_kv;
     const float ws = 1.0f / std::sqrt(static_cast<float>(e));
     std::vector<TensorSpec> t;
-    auto mat = [&](std::string n, std::vector<int64_t> s) { t.push_back({std::move(n), std::move(s), o.type, ws, false}); };
-    auto f32 = [&](std::string n, std::vector<int64_t> s, bool norm) { t.push_back({std::move(n), std::move(s), GgmlType::F32, ws, norm}); };
+    auto mat = [&](std::string n, std::vector<int64_t> s) {
+        t.push_back({std::move(n), std::move(s), o.type, ws, false});
+    };
+    auto f32 = [&](std::string n, std::vector<int64_t> s, bool norm) {
+        t.push_back({std::move(n), std::move(s), GgmlType::F32, ws, norm});
+    };
     mat("token_embd.weight", {e, o.n_vocab});
     for (int64_t l = 0; l < o.n_layer; ++l) {
         const std::string b = fmt::format("blk.{}.", l);
@@ -68,7 +74,9 @@ std::vector<TensorSpec> plan(const SynthOptions& o) {
 }
 
 template <typename T>
-GgufKV scalar(std::string k, GgufType t, T v) { return {std::move(k), GgufValue::make_scalar<T>(t, v)}; }
+GgufKV scalar(std::string k, GgufType t, T v) {
+    return {std::move(k), GgufValue::make_scalar<T>(t, v)};
+}
 
 std::vector<GgufKV> metadata(const SynthOptions& o) {
     const std::string a = o.n_expert > 0 ? "qwen3moe" : "llama";
@@ -81,7 +89,8 @@ std::vector<GgufKV> metadata(const SynthOptions& o) {
     kv.push_back(scalar<uint32_t>(a + ".feed_forward_length", GgufType::U32, static_cast<uint32_t>(o.n_ff)));
     kv.push_back(scalar<uint32_t>(a + ".attention.head_count", GgufType::U32, static_cast<uint32_t>(o.n_head)));
     kv.push_back(scalar<uint32_t>(a + ".attention.head_count_kv", GgufType::U32, static_cast<uint32_t>(o.n_head_kv)));
-    kv.push_back(scalar<uint32_t>(a + ".rope.dimension_count", GgufType::U32, static_cast<uint32_t>(o.n_embd / o.n_head)));
+    kv.push_back(
+        scalar<uint32_t>(a + ".rope.dimension_count", GgufType::U32, static_cast<uint32_t>(o.n_embd / o.n_head)));
     kv.push_back(scalar<float>(a + ".attention.layer_norm_rms_epsilon", GgufType::F32, 1e-5f));
     if (o.n_expert > 0) {
         kv.push_back(scalar<uint32_t>(a + ".expert_count", GgufType::U32, static_cast<uint32_t>(o.n_expert)));
@@ -101,8 +110,10 @@ std::vector<GgufKV> metadata(const SynthOptions& o) {
     push("<unk>", 0.0f, 2);
     push("<s>", 0.0f, 3);
     push("</s>", 0.0f, 3);
-    for (int b = 0; b < 256 && static_cast<int64_t>(tokens.size()) < o.n_vocab; ++b) push(fmt::format("<0x{:02X}>", b), 0.0f, 6);
-    for (int64_t i = static_cast<int64_t>(tokens.size()); i < o.n_vocab; ++i) push(fmt::format("\xe2\x96\x81t{}", i), -static_cast<float>(i), 1);
+    for (int b = 0; b < 256 && static_cast<int64_t>(tokens.size()) < o.n_vocab; ++b)
+        push(fmt::format("<0x{:02X}>", b), 0.0f, 6);
+    for (int64_t i = static_cast<int64_t>(tokens.size()); i < o.n_vocab; ++i)
+        push(fmt::format("\xe2\x96\x81t{}", i), -static_cast<float>(i), 1);
     const uint64_t n = tokens.size();
     kv.push_back({"tokenizer.ggml.model", GgufValue::make_string("llama")});
     kv.push_back({"tokenizer.ggml.tokens", GgufValue::make_string_array(std::move(tokens))});
@@ -121,7 +132,8 @@ uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const
     if (o.n_expert > 0 && (o.n_expert_used < 1 || o.n_expert_used > o.n_expert))
         throw FormatError(ErrorKind::Usage, path, "", "n_expert_used must be in 1..n_expert");
     if (o.type != GgmlType::F32 && o.type != GgmlType::F16 && o.type != GgmlType::BF16 && !can_quantize(o.type))
-        throw FormatError(ErrorKind::Usage, path, "", fmt::format("cannot generate weights of type {}", type_name(o.type)));
+        throw FormatError(ErrorKind::Usage, path, "",
+                          fmt::format("cannot generate weights of type {}", type_name(o.type)));
     GgufOutput w(path, split);
     w.set_kvs(metadata(o));
     auto specs = plan(o);
@@ -147,10 +159,12 @@ uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const
             rowbuf.resize(static_cast<size_t>(nr * ne0));
             for (auto& x : rowbuf) x = s.norm ? 1.0f + 0.1f * rng.heavy() : s.scale * rng.heavy();
             out.resize(row_size(s.type, ne0) * nr);
-            if (s.type == GgmlType::F32) std::memcpy(out.data(), rowbuf.data(), out.size());
+            if (s.type == GgmlType::F32)
+                std::memcpy(out.data(), rowbuf.data(), out.size());
             else if (s.type == GgmlType::F16 || s.type == GgmlType::BF16) {
                 auto* h = reinterpret_cast<uint16_t*>(out.data());
-                for (size_t j = 0; j < rowbuf.size(); ++j) h[j] = s.type == GgmlType::F16 ? fp32_to_fp16(rowbuf[j]) : fp32_to_bf16(rowbuf[j]);
+                for (size_t j = 0; j < rowbuf.size(); ++j)
+                    h[j] = s.type == GgmlType::F16 ? fp32_to_fp16(rowbuf[j]) : fp32_to_bf16(rowbuf[j]);
             } else {
                 quantize_chunk(s.type, rowbuf.data(), out.data(), nr, ne0, nullptr);
             }

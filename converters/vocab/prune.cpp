@@ -15,15 +15,19 @@ constexpr std::string_view kTokenizerPrefix = "tokenizer.ggml.";
 const std::string kMerges = "tokenizer.ggml.merges";
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+    return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
 
-bool is_special_id_key(std::string_view key) { return starts_with(key, kTokenizerPrefix) && ends_with(key, "_token_id"); }
+bool is_special_id_key(std::string_view key) {
+    return starts_with(key, kTokenizerPrefix) && ends_with(key, "_token_id");
+}
 
 // Per-token arrays: every tokenizer.ggml.* array as long as the vocabulary except the merges
 // and the (byte-blob) precompiled charsmap, whose lengths can coincide.
 bool is_per_token(const GgufKV& kv, size_t n_vocab) {
-    return starts_with(kv.key, kTokenizerPrefix) && kv.value.is_array() && kv.value.count() == n_vocab && kv.key != kMerges &&
-           kv.key != "tokenizer.ggml.precompiled_charsmap";
+    return starts_with(kv.key, kTokenizerPrefix) && kv.value.is_array() && kv.value.count() == n_vocab &&
+           kv.key != kMerges && kv.key != "tokenizer.ggml.precompiled_charsmap";
 }
 
 // Elements `ids` of an array value, in that order; same element type.
@@ -52,7 +56,9 @@ GgufValue same_type_int(const GgufValue& like, uint64_t x) {
 // llama.cpp's default special ids for a model whose file does not name them.
 std::vector<std::pair<std::string, int32_t>> default_special_ids(Model m) {
     if (m == Model::Spm)
-        return {{"tokenizer.ggml.unknown_token_id", 0}, {"tokenizer.ggml.bos_token_id", 1}, {"tokenizer.ggml.eos_token_id", 2}};
+        return {{"tokenizer.ggml.unknown_token_id", 0},
+                {"tokenizer.ggml.bos_token_id", 1},
+                {"tokenizer.ggml.eos_token_id", 2}};
     if (m == Model::Bpe) return {{"tokenizer.ggml.bos_token_id", 11}, {"tokenizer.ggml.eos_token_id", 11}};
     return {};
 }
@@ -82,8 +88,10 @@ std::pair<uint64_t, uint64_t> gather_geometry(const GgufTensorInfo& t, int d) {
 void check_consistent(const oiw::Model& in, size_t n_vocab) {
     const std::string& file = in.path();
     const auto refuse = [&](const std::string& subject, const std::string& what) {
-        throw FormatError(ErrorKind::BadData, file, subject,
-                          what + fmt::format(", but the vocabulary has {} tokens: the model is inconsistent, refusing to prune", n_vocab));
+        throw FormatError(
+            ErrorKind::BadData, file, subject,
+            what + fmt::format(", but the vocabulary has {} tokens: the model is inconsistent, refusing to prune",
+                               n_vocab));
     };
     const Metadata& md = in.metadata();
     if (const auto arch = md.get_string("general.architecture")) {
@@ -96,7 +104,8 @@ void check_consistent(const oiw::Model& in, size_t n_vocab) {
     for (const GgufTensorInfo& t : in.tensors()) {
         if (!is_vocab_tensor(t.name)) continue;
         const auto rows = static_cast<uint64_t>(t.ne[t.n_dims - 1]);
-        if (rows != n_vocab) refuse("tensor '" + t.name + "'", fmt::format("it has {} entries along its last dimension", rows));
+        if (rows != n_vocab)
+            refuse("tensor '" + t.name + "'", fmt::format("it has {} entries along its last dimension", rows));
     }
 }
 
@@ -107,7 +116,8 @@ void check_ids(const std::vector<int64_t>& ids, size_t n_vocab, const std::strin
                               "out of range (the vocabulary has " + std::to_string(n_vocab) + " tokens)");
 }
 
-PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested, const PruneOptions& opt) {
+PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested,
+                     const PruneOptions& opt) {
     const std::string& file = in.path();
     const size_t n = vocab.size();
     check_consistent(in, n);
@@ -136,7 +146,9 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
             if (auto id = vocab.find(byte_to_unicode(static_cast<uint8_t>(b)))) mark(*id, plan.always_kept);
     const Metadata& md = in.metadata();
     // A special id key's value as a token id of this vocabulary (anything else throws, naming the key).
-    const auto special_id = [&](const std::string& key) { return static_cast<int32_t>(*md.get_int(key, 0, static_cast<int64_t>(n) - 1)); };
+    const auto special_id = [&](const std::string& key) {
+        return static_cast<int32_t>(*md.get_int(key, 0, static_cast<int64_t>(n) - 1));
+    };
     for (const GgufKV& kv : md)
         if (is_special_id_key(kv.key)) mark(special_id(kv.key), plan.always_kept);
     const auto defaults = default_special_ids(vocab.model());
@@ -172,7 +184,8 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
             plan.original_ids.push_back(static_cast<int32_t>(i));
         }
     plan.n_vocab_after = plan.original_ids.size();
-    if (plan.n_vocab_after == 0) throw FormatError(ErrorKind::Usage, file, "", "nothing to keep: no ids requested and no special tokens");
+    if (plan.n_vocab_after == 0)
+        throw FormatError(ErrorKind::Usage, file, "", "nothing to keep: no ids requested and no special tokens");
 
     // Metadata.
     const GgufValue* arch = md.find("general.architecture");
@@ -181,7 +194,8 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
     std::vector<GgufKV> kvs;
     for (const GgufKV& kv : md) {
         GgufKV o = kv;
-        if (kv.key == kOriginalIdsKey && kv.value.is_array() && kv.value.elem_type() == GgufType::I32 && kv.value.count() == n) {
+        if (kv.key == kOriginalIdsKey && kv.value.is_array() && kv.value.elem_type() == GgufType::I32 &&
+            kv.value.count() == n) {
             o.value = gather(kv.value, plan.original_ids);  // composes with an earlier pruning
             have_map = true;
         } else if (is_per_token(kv, n)) {
@@ -199,7 +213,8 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
             plan.merges_after = kept.size();
             o.value = GgufValue::make_string_array(std::move(kept));
         } else if (is_special_id_key(kv.key)) {
-            o.value = same_type_int(kv.value, static_cast<uint64_t>(old_to_new[static_cast<size_t>(special_id(kv.key))]));
+            o.value =
+                same_type_int(kv.value, static_cast<uint64_t>(old_to_new[static_cast<size_t>(special_id(kv.key))]));
         } else if (kv.key == vocab_size_key && kv.value.is_integer()) {
             o.value = same_type_int(kv.value, plan.n_vocab_after);
         }
@@ -207,11 +222,13 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
     }
     for (const auto& [key, id] : defaults)
         if (!md.contains(key) && static_cast<size_t>(id) < n && old_to_new[static_cast<size_t>(id)] != id)
-            kvs.push_back({key, GgufValue::make_scalar(GgufType::U32, static_cast<uint32_t>(old_to_new[static_cast<size_t>(id)]))});
+            kvs.push_back({key, GgufValue::make_scalar(GgufType::U32,
+                                                       static_cast<uint32_t>(old_to_new[static_cast<size_t>(id)]))});
     if (!have_map) {
         std::vector<uint8_t> packed(plan.original_ids.size() * sizeof(int32_t));
         std::memcpy(packed.data(), plan.original_ids.data(), packed.size());
-        kvs.push_back({kOriginalIdsKey, GgufValue::make_array(GgufType::I32, std::move(packed), plan.original_ids.size())});
+        kvs.push_back(
+            {kOriginalIdsKey, GgufValue::make_array(GgufType::I32, std::move(packed), plan.original_ids.size())});
     }
     plan.kvs = Metadata(std::move(kvs), "(planned output)");
 
@@ -221,7 +238,8 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
         std::vector<int64_t> shape = t.shape();
         if (d == 0 && traits(t.type).block_size != 1)
             throw FormatError(ErrorKind::Unsupported, file, "tensor '" + t.name + "'",
-                              "its vocabulary dimension is ne0 of block type " + std::string(type_name(t.type)) + ": rows cannot be gathered");
+                              "its vocabulary dimension is ne0 of block type " + std::string(type_name(t.type)) +
+                                  ": rows cannot be gathered");
         if (d >= 0) shape[static_cast<size_t>(d)] = static_cast<int64_t>(plan.n_vocab_after);
         plan.tensors.push_back(make_tensor_info(t.name, t.type, shape, file));
         plan.vocab_dim.push_back(d);
@@ -244,7 +262,8 @@ void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string
             const auto [unit, outer] = gather_geometry(in.tensors()[i], d);
             for (uint64_t o = 0; o < outer; ++o)
                 for (int32_t old : plan.original_ids)
-                    w.write_tensor_data(data.subspan((o * plan.n_vocab_before + static_cast<uint64_t>(old)) * unit, unit));
+                    w.write_tensor_data(
+                        data.subspan((o * plan.n_vocab_before + static_cast<uint64_t>(old)) * unit, unit));
         }
         in.release_tensor_pages(i);
     }

@@ -18,7 +18,8 @@ constexpr uint32_t kMaxCodepoint = 0x10FFFF;
 
 bool in_ranges(const CodepointRange* r, size_t n, uint32_t cpt) {
     const CodepointRange* end = r + n;
-    const CodepointRange* it = std::upper_bound(r, end, cpt, [](uint32_t c, const CodepointRange& x) { return c < x.first; });
+    const CodepointRange* it =
+        std::upper_bound(r, end, cpt, [](uint32_t c, const CodepointRange& x) { return c < x.first; });
     return it != r && cpt <= (it - 1)->last;
 }
 
@@ -28,7 +29,11 @@ bool continuation(std::string_view s, size_t i) { return (static_cast<uint8_t>(s
 bool decode_one(std::string_view s, size_t& off, uint32_t& cpt) {
     const auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(s[off + k])); };
     const uint32_t c0 = b(0);
-    if (!(c0 & 0x80)) { cpt = c0; off += 1; return true; }
+    if (!(c0 & 0x80)) {
+        cpt = c0;
+        off += 1;
+        return true;
+    }
     if (!(c0 & 0x40)) return false;
     if (!(c0 & 0x20)) {
         if (off + 1 >= s.size() || !continuation(s, off + 1)) return false;

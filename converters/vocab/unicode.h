@@ -9,7 +9,9 @@
 
 namespace oiw::vocab {
 
-struct CodepointRange { uint32_t first, last; };  // inclusive
+struct CodepointRange {
+    uint32_t first, last;
+};  // inclusive
 
 // Byte length of the UTF-8 sequence a lead byte announces (1 for continuation bytes), as
 // llama.cpp's unicode_len_utf8: the SPM and BPE mergers split text into symbols with it.

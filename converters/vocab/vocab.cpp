@@ -18,14 +18,33 @@ constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece
 
 // Pre-tokenizer names llama.cpp maps to its GPT-2 regex (LLAMA_VOCAB_PRE_TYPE_GPT2 and the
 // types sharing its expression) without other tokenizer changes.
-constexpr std::string_view kGpt2Pre[] = {"gpt-2", "phi-2", "mpt", "olmo", "jais", "gigachat", "a.x-4.0", "mellum", "exaone4"};
+constexpr std::string_view kGpt2Pre[] = {"gpt-2",    "phi-2",   "mpt",    "olmo",   "jais",
+                                         "gigachat", "a.x-4.0", "mellum", "exaone4"};
 
 // Texts llama.cpp marks as control tokens whatever their type (end-of-turn/-generation tokens).
-constexpr std::string_view kControlTexts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
-    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
-    "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "[e~["};
+constexpr std::string_view kControlTexts[] = {"<|eot_id|>",
+                                              "<|im_end|>",
+                                              "<|end|>",
+                                              "<|return|>",
+                                              "<|call|>",
+                                              "<|flush|>",
+                                              "<|calls|>",
+                                              "<end_of_turn>",
+                                              "<|endoftext|>",
+                                              "</s>",
+                                              "<|eom_id|>",
+                                              "<EOT>",
+                                              "_<EOT>",
+                                              "[EOT]",
+                                              "[EOS]",
+                                              "<|end_of_text|>",
+                                              "<end_of_utterance>",
+                                              "<eos>",
+                                              "<turn|>",
+                                              "<|tool_response>",
+                                              "<\xef\xbd\x9c"
+                                              "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
+                                              "[e~["};
 
 std::string merge_key(std::string_view left, std::string_view right) {
     const auto n = static_cast<uint32_t>(left.size());
@@ -35,11 +54,13 @@ std::string merge_key(std::string_view left, std::string_view right) {
     return k;
 }
 
-const GgufValue& array_of(const GgufValue* v, GgufType elem, bool or_i32, const std::string& key, const std::string& file) {
+const GgufValue& array_of(const GgufValue* v, GgufType elem, bool or_i32, const std::string& key,
+                          const std::string& file) {
     if (!v->is_array() || !(v->elem_type() == elem || (or_i32 && v->elem_type() == GgufType::I32)))
         throw FormatError(ErrorKind::BadValueType, file, key,
                           "expected an array of " + std::string(gguf_type_name(elem)) + ", found " +
-                              (v->is_array() ? "an array of " + std::string(gguf_type_name(v->elem_type())) : std::string(gguf_type_name(v->type()))));
+                              (v->is_array() ? "an array of " + std::string(gguf_type_name(v->elem_type()))
+                                             : std::string(gguf_type_name(v->type()))));
     return *v;
 }
 
@@ -98,8 +119,9 @@ Vocab Vocab::load(const Metadata& md) {
         if (!a) return nullptr;
         array_of(a, elem, or_i32, key, file);
         if (a->count() != n)
-            throw FormatError(ErrorKind::BadKey, file, key,
-                              "has " + std::to_string(a->count()) + " entries but " + kTokens + " has " + std::to_string(n));
+            throw FormatError(
+                ErrorKind::BadKey, file, key,
+                "has " + std::to_string(a->count()) + " entries but " + kTokens + " has " + std::to_string(n));
         return a;
     };
     const GgufValue* scores = per_token("tokenizer.ggml.scores", GgufType::F32, true);
@@ -116,8 +138,11 @@ Vocab Vocab::load(const Metadata& md) {
         std::string word = v.texts_[i].empty() ? "[EMPTY_" + std::to_string(i) + "]" : v.texts_[i];
         if (!v.ids_.emplace(word, static_cast<int32_t>(i)).second && v.duplicate_.empty()) v.duplicate_ = word;
         const TokenType t = v.types_[i];
-        const bool forced = std::find(std::begin(kControlTexts), std::end(kControlTexts), word) != std::end(kControlTexts);
-        v.special_[i] = t == TokenType::Control || t == TokenType::Unknown || forced ? 2 : t == TokenType::UserDefined ? 1 : 0;
+        const bool forced =
+            std::find(std::begin(kControlTexts), std::end(kControlTexts), word) != std::end(kControlTexts);
+        v.special_[i] = t == TokenType::Control || t == TokenType::Unknown || forced ? 2
+                        : t == TokenType::UserDefined                                ? 1
+                                                                                     : 0;
     }
 
     const GgufValue* model = md.find("tokenizer.ggml.model");
@@ -209,7 +234,9 @@ void Vocab::spm_fragment(std::string_view text, std::vector<int32_t>* out,
         float score;
         size_t size;
     };
-    const auto cmp = [](const Bigram& l, const Bigram& r) { return l.score < r.score || (l.score == r.score && l.left > r.left); };
+    const auto cmp = [](const Bigram& l, const Bigram& r) {
+        return l.score < r.score || (l.score == r.score && l.left > r.left);
+    };
     std::priority_queue<Bigram, std::vector<Bigram>, decltype(cmp)> queue(cmp);
     std::vector<Symbol> syms = split_symbols(text);
     const auto try_add = [&](int left, int right) {
@@ -254,7 +281,9 @@ void Vocab::bpe_word(const std::string& word, std::vector<int32_t>* out,
         std::string text;
         int32_t rank;
     };
-    const auto cmp = [](const Bigram& l, const Bigram& r) { return l.rank > r.rank || (l.rank == r.rank && l.left > r.left); };
+    const auto cmp = [](const Bigram& l, const Bigram& r) {
+        return l.rank > r.rank || (l.rank == r.rank && l.left > r.left);
+    };
     std::priority_queue<Bigram, std::vector<Bigram>, decltype(cmp)> queue(cmp);
     std::vector<Symbol> syms = split_symbols(word);
     const auto piece = [&](const Symbol& s) { return word.substr(s.off, s.n); };
@@ -340,13 +369,17 @@ void Vocab::spm_escape(std::string_view raw, std::string* out) {
 
 void Vocab::begin_tokens(std::vector<int32_t>* out, bool add_special) const {
     if (!add_special || !add_bos_) return;
-    if (bos_ < 0) throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.bos_token_id", "add_bos_token is true but no BOS id");
+    if (bos_ < 0)
+        throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.bos_token_id",
+                          "add_bos_token is true but no BOS id");
     out->push_back(bos_);
 }
 
 void Vocab::end_tokens(std::vector<int32_t>* out, bool add_special) const {
     if (!add_special || !add_eos_) return;
-    if (eos_ < 0) throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.eos_token_id", "add_eos_token is true but no EOS id");
+    if (eos_ < 0)
+        throw FormatError(ErrorKind::BadKey, file_, "tokenizer.ggml.eos_token_id",
+                          "add_eos_token is true but no EOS id");
     out->push_back(eos_);
 }
 
@@ -381,7 +414,8 @@ TokenStream::TokenStream(const Vocab& v, bool add_special, bool parse_special, s
     : v_(v), add_special_(add_special), parse_special_(parse_special), source_(std::move(source)), max_run_(max_run) {
     v.check_tokenizable();
     for (int32_t id : v.special_order_)
-        if (parse_special || v.special_[static_cast<size_t>(id)] != 2) max_special_ = std::max(max_special_, v.text(id).size());
+        if (parse_special || v.special_[static_cast<size_t>(id)] != 2)
+            max_special_ = std::max(max_special_, v.text(id).size());
 }
 
 void TokenStream::too_long(std::string_view what) const {
@@ -462,7 +496,8 @@ void TokenStream::raw_feed(std::string_view raw, std::vector<int32_t>* out) {
         for (const std::string& word : gpt2_pretokenize(raw_, &consumed)) v_.bpe_word(word, out, nullptr);
         raw_.erase(0, consumed);
     }
-    if (raw_.size() > max_run_) too_long(v_.model_ == Model::Spm ? "no symbol boundary that no token spans" : "one pre-tokenizer word");
+    if (raw_.size() > max_run_)
+        too_long(v_.model_ == Model::Spm ? "no symbol boundary that no token spans" : "one pre-tokenizer word");
 }
 
 void TokenStream::raw_close(std::vector<int32_t>* out) {

@@ -19,7 +19,15 @@
 namespace oiw::vocab {
 
 // llama.cpp's llama_token_type (the values of tokenizer.ggml.token_type).
-enum class TokenType : int32_t { Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
+enum class TokenType : int32_t {
+    Undefined = 0,
+    Normal = 1,
+    Unknown = 2,
+    Control = 3,
+    UserDefined = 4,
+    Unused = 5,
+    Byte = 6
+};
 
 enum class Model { Spm, Bpe, Other };
 
@@ -79,7 +87,7 @@ private:
     std::unordered_map<std::string, int32_t> ranks_;  // merge_key(left, right) -> rank
     int32_t bos_ = -1, eos_ = -1;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
-    std::vector<int32_t> special_order_;  // special tokens, longest text first
+    std::vector<int32_t> special_order_;      // special tokens, longest text first
     std::unordered_set<uint64_t> spm_joins_;  // SPM: (byte, symbol after it) at symbol boundaries inside tokens
 
     void check_tokenizable() const;
@@ -112,7 +120,8 @@ public:
 
     // Throws as tokenize() does for a vocabulary it cannot tokenize with. `source` names the text
     // in errors.
-    TokenStream(const Vocab& v, bool add_special, bool parse_special, std::string source, size_t max_run = kDefaultMaxRun);
+    TokenStream(const Vocab& v, bool add_special, bool parse_special, std::string source,
+                size_t max_run = kDefaultMaxRun);
     // Appends the tokens that `bytes` settles to *out. Throws FormatError(TooLarge) naming the
     // source when more than max_run bytes have no safe cut.
     void feed(std::string_view bytes, std::vector<int32_t>* out);
@@ -126,8 +135,8 @@ private:
     size_t max_run_;
     size_t max_special_ = 0;  // longest special text matched by the partition
     bool started_ = false, prev_special_ = true, raw_open_ = false;
-    std::string text_;  // not yet partitioned
-    std::string raw_;   // the open raw fragment's unsettled part (SPM: escaped)
+    std::string text_;        // not yet partitioned
+    std::string raw_;         // the open raw fragment's unsettled part (SPM: escaped)
     size_t raw_scanned_ = 0;  // raw_[0, raw_scanned_) holds no cut (SPM)
 
     size_t special_cut() const;

@@ -16,8 +16,7 @@ namespace oiw {
 namespace {
 
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read little-endian
-constexpr size_t kMaxTensorName = 63;     // ggml: GGML_MAX_NAME - 1
-
+constexpr size_t kMaxTensorName = 63;    // ggml: GGML_MAX_NAME - 1
 
 // Array value: fixed-size elements are kept packed, strings decoded; arrays of arrays are refused
 // as ggml refuses them (gguf.cpp: "key has invalid GGUF type").
@@ -25,17 +24,20 @@ GgufValue read_array(ByteCursor& c, const std::string& file, const std::string& 
     const std::string subj = "key '" + key + "'";
     uint32_t et = c.get<uint32_t>(subj, "array element type");
     if (et >= kGgufTypeCount)
-        throw FormatError(ErrorKind::BadValueType, file, subj, fmt::format("array element type {} is not a GGUF value type (0..12)", et));
+        throw FormatError(ErrorKind::BadValueType, file, subj,
+                          fmt::format("array element type {} is not a GGUF value type (0..12)", et));
     const auto elem = static_cast<GgufType>(et);
     if (elem == GgufType::ARRAY)
-        throw FormatError(ErrorKind::BadValueType, file, subj, "arrays of arrays are not supported (ggml refuses them)");
+        throw FormatError(ErrorKind::BadValueType, file, subj,
+                          "arrays of arrays are not supported (ggml refuses them)");
     uint64_t n = c.get<uint64_t>(subj, "array length");
     const size_t es = gguf_type_size(elem);
     // Minimum encoded size per element bounds the count by the bytes left.
     const uint64_t min_elem = es ? es : 8;
     if (n > c.remaining() / min_elem)
         throw FormatError(ErrorKind::TooLarge, file, subj,
-                          fmt::format("array of {} {} elements cannot fit in the {} bytes left", n, gguf_type_name(elem), c.remaining()));
+                          fmt::format("array of {} {} elements cannot fit in the {} bytes left", n,
+                                      gguf_type_name(elem), c.remaining()));
     if (es) {
         auto s = c.take(n * es, subj, "array data");
         return GgufValue::make_array(elem, std::vector<uint8_t>(s.begin(), s.end()), n);
@@ -52,8 +54,12 @@ GgufValue read_value(ByteCursor& c, GgufType t, const std::string& file, const s
     return GgufValue::from_bytes(t, c.take(gguf_type_size(t), "key '" + key + "'", "value"));
 }
 
-void put_u32(std::vector<uint8_t>& b, uint32_t v) { b.insert(b.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4); }
-void put_u64(std::vector<uint8_t>& b, uint64_t v) { b.insert(b.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 8); }
+void put_u32(std::vector<uint8_t>& b, uint32_t v) {
+    b.insert(b.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4);
+}
+void put_u64(std::vector<uint8_t>& b, uint64_t v) {
+    b.insert(b.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 8);
+}
 void put_str(std::vector<uint8_t>& b, const std::string& s) {
     put_u64(b, s.size());
     b.insert(b.end(), s.begin(), s.end());
@@ -67,35 +73,44 @@ void put_value(std::vector<uint8_t>& b, const GgufValue& v) {
     }
     if (v.type() == GgufType::STRING || v.elem_type() == GgufType::STRING)
         for (const auto& s : v.strings()) put_str(b, s);
-    else b.insert(b.end(), v.raw().begin(), v.raw().end());
+    else
+        b.insert(b.end(), v.raw().begin(), v.raw().end());
 }
 
 // Validates dims/type of a tensor info and derives n_bytes. `file` may be empty (writer side).
 void check_tensor_shape(GgufTensorInfo& ti, uint32_t type_id, const std::string& file) {
     const std::string subj = "tensor '" + ti.name + "'";
     if (ti.n_dims > kMaxDims)
-        throw FormatError(ErrorKind::BadDims, file, subj, fmt::format("n_dims {} exceeds the maximum of {}", ti.n_dims, kMaxDims));
+        throw FormatError(ErrorKind::BadDims, file, subj,
+                          fmt::format("n_dims {} exceeds the maximum of {}", ti.n_dims, kMaxDims));
     for (uint32_t d = 0; d < ti.n_dims; ++d)
         if (ti.ne[d] < 1)
-            throw FormatError(ErrorKind::BadDims, file, subj, fmt::format("dimension {} is {} (must be >= 1)", d, ti.ne[d]));
+            throw FormatError(ErrorKind::BadDims, file, subj,
+                              fmt::format("dimension {} is {} (must be >= 1)", d, ti.ne[d]));
     const int64_t mx = std::numeric_limits<int64_t>::max();
     if (ti.ne[1] > mx / ti.ne[0] || ti.ne[2] > mx / (ti.ne[0] * ti.ne[1]) ||
         ti.ne[3] > mx / (ti.ne[0] * ti.ne[1] * ti.ne[2]))
-        throw FormatError(ErrorKind::BadDims, file, subj, "element count overflows int64 (shape " + ti.shape_string() + ")");
+        throw FormatError(ErrorKind::BadDims, file, subj,
+                          "element count overflows int64 (shape " + ti.shape_string() + ")");
     auto tt = type_traits(type_id);
-    if (!tt) throw FormatError(ErrorKind::BadType, file, subj, fmt::format("unknown ggml type id {} (valid: 0..{})", type_id, kGgmlTypeCount - 1));
+    if (!tt)
+        throw FormatError(ErrorKind::BadType, file, subj,
+                          fmt::format("unknown ggml type id {} (valid: 0..{})", type_id, kGgmlTypeCount - 1));
     if (tt->removed)
         throw FormatError(ErrorKind::RemovedType, file, subj,
                           fmt::format("type id {} ({}) is unsupported, removed from ggml", type_id, tt->name));
     ti.type = static_cast<GgmlType>(type_id);
     if (ti.ne[0] % tt->block_size != 0)
-        throw FormatError(ErrorKind::BadBlock, file, subj,
-                          fmt::format("row length {} is not a multiple of the {} block size {}", ti.ne[0], tt->name, tt->block_size));
+        throw FormatError(
+            ErrorKind::BadBlock, file, subj,
+            fmt::format("row length {} is not a multiple of the {} block size {}", ti.ne[0], tt->name, tt->block_size));
     const uint64_t blocks = static_cast<uint64_t>(ti.ne[0]) / tt->block_size;
     const uint64_t rows = static_cast<uint64_t>(ti.n_rows());
     const uint64_t max_bytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
     if (blocks > max_bytes / tt->type_size || blocks * tt->type_size > max_bytes / rows)
-        throw FormatError(ErrorKind::BadDims, file, subj, "byte size overflows int64 (shape " + ti.shape_string() + ", type " + std::string(tt->name) + ")");
+        throw FormatError(
+            ErrorKind::BadDims, file, subj,
+            "byte size overflows int64 (shape " + ti.shape_string() + ", type " + std::string(tt->name) + ")");
     const uint64_t row = blocks * tt->type_size;
     ti.n_bytes = row * rows;
 }
@@ -108,7 +123,8 @@ uint64_t alignment_of(const GgufValue* v, const std::string& file) {
                           fmt::format("has type {}, expected u32", gguf_type_name(v->type())));
     const uint64_t a = static_cast<uint64_t>(*v->as_int());
     if (a == 0 || (a & (a - 1)) != 0)
-        throw FormatError(ErrorKind::BadAlignment, file, "key 'general.alignment'", fmt::format("value {} is not a power of two", a));
+        throw FormatError(ErrorKind::BadAlignment, file, "key 'general.alignment'",
+                          fmt::format("value {} is not a power of two", a));
     if (a > kMaxAlignment)
         throw FormatError(ErrorKind::BadAlignment, file, "key 'general.alignment'",
                           fmt::format("value {} exceeds the maximum of {}", a, kMaxAlignment));
@@ -148,14 +164,18 @@ void GgufFile::parse_image() {
     const std::string& file = path_;
     ByteCursor c(bytes_, file);
     if (bytes_.size() < 4)
-        throw FormatError(ErrorKind::Truncated, file, "header", fmt::format("file is {} bytes, too short for the GGUF magic", bytes_.size()));
+        throw FormatError(ErrorKind::Truncated, file, "header",
+                          fmt::format("file is {} bytes, too short for the GGUF magic", bytes_.size()));
     uint32_t magic = c.get<uint32_t>("header", "magic");
     if (magic != kMagic) {
         char m[4];
         std::memcpy(m, &magic, 4);
         std::string shown;
-        for (char ch : m) shown += (ch >= 32 && ch < 127) ? std::string(1, ch) : fmt::format("\\x{:02x}", static_cast<unsigned char>(ch));
-        throw FormatError(ErrorKind::BadMagic, file, "header", "bad magic '" + shown + "' (expected 'GGUF'): not a GGUF file");
+        for (char ch : m)
+            shown +=
+                (ch >= 32 && ch < 127) ? std::string(1, ch) : fmt::format("\\x{:02x}", static_cast<unsigned char>(ch));
+        throw FormatError(ErrorKind::BadMagic, file, "header",
+                          "bad magic '" + shown + "' (expected 'GGUF'): not a GGUF file");
     }
     uint32_t version = c.get<uint32_t>("header", "version");
     if ((version & 0xFFFF) == 0 && version != 0) {
@@ -163,17 +183,22 @@ void GgufFile::parse_image() {
         throw FormatError(ErrorKind::BigEndian, file, "header",
                           fmt::format("big-endian GGUF (version reads as {} byte-swapped) is not supported", swapped));
     }
-    if (version == 1) throw FormatError(ErrorKind::BadVersion, file, "header", "GGUF version 1 is no longer supported (use v2 or v3)");
+    if (version == 1)
+        throw FormatError(ErrorKind::BadVersion, file, "header",
+                          "GGUF version 1 is no longer supported (use v2 or v3)");
     if (version != 2 && version != 3)
-        throw FormatError(ErrorKind::BadVersion, file, "header", fmt::format("unsupported GGUF version {} (supported: 2, 3)", version));
+        throw FormatError(ErrorKind::BadVersion, file, "header",
+                          fmt::format("unsupported GGUF version {} (supported: 2, 3)", version));
     version_ = version;
     uint64_t n_tensors = c.get<uint64_t>("header", "tensor count");
     uint64_t n_kv = c.get<uint64_t>("header", "key/value count");
     // Smallest possible KV is 13 bytes (len + type + u8), smallest tensor info 24 bytes (n_dims 0).
     if (n_kv > c.remaining() / 13)
-        throw FormatError(ErrorKind::TooLarge, file, "header", fmt::format("key/value count {} cannot fit in a {}-byte file", n_kv, bytes_.size()));
+        throw FormatError(ErrorKind::TooLarge, file, "header",
+                          fmt::format("key/value count {} cannot fit in a {}-byte file", n_kv, bytes_.size()));
     if (n_tensors > (c.remaining() - n_kv * 13) / 24)
-        throw FormatError(ErrorKind::TooLarge, file, "header", fmt::format("tensor count {} cannot fit in a {}-byte file", n_tensors, bytes_.size()));
+        throw FormatError(ErrorKind::TooLarge, file, "header",
+                          fmt::format("tensor count {} cannot fit in a {}-byte file", n_tensors, bytes_.size()));
 
     kvs_ = Metadata({}, file);
     for (uint64_t i = 0; i < n_kv; ++i) {
@@ -182,7 +207,8 @@ void GgufFile::parse_image() {
         if (kvs_.contains(key)) throw FormatError(ErrorKind::DuplicateKey, file, "key '" + key + "'", "duplicate key");
         uint32_t t = c.get<uint32_t>("key '" + key + "'", "value type");
         if (t >= kGgufTypeCount)
-            throw FormatError(ErrorKind::BadValueType, file, "key '" + key + "'", fmt::format("value type {} is not a GGUF value type (0..12)", t));
+            throw FormatError(ErrorKind::BadValueType, file, "key '" + key + "'",
+                              fmt::format("value type {} is not a GGUF value type (0..12)", t));
         GgufValue v = read_value(c, static_cast<GgufType>(t), file, key);
         kvs_.add({std::move(key), std::move(v)});
     }
@@ -196,11 +222,14 @@ void GgufFile::parse_image() {
         ti.name = c.str(fmt::format("tensor #{}", i), "tensor name");
         const std::string subj = "tensor '" + ti.name + "'";
         if (ti.name.size() > kMaxTensorName)
-            throw FormatError(ErrorKind::TooLarge, file, subj, fmt::format("name is {} bytes (ggml allows at most {})", ti.name.size(), kMaxTensorName));
-        if (!tensor_index_.emplace(ti.name, i).second) throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
+            throw FormatError(ErrorKind::TooLarge, file, subj,
+                              fmt::format("name is {} bytes (ggml allows at most {})", ti.name.size(), kMaxTensorName));
+        if (!tensor_index_.emplace(ti.name, i).second)
+            throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
         ti.n_dims = c.get<uint32_t>(subj, "n_dims");
         if (ti.n_dims > kMaxDims)
-            throw FormatError(ErrorKind::BadDims, file, subj, fmt::format("n_dims {} exceeds the maximum of {}", ti.n_dims, kMaxDims));
+            throw FormatError(ErrorKind::BadDims, file, subj,
+                              fmt::format("n_dims {} exceeds the maximum of {}", ti.n_dims, kMaxDims));
         for (uint32_t d = 0; d < ti.n_dims; ++d) ti.ne[d] = c.get<int64_t>(subj, "dimension");
         uint32_t type_id = c.get<uint32_t>(subj, "type");
         ti.offset = c.get<uint64_t>(subj, "offset");
@@ -217,11 +246,12 @@ void GgufFile::parse_image() {
         const auto& t = tensors_[i];
         const std::string subj = "tensor '" + t.name + "'";
         if (t.offset % alignment_ != 0)
-            throw FormatError(ErrorKind::Misaligned, file, subj, fmt::format("offset {} is not a multiple of the alignment {}", t.offset, alignment_));
+            throw FormatError(ErrorKind::Misaligned, file, subj,
+                              fmt::format("offset {} is not a multiple of the alignment {}", t.offset, alignment_));
         if (t.offset > data_size || t.n_bytes > data_size - t.offset)
             throw FormatError(ErrorKind::OutOfBounds, file, subj,
-                              fmt::format("data [{}, +{}) ends past the data section ({} bytes from offset {})", t.offset, t.n_bytes,
-                                          data_size, data_offset_));
+                              fmt::format("data [{}, +{}) ends past the data section ({} bytes from offset {})",
+                                          t.offset, t.n_bytes, data_size, data_offset_));
         order[i] = i;
     }
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors_[a].offset < tensors_[b].offset; });
@@ -229,8 +259,9 @@ void GgufFile::parse_image() {
         const auto& p = tensors_[order[k - 1]];
         const auto& q = tensors_[order[k]];
         if (p.offset + p.n_bytes > q.offset)
-            throw FormatError(ErrorKind::Overlap, file, "tensor '" + q.name + "'",
-                              fmt::format("data at offset {} overlaps tensor '{}' [{}, +{})", q.offset, p.name, p.offset, p.n_bytes));
+            throw FormatError(
+                ErrorKind::Overlap, file, "tensor '" + q.name + "'",
+                fmt::format("data at offset {} overlaps tensor '{}' [{}, +{})", q.offset, p.name, p.offset, p.n_bytes));
     }
 }
 
@@ -294,7 +325,9 @@ GgufWriter::GgufWriter(std::string path, std::vector<std::string> inputs, uint32
 GgufWriter::~GgufWriter() = default;
 
 void GgufWriter::add_kv(GgufKV kv) {
-    if (header_done_) throw FormatError(ErrorKind::Usage, path_, "key '" + kv.key + "'", "metadata added after the header was written");
+    if (header_done_)
+        throw FormatError(ErrorKind::Usage, path_, "key '" + kv.key + "'",
+                          "metadata added after the header was written");
     const bool sets_alignment = kv.key == "general.alignment";
     const uint64_t a = sets_alignment ? alignment_of(&kv.value, path_) : alignment_;
     kvs_.add(std::move(kv));
@@ -314,12 +347,15 @@ void GgufWriter::set_kvs(const Metadata& kvs) {
     for (const auto& kv : kvs) add_kv(kv);
 }
 
-GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::span<const int64_t> shape, const std::string& file) {
+GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::span<const int64_t> shape,
+                                const std::string& file) {
     const std::string subj = "tensor '" + name + "'";
     if (name.size() > kMaxTensorName)
-        throw FormatError(ErrorKind::TooLarge, file, subj, fmt::format("name is {} bytes (ggml allows at most {})", name.size(), kMaxTensorName));
+        throw FormatError(ErrorKind::TooLarge, file, subj,
+                          fmt::format("name is {} bytes (ggml allows at most {})", name.size(), kMaxTensorName));
     if (shape.size() > kMaxDims)
-        throw FormatError(ErrorKind::BadDims, file, subj, fmt::format("n_dims {} exceeds the maximum of {}", shape.size(), kMaxDims));
+        throw FormatError(ErrorKind::BadDims, file, subj,
+                          fmt::format("n_dims {} exceeds the maximum of {}", shape.size(), kMaxDims));
     GgufTensorInfo ti;
     ti.name = name;
     ti.n_dims = static_cast<uint32_t>(shape.size());
@@ -329,7 +365,9 @@ GgufTensorInfo make_tensor_info(const std::string& name, GgmlType type, std::spa
 }
 
 void GgufWriter::add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape) {
-    if (header_done_) throw FormatError(ErrorKind::Usage, path_, "tensor '" + name + "'", "tensor added after the header was written");
+    if (header_done_)
+        throw FormatError(ErrorKind::Usage, path_, "tensor '" + name + "'",
+                          "tensor added after the header was written");
     GgufTensorInfo ti = make_tensor_info(name, type, shape, path_);
     if (!tensor_names_.insert(name).second)
         throw FormatError(ErrorKind::DuplicateTensor, path_, "tensor '" + name + "'", "duplicate tensor name");
@@ -402,7 +440,8 @@ void GgufWriter::put_tensor_data(const uint8_t* p, uint64_t n) {
 void GgufWriter::complete() {
     write_header();
     if (cur_tensor_ != tensors_.size())
-        throw FormatError(ErrorKind::Usage, path_, cur_tensor_ < tensors_.size() ? "tensor '" + tensors_[cur_tensor_].name + "'" : "",
+        throw FormatError(ErrorKind::Usage, path_,
+                          cur_tensor_ < tensors_.size() ? "tensor '" + tensors_[cur_tensor_].name + "'" : "",
                           "data incomplete: output not written");
     file_->complete();
 }

@@ -8,14 +8,14 @@
 //   array value := u32 elem_type | u64 count | count x elem   (elem_type ARRAY is refused, as ggml does)
 #pragma once
 #include <array>
-#include <cstring>
-#include <type_traits>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>

@@ -12,13 +12,17 @@ namespace oiw {
 namespace {
 
 constexpr size_t kTypeSize[kGgufTypeCount] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
-constexpr std::string_view kTypeName[kGgufTypeCount] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
-                                                         "bool", "str", "arr", "u64", "i64", "f64"};
+constexpr std::string_view kTypeName[kGgufTypeCount] = {"u8",   "i8",  "u16", "i16", "u32", "i32", "f32",
+                                                        "bool", "str", "arr", "u64", "i64", "f64"};
 
 [[noreturn]] void bad_value(const char* what) { throw std::invalid_argument(std::string("GgufValue: ") + what); }
 
 double number_at(GgufType t, const uint8_t* p) {
-    auto rd = [p]<typename T>(T) { T v; std::memcpy(&v, p, sizeof(T)); return v; };
+    auto rd = [p]<typename T>(T) {
+        T v;
+        std::memcpy(&v, p, sizeof(T));
+        return v;
+    };
     switch (t) {
         case GgufType::U8: return rd(uint8_t{});
         case GgufType::I8: return rd(int8_t{});
@@ -37,11 +41,27 @@ double number_at(GgufType t, const uint8_t* p) {
 
 std::string scalar_to_string(GgufType t, const uint8_t* p) {
     switch (t) {
-        case GgufType::F32: { float f; std::memcpy(&f, p, 4); return fmt::format("{}", f); }
-        case GgufType::F64: { double f; std::memcpy(&f, p, 8); return fmt::format("{}", f); }
+        case GgufType::F32: {
+            float f;
+            std::memcpy(&f, p, 4);
+            return fmt::format("{}", f);
+        }
+        case GgufType::F64: {
+            double f;
+            std::memcpy(&f, p, 8);
+            return fmt::format("{}", f);
+        }
         case GgufType::BOOL: return *p ? "true" : "false";
-        case GgufType::U64: { uint64_t v; std::memcpy(&v, p, 8); return fmt::format("{}", v); }
-        case GgufType::I64: { int64_t v; std::memcpy(&v, p, 8); return fmt::format("{}", v); }
+        case GgufType::U64: {
+            uint64_t v;
+            std::memcpy(&v, p, 8);
+            return fmt::format("{}", v);
+        }
+        case GgufType::I64: {
+            int64_t v;
+            std::memcpy(&v, p, 8);
+            return fmt::format("{}", v);
+        }
         default: return fmt::format("{}", static_cast<int64_t>(number_at(t, p)));
     }
 }
@@ -126,8 +146,14 @@ GgufValue GgufValue::make_array(GgufType et, std::vector<uint8_t> packed, uint64
 
 bool GgufValue::is_integer() const {
     switch (type_) {
-        case GgufType::U8: case GgufType::I8: case GgufType::U16: case GgufType::I16:
-        case GgufType::U32: case GgufType::I32: case GgufType::U64: case GgufType::I64: return true;
+        case GgufType::U8:
+        case GgufType::I8:
+        case GgufType::U16:
+        case GgufType::I16:
+        case GgufType::U32:
+        case GgufType::I32:
+        case GgufType::U64:
+        case GgufType::I64: return true;
         default: return false;
     }
 }
@@ -141,7 +167,11 @@ std::optional<int64_t> GgufValue::as_int() const {
         if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
         return static_cast<int64_t>(v);
     }
-    if (type_ == GgufType::I64) { int64_t v; std::memcpy(&v, raw_.data(), 8); return v; }
+    if (type_ == GgufType::I64) {
+        int64_t v;
+        std::memcpy(&v, raw_.data(), 8);
+        return v;
+    }
     return static_cast<int64_t>(number_at(type_, raw_.data()));
 }
 
@@ -152,7 +182,9 @@ std::optional<double> GgufValue::as_double() const {
 
 const std::string* GgufValue::as_string() const { return type_ == GgufType::STRING ? &strings_.at(0) : nullptr; }
 
-double GgufValue::array_number(uint64_t i) const { return number_at(elem_type_, raw_.data() + i * gguf_type_size(elem_type_)); }
+double GgufValue::array_number(uint64_t i) const {
+    return number_at(elem_type_, raw_.data() + i * gguf_type_size(elem_type_));
+}
 
 std::string GgufValue::to_string(size_t max_elems) const {
     if (type_ == GgufType::STRING) return quote(strings_.at(0));
@@ -161,8 +193,10 @@ std::string GgufValue::to_string(size_t max_elems) const {
     const uint64_t shown = std::min<uint64_t>(count_, max_elems);
     for (uint64_t i = 0; i < shown; ++i) {
         if (i) o += ", ";
-        if (elem_type_ == GgufType::STRING) o += quote(strings_[i]);
-        else o += scalar_to_string(elem_type_, raw_.data() + i * gguf_type_size(elem_type_));
+        if (elem_type_ == GgufType::STRING)
+            o += quote(strings_[i]);
+        else
+            o += scalar_to_string(elem_type_, raw_.data() + i * gguf_type_size(elem_type_));
     }
     if (shown < count_) o += fmt::format(", ... ({} total)", count_);
     return o + "]";
@@ -213,8 +247,9 @@ std::optional<std::string> Metadata::get_string(std::string_view key) const {
     const GgufValue* v = find(key);
     if (!v) return std::nullopt;
     if (!v->as_string())
-        throw FormatError(ErrorKind::BadKey, source_, "key '" + std::string(key) + "'",
-                          fmt::format("has type {}, expected str (value {})", gguf_type_name(v->type()), v->to_string()));
+        throw FormatError(
+            ErrorKind::BadKey, source_, "key '" + std::string(key) + "'",
+            fmt::format("has type {}, expected str (value {})", gguf_type_name(v->type()), v->to_string()));
     return *v->as_string();
 }
 
@@ -223,11 +258,13 @@ std::optional<int64_t> Metadata::get_int(std::string_view key, int64_t min, int6
     if (!v) return std::nullopt;
     const std::string subject = "key '" + std::string(key) + "'";
     if (!v->is_integer())
-        throw FormatError(ErrorKind::BadKey, source_, subject,
-                          fmt::format("has type {}, expected an integer (value {})", gguf_type_name(v->type()), v->to_string()));
+        throw FormatError(
+            ErrorKind::BadKey, source_, subject,
+            fmt::format("has type {}, expected an integer (value {})", gguf_type_name(v->type()), v->to_string()));
     const std::optional<int64_t> i = v->as_int();
     if (!i || *i < min || *i > max)
-        throw FormatError(ErrorKind::BadKey, source_, subject, fmt::format("value {} is out of range [{}, {}]", v->to_string(), min, max));
+        throw FormatError(ErrorKind::BadKey, source_, subject,
+                          fmt::format("value {} is out of range [{}, {}]", v->to_string(), min, max));
     return i;
 }
 
@@ -236,7 +273,9 @@ std::optional<uint64_t> Metadata::get_uint(std::string_view key, uint64_t max, b
     const GgufValue* v = find(key);
     if (first_of_array && v && v->is_array() && v->count() > 0 && fixed_size(v->elem_type())) {
         // Element 0 as a scalar of the element type, checked like one.
-        Metadata first({{std::string(key), GgufValue::from_bytes(v->elem_type(), v->raw().first(gguf_type_size(v->elem_type())))}}, source_);
+        Metadata first(
+            {{std::string(key), GgufValue::from_bytes(v->elem_type(), v->raw().first(gguf_type_size(v->elem_type())))}},
+            source_);
         return first.get_uint(key, max);
     }
     auto i = get_int(key, 0, hi);

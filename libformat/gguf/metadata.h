@@ -19,8 +19,19 @@ namespace oiw {
 inline constexpr size_t kMaxShownString = 4096;
 
 enum class GgufType : uint32_t {
-    U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
-    STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
+    U8 = 0,
+    I8 = 1,
+    U16 = 2,
+    I16 = 3,
+    U32 = 4,
+    I32 = 5,
+    F32 = 6,
+    BOOL = 7,
+    STRING = 8,
+    ARRAY = 9,
+    U64 = 10,
+    I64 = 11,
+    F64 = 12,
 };
 inline constexpr uint32_t kGgufTypeCount = 13;
 
@@ -32,18 +43,30 @@ std::optional<GgufType> gguf_type_from_name(std::string_view name);
 size_t gguf_type_size(GgufType t);
 
 // The value type a C++ scalar is stored as (uint8_t -> U8, float -> F32, ...).
-template <typename T> constexpr GgufType gguf_type_of() {
-    if constexpr (std::is_same_v<T, uint8_t>) return GgufType::U8;
-    else if constexpr (std::is_same_v<T, int8_t>) return GgufType::I8;
-    else if constexpr (std::is_same_v<T, uint16_t>) return GgufType::U16;
-    else if constexpr (std::is_same_v<T, int16_t>) return GgufType::I16;
-    else if constexpr (std::is_same_v<T, uint32_t>) return GgufType::U32;
-    else if constexpr (std::is_same_v<T, int32_t>) return GgufType::I32;
-    else if constexpr (std::is_same_v<T, float>) return GgufType::F32;
-    else if constexpr (std::is_same_v<T, uint64_t>) return GgufType::U64;
-    else if constexpr (std::is_same_v<T, int64_t>) return GgufType::I64;
-    else if constexpr (std::is_same_v<T, double>) return GgufType::F64;
-    else static_assert(sizeof(T) == 0, "not a GGUF scalar type");
+template <typename T>
+constexpr GgufType gguf_type_of() {
+    if constexpr (std::is_same_v<T, uint8_t>)
+        return GgufType::U8;
+    else if constexpr (std::is_same_v<T, int8_t>)
+        return GgufType::I8;
+    else if constexpr (std::is_same_v<T, uint16_t>)
+        return GgufType::U16;
+    else if constexpr (std::is_same_v<T, int16_t>)
+        return GgufType::I16;
+    else if constexpr (std::is_same_v<T, uint32_t>)
+        return GgufType::U32;
+    else if constexpr (std::is_same_v<T, int32_t>)
+        return GgufType::I32;
+    else if constexpr (std::is_same_v<T, float>)
+        return GgufType::F32;
+    else if constexpr (std::is_same_v<T, uint64_t>)
+        return GgufType::U64;
+    else if constexpr (std::is_same_v<T, int64_t>)
+        return GgufType::I64;
+    else if constexpr (std::is_same_v<T, double>)
+        return GgufType::F64;
+    else
+        static_assert(sizeof(T) == 0, "not a GGUF scalar type");
 }
 
 // One metadata value: a scalar, a string, or an array of fixed-size scalars or of strings (arrays
@@ -54,7 +77,8 @@ public:
     static GgufValue make_string(std::string s);
     static GgufValue make_bool(bool b);
     // Scalar of type `t`, which must be the type T is stored as (gguf_type_of<T>()).
-    template <typename T> static GgufValue make_scalar(GgufType t, T v);
+    template <typename T>
+    static GgufValue make_scalar(GgufType t, T v);
     // Fixed-size scalar of type `t` from its little-endian bytes (size must be gguf_type_size(t)).
     static GgufValue from_bytes(GgufType t, std::span<const uint8_t> bytes);
     static GgufValue make_string_array(std::vector<std::string> v);
@@ -62,9 +86,9 @@ public:
     static GgufValue make_array(GgufType elem_type, std::vector<uint8_t> packed, uint64_t count);
 
     GgufType type() const { return type_; }
-    GgufType elem_type() const { return elem_type_; }              // arrays only
-    uint64_t count() const { return count_; }                      // arrays: number of elements
-    std::span<const uint8_t> raw() const { return raw_; }          // fixed-size scalar or packed array elements
+    GgufType elem_type() const { return elem_type_; }                     // arrays only
+    uint64_t count() const { return count_; }                             // arrays: number of elements
+    std::span<const uint8_t> raw() const { return raw_; }                 // fixed-size scalar or packed array elements
     const std::vector<std::string>& strings() const { return strings_; }  // STRING scalar (one entry) or string array
 
     bool is_array() const { return type_ == GgufType::ARRAY; }
@@ -96,7 +120,8 @@ template <typename T>
 GgufValue GgufValue::make_scalar(GgufType t, T v) {
     std::vector<uint8_t> b(sizeof(T));
     std::memcpy(b.data(), &v, sizeof(T));
-    if (t != gguf_type_of<T>()) throw std::invalid_argument("GgufValue::make_scalar: C++ type does not match the value type");
+    if (t != gguf_type_of<T>())
+        throw std::invalid_argument("GgufValue::make_scalar: C++ type does not match the value type");
     return from_bytes(t, b);
 }
 

@@ -11,7 +11,9 @@ namespace oiw {
 
 namespace {
 
-GgufKV u16_kv(std::string_view key, uint16_t v) { return {std::string(key), GgufValue::make_scalar<uint16_t>(GgufType::U16, v)}; }
+GgufKV u16_kv(std::string_view key, uint16_t v) {
+    return {std::string(key), GgufValue::make_scalar<uint16_t>(GgufType::U16, v)};
+}
 
 // gguf_set_val_*: an existing key is dropped, the new value appended.
 void reset_kv(Metadata& kvs, GgufKV kv) {
@@ -21,7 +23,9 @@ void reset_kv(Metadata& kvs, GgufKV kv) {
 
 }  // namespace
 
-std::string split_path(const std::string& prefix, unsigned k, unsigned n) { return fmt::format("{}-{:05d}-of-{:05d}.gguf", prefix, k + 1, n); }
+std::string split_path(const std::string& prefix, unsigned k, unsigned n) {
+    return fmt::format("{}-{:05d}-of-{:05d}.gguf", prefix, k + 1, n);
+}
 
 std::string split_prefix_of(const std::string& out) {
     constexpr std::string_view ext = ".gguf";
@@ -44,14 +48,20 @@ uint64_t parse_split_size(std::string_view s, const std::string& option) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
     uint64_t unit = 1;
     const std::string_view rest(p, s.data() + s.size() - p);
-    if (rest == "K") unit = 1000;
-    else if (rest == "M") unit = 1000 * 1000;
-    else if (rest == "G") unit = 1000 * 1000 * 1000;
-    else if (rest == "T") unit = 1000ull * 1000 * 1000 * 1000;
-    else if (!rest.empty()) ec = std::errc::invalid_argument;
+    if (rest == "K")
+        unit = 1000;
+    else if (rest == "M")
+        unit = 1000 * 1000;
+    else if (rest == "G")
+        unit = 1000 * 1000 * 1000;
+    else if (rest == "T")
+        unit = 1000ull * 1000 * 1000 * 1000;
+    else if (!rest.empty())
+        ec = std::errc::invalid_argument;
     if (ec != std::errc() || n == 0 || n > UINT64_MAX / unit)
-        throw FormatError(ErrorKind::Usage, "", option + " '" + std::string(s) + "'",
-                          "expected a positive whole number of bytes, optionally with K, M, G or T (decimal: 4G = 4000000000)");
+        throw FormatError(
+            ErrorKind::Usage, "", option + " '" + std::string(s) + "'",
+            "expected a positive whole number of bytes, optionally with K, M, G or T (decimal: 4G = 4000000000)");
     return n * unit;
 }
 
@@ -64,7 +74,9 @@ void parse_shard(std::string_view s, SplitOptions& opt) {
         auto r2 = std::from_chars(r1.ptr + 1, e, n);
         ok = r2.ec == std::errc() && r2.ptr == e && k >= 1 && k <= n && n <= kMaxShards;
     }
-    if (!ok) throw FormatError(ErrorKind::Usage, "", "--shard '" + std::string(s) + "'", fmt::format("expected K/N with 1 <= K <= N <= {}", kMaxShards));
+    if (!ok)
+        throw FormatError(ErrorKind::Usage, "", "--shard '" + std::string(s) + "'",
+                          fmt::format("expected K/N with 1 <= K <= N <= {}", kMaxShards));
     opt.shard = k;
     opt.shards = n;
 }
@@ -75,7 +87,8 @@ std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, c
         size_t begin = 0;
         for (size_t n : opt.keep) r.push_back({begin, begin += n});
         if (begin != tensors.size())
-            throw FormatError(ErrorKind::Usage, "", "--keep-split", fmt::format("the shards hold {} tensors, not {}", begin, tensors.size()));
+            throw FormatError(ErrorKind::Usage, "", "--keep-split",
+                              fmt::format("the shards hold {} tensors, not {}", begin, tensors.size()));
         return r;
     }
     if (opt.no_tensor_first_split) r.push_back({0, 0});
@@ -100,14 +113,17 @@ std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, c
 
 Metadata shard_kvs(const Metadata& model, unsigned k, unsigned n, uint64_t n_tensors, bool quantize_layout) {
     if (n_tensors > INT32_MAX)
-        throw FormatError(ErrorKind::TooLarge, model.source(), std::string(kSplitTensors), fmt::format("{} tensors do not fit in an i32", n_tensors));
+        throw FormatError(ErrorKind::TooLarge, model.source(), std::string(kSplitTensors),
+                          fmt::format("{} tensors do not fit in an i32", n_tensors));
     Metadata kvs = k == 0 ? model : Metadata({}, model.source());
     if (quantize_layout && n == 1) return kvs;
     const GgufKV no = u16_kv(kSplitNo, static_cast<uint16_t>(k)), count = u16_kv(kSplitCount, static_cast<uint16_t>(n));
-    const GgufKV tensors{std::string(kSplitTensors), GgufValue::make_scalar<int32_t>(GgufType::I32, static_cast<int32_t>(n_tensors))};
+    const GgufKV tensors{std::string(kSplitTensors),
+                         GgufValue::make_scalar<int32_t>(GgufType::I32, static_cast<int32_t>(n_tensors))};
     // llama-gguf-split sets split.count last (once the number of shards is known); llama-quantize
     // sets the three in order.
-    for (const GgufKV* kv : quantize_layout ? std::array{&no, &count, &tensors} : std::array{&no, &tensors, &count}) reset_kv(kvs, *kv);
+    for (const GgufKV* kv : quantize_layout ? std::array{&no, &count, &tensors} : std::array{&no, &tensors, &count})
+        reset_kv(kvs, *kv);
     return kvs;
 }
 
@@ -123,7 +139,9 @@ GgufOutput::GgufOutput(std::string path, SplitOptions split, std::vector<std::st
 GgufOutput::~GgufOutput() = default;
 
 void GgufOutput::add_tensor(const std::string& name, GgmlType type, std::span<const int64_t> shape) {
-    if (planned_) throw FormatError(ErrorKind::Usage, path_, "tensor '" + name + "'", "tensor added after the output was planned");
+    if (planned_)
+        throw FormatError(ErrorKind::Usage, path_, "tensor '" + name + "'",
+                          "tensor added after the output was planned");
     tensors_.push_back(make_tensor_info(name, type, shape, path_));
 }
 
@@ -131,9 +149,11 @@ std::unique_ptr<GgufWriter> GgufOutput::make_writer(size_t k, const std::string&
     const bool split = split_.active();
     auto w = std::make_unique<GgufWriter>(path, inputs_, split ? 3 : version_);
     w->set_pad_empty(split || pad_empty_);  // ggml's writer (llama-gguf-split) pads every header
-    w->set_kvs(split ? shard_kvs(kvs_, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size()), tensors_.size(), !split_.keep.empty())
+    w->set_kvs(split ? shard_kvs(kvs_, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size()), tensors_.size(),
+                                 !split_.keep.empty())
                      : kvs_);
-    for (size_t i = ranges_[k].begin; i < ranges_[k].end; ++i) w->add_tensor(tensors_[i].name, tensors_[i].type, tensors_[i].shape());
+    for (size_t i = ranges_[k].begin; i < ranges_[k].end; ++i)
+        w->add_tensor(tensors_[i].name, tensors_[i].type, tensors_[i].shape());
     return w;
 }
 
@@ -142,8 +162,10 @@ void GgufOutput::plan() {
     planned_ = true;
     ranges_ = split_.active() ? plan_split(tensors_, split_) : std::vector<ShardRange>{{0, tensors_.size()}};
     if (split_.shard && split_.shards != ranges_.size())
-        throw FormatError(ErrorKind::Usage, path_, "--shard " + std::to_string(split_.shard) + "/" + std::to_string(split_.shards),
-                          fmt::format("this split makes {} shard{}, not {}", ranges_.size(), ranges_.size() == 1 ? "" : "s", split_.shards));
+        throw FormatError(ErrorKind::Usage, path_,
+                          "--shard " + std::to_string(split_.shard) + "/" + std::to_string(split_.shards),
+                          fmt::format("this split makes {} shard{}, not {}", ranges_.size(),
+                                      ranges_.size() == 1 ? "" : "s", split_.shards));
     for (size_t k = 0; k < ranges_.size(); ++k) {
         paths_.push_back(output_path(path_, split_, static_cast<unsigned>(k), static_cast<unsigned>(ranges_.size())));
         auto w = make_writer(k, paths_.back());
@@ -208,7 +230,8 @@ void GgufOutput::finish() {
     plan();
     advance();
     if (cur_tensor_ < tensors_.size())
-        throw FormatError(ErrorKind::Usage, path_, "tensor '" + tensors_[cur_tensor_].name + "'", "data incomplete: output not written");
+        throw FormatError(ErrorKind::Usage, path_, "tensor '" + tensors_[cur_tensor_].name + "'",
+                          "data incomplete: output not written");
     publish();
 }
 
@@ -231,9 +254,10 @@ void GgufOutput::publish() {
     } catch (const FormatError& e) {
         if (published == 0) throw;  // every target untouched
         // Only a split run writing every shard gets here: file k is shard k.
-        throw FormatError(ErrorKind::Io, path_, "",
-                          fmt::format("{}; {} of {} replaced by this run, {} not: the set is mixed, rerun the conversion", e.what(),
-                                      shard_span(0, published), files.size(), shard_span(published, files.size())));
+        throw FormatError(
+            ErrorKind::Io, path_, "",
+            fmt::format("{}; {} of {} replaced by this run, {} not: the set is mixed, rerun the conversion", e.what(),
+                        shard_span(0, published), files.size(), shard_span(published, files.size())));
     }
     writers_.clear();
 }

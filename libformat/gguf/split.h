@@ -20,7 +20,8 @@
 
 namespace oiw {
 
-inline constexpr std::string_view kSplitNo = "split.no", kSplitCount = "split.count", kSplitTensors = "split.tensors.count";
+inline constexpr std::string_view kSplitNo = "split.no", kSplitCount = "split.count",
+                                  kSplitTensors = "split.tensors.count";
 // split.count is a u16 and shard numbers are printed with five digits.
 inline constexpr unsigned kMaxShards = 65535;
 
@@ -33,8 +34,8 @@ std::optional<std::string> split_prefix(const std::string& path, unsigned k, uns
 
 // How to cut an output into shards (llama-gguf-split's options), and which shard this run writes.
 struct SplitOptions {
-    uint64_t max_bytes = 0;     // --split-max-size: tensor bytes (each padded to 32) per shard; 0: off
-    uint64_t max_tensors = 0;   // --split-max-tensors: tensors per shard; 0: off
+    uint64_t max_bytes = 0;              // --split-max-size: tensor bytes (each padded to 32) per shard; 0: off
+    uint64_t max_tensors = 0;            // --split-max-tensors: tensors per shard; 0: off
     bool no_tensor_first_split = false;  // shard 1 holds only the metadata
     unsigned shard = 0, shards = 0;      // --shard K/N: write only shard K (1-based) of N; 0: all
     // llama-quantize --keep-split: the number of tensors of each shard (the input's shards), and
@@ -57,7 +58,9 @@ void parse_shard(std::string_view s, SplitOptions& opt);
 
 // The tensor range [begin, end) of each shard, computed from the tensor sizes alone as
 // llama-gguf-split does; no shard is empty except shard 1 with no_tensor_first_split.
-struct ShardRange { size_t begin, end; };
+struct ShardRange {
+    size_t begin, end;
+};
 std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, const SplitOptions& opt);
 
 // Keys of shard k of n for a model whose single-file keys are `model` (see the diagram; with
@@ -115,8 +118,8 @@ private:
     std::vector<std::string> paths_;
     std::vector<uint64_t> sizes_;
     std::vector<std::unique_ptr<GgufWriter>> writers_;  // per shard (null: not written by this run)
-    size_t cur_ = 0;          // shard receiving data
-    size_t cur_tensor_ = 0;   // tensor receiving data
+    size_t cur_ = 0;                                    // shard receiving data
+    size_t cur_tensor_ = 0;                             // tensor receiving data
     uint64_t cur_written_ = 0;
     // Skips the tensors this run does not write and completes each shard left behind.
     void advance();

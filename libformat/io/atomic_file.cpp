@@ -12,8 +12,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <random>
 
@@ -26,7 +26,7 @@ namespace oiw {
 namespace {
 
 constexpr size_t kBufSize = 1 << 20;
-constexpr int kMaxSymlinks = 40;                // as the kernel's MAXSYMLINKS
+constexpr int kMaxSymlinks = 40;  // as the kernel's MAXSYMLINKS
 constexpr std::string_view kTempSuffix = ".tmp.XXXXXX";
 constexpr size_t kMaxTempBase = NAME_MAX - 1 - kTempSuffix.size();  // "." + base + suffix fits NAME_MAX
 
@@ -74,7 +74,8 @@ void install_signal_handlers() {
     std::call_once(once, [] {
         for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
             struct sigaction old {};
-            if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+            if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+                continue;
             struct sigaction sa {};
             sa.sa_handler = on_signal;
             ::sigfillset(&sa.sa_mask);
@@ -91,8 +92,7 @@ int track_temp(const std::string& file, const char* path) {
         const size_t i = (start + n) % kMaxLiveTemps;
         const char* expected = nullptr;
         if (!g_live_temps[i].compare_exchange_strong(expected, path)) continue;
-        for (size_t end = g_temps_end.load(); end <= i && !g_temps_end.compare_exchange_weak(end, i + 1);) {
-        }
+        for (size_t end = g_temps_end.load(); end <= i && !g_temps_end.compare_exchange_weak(end, i + 1);) {}
         g_temps_next.store(i + 1);
         return static_cast<int>(i);
     }
@@ -204,11 +204,13 @@ void AtomicFile::check_target() {
     }
     if (S_ISDIR(st.st_mode)) throw FormatError(ErrorKind::Usage, path_, "", "output path is a directory");
     if (!S_ISREG(st.st_mode))
-        throw FormatError(ErrorKind::Usage, path_, "", "not a regular file: refusing to replace a device, FIFO or socket");
+        throw FormatError(ErrorKind::Usage, path_, "",
+                          "not a regular file: refusing to replace a device, FIFO or socket");
     std::optional<std::string> input = registered_input(st.st_dev, st.st_ino);
     for (const auto& in : inputs_) {
         struct stat in_st {};
-        if (!input && ::stat(in.c_str(), &in_st) == 0 && in_st.st_dev == st.st_dev && in_st.st_ino == st.st_ino) input = in;
+        if (!input && ::stat(in.c_str(), &in_st) == 0 && in_st.st_dev == st.st_dev && in_st.st_ino == st.st_ino)
+            input = in;
     }
     if (input) throw FormatError(ErrorKind::Usage, path_, "", "refusing to overwrite the input file '" + *input + "'");
     has_mode_ = true;
@@ -229,12 +231,16 @@ void AtomicFile::name_temp(bool create) {
         tmp_path_ = tmpl;
         if (!create) {
             static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-            for (size_t i = tmp_path_.size() - 6; i < tmp_path_.size(); ++i) tmp_path_[i] = kChars[rng() % (sizeof kChars - 1)];
+            for (size_t i = tmp_path_.size() - 6; i < tmp_path_.size(); ++i)
+                tmp_path_[i] = kChars[rng() % (sizeof kChars - 1)];
         }
         slot_ = track_temp(path_, tmp_path_.c_str());  // before the name exists: a signal cannot miss it
         int rc;
-        if (create) rc = fd_ = ::mkstemp(tmp_path_.data());
-        else rc = ::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", fd_).c_str(), AT_FDCWD, tmp_path_.c_str(), AT_SYMLINK_FOLLOW);
+        if (create)
+            rc = fd_ = ::mkstemp(tmp_path_.data());
+        else
+            rc = ::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", fd_).c_str(), AT_FDCWD, tmp_path_.c_str(),
+                          AT_SYMLINK_FOLLOW);
         if (rc >= 0) return;
         const int e = errno;
         g_live_temps[slot_].store(nullptr);
@@ -292,7 +298,8 @@ void AtomicFile::skip(uint64_t n) {
 
 void AtomicFile::write_at(uint64_t offset, const void* p, size_t n) {
     if (offset > written_ || n > written_ - offset)
-        throw FormatError(ErrorKind::Usage, path_, "", fmt::format("write_at [{}, +{}) is past the {} bytes written", offset, n, written_));
+        throw FormatError(ErrorKind::Usage, path_, "",
+                          fmt::format("write_at [{}, +{}) is past the {} bytes written", offset, n, written_));
     if (completed_) throw FormatError(ErrorKind::Usage, path_, "", "written after it was completed");
     flush();
     const auto* s = static_cast<const uint8_t*>(p);

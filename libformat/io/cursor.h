@@ -23,8 +23,9 @@ public:
     // Throws unless `n` more bytes are available.
     void need(uint64_t n, const std::string& subject, const char* what) const {
         if (n > remaining())
-            throw FormatError(ErrorKind::Truncated, file_, subject,
-                              fmt::format("{} needs {} bytes at offset {} but only {} remain", what, n, pos_, remaining()));
+            throw FormatError(
+                ErrorKind::Truncated, file_, subject,
+                fmt::format("{} needs {} bytes at offset {} but only {} remain", what, n, pos_, remaining()));
     }
     // Reads one trivially copyable little-endian value.
     template <typename T>
@@ -47,9 +48,11 @@ public:
     std::string str(const std::string& subject, const char* what, uint64_t max_len = UINT64_MAX) {
         const uint64_t len = get<uint64_t>(subject, what);
         if (len > remaining())
-            throw FormatError(ErrorKind::TooLarge, file_, subject, fmt::format("{} length {} exceeds the {} bytes left", what, len, remaining()));
+            throw FormatError(ErrorKind::TooLarge, file_, subject,
+                              fmt::format("{} length {} exceeds the {} bytes left", what, len, remaining()));
         if (len > max_len)
-            throw FormatError(ErrorKind::TooLarge, file_, subject, fmt::format("{} length {} exceeds the limit of {} bytes", what, len, max_len));
+            throw FormatError(ErrorKind::TooLarge, file_, subject,
+                              fmt::format("{} length {} exceeds the limit of {} bytes", what, len, max_len));
         auto s = take(len, subject, what);
         return std::string(reinterpret_cast<const char*>(s.data()), s.size());
     }

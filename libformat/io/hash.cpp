@@ -12,14 +12,18 @@ namespace oiw {
 
 std::string sha256_hex(std::span<const uint8_t> data) { return digest_hex(DigestAlgo::Sha256, data); }
 
-std::string xxh3_hex(std::span<const uint8_t> data) { return fmt::format("{:016x}", XXH3_64bits(data.data(), data.size())); }
+std::string xxh3_hex(std::span<const uint8_t> data) {
+    return fmt::format("{:016x}", XXH3_64bits(data.data(), data.size()));
+}
 
 namespace {
 
 const EVP_MD* evp_md(DigestAlgo algo) { return algo == DigestAlgo::Sha1 ? EVP_sha1() : EVP_sha256(); }
 
 // OpenSSL fails only on allocation failure or a missing provider: not a property of the input.
-[[noreturn]] void openssl_failed(const char* what) { throw std::runtime_error(std::string("OpenSSL ") + what + " failed"); }
+[[noreturn]] void openssl_failed(const char* what) {
+    throw std::runtime_error(std::string("OpenSSL ") + what + " failed");
+}
 
 }  // namespace
 
@@ -38,8 +42,10 @@ Digest::Digest(DigestAlgo algo) : algo_(algo) {
 
 Digest::~Digest() {
     if (!state_) return;
-    if (algo_ == DigestAlgo::Xxh64) XXH64_freeState(static_cast<XXH64_state_t*>(state_));
-    else EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(state_));
+    if (algo_ == DigestAlgo::Xxh64)
+        XXH64_freeState(static_cast<XXH64_state_t*>(state_));
+    else
+        EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(state_));
 }
 
 Digest::Digest(Digest&& o) noexcept : algo_(o.algo_), state_(o.state_) { o.state_ = nullptr; }

@@ -5,8 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <utility>
 
 #include "libformat/error.h"

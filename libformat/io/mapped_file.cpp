@@ -34,7 +34,9 @@ MappedFile::MappedFile(const std::string& path) {
             const int e = errno;
             std::string why = std::string("cannot mmap: ") + std::strerror(e);
             // ENOMEM with memory to spare: the process ran out of mappings (one per shard of a split set).
-            if (e == ENOMEM) why += fmt::format(" (the process may be at vm.max_map_count, {} mappings: /proc/sys/vm/max_map_count)", max_map_count());
+            if (e == ENOMEM)
+                why += fmt::format(" (the process may be at vm.max_map_count, {} mappings: /proc/sys/vm/max_map_count)",
+                                   max_map_count());
             throw FormatError(ErrorKind::Io, path, "", why);
         }
         data_ = static_cast<const uint8_t*>(p);

@@ -19,8 +19,8 @@ namespace oiw {
 namespace {
 
 constexpr std::array<char, 4> kMagic = {'O', 'I', 'W', '4'};
-constexpr size_t kMaxTensorName = 63;        // as GGUF (ggml's GGML_MAX_NAME - 1)
-constexpr uint64_t kChecksumAt = 56;         // header_xxh3 field: covers [0, 56) and the directory
+constexpr size_t kMaxTensorName = 63;  // as GGUF (ggml's GGML_MAX_NAME - 1)
+constexpr uint64_t kChecksumAt = 56;   // header_xxh3 field: covers [0, 56) and the directory
 constexpr std::string_view kEncodingNames[kOiw4EncodingCount] = {"raw", "oiw4", "q4kx8", "q4kx8-il4"};
 
 std::string tensor_subject(const std::string& name) { return "tensor '" + name + "'"; }
@@ -38,11 +38,14 @@ std::vector<uint8_t> kv_image(uint32_t version, const Metadata& kvs) { return se
 GgufFile read_kv_image(ByteCursor& c, const std::string& file, const char* what) {
     const uint64_t len = c.get<uint64_t>("directory", what);
     if (len > c.remaining())
-        throw FormatError(ErrorKind::TooLarge, file, "directory", fmt::format("{} length {} exceeds the {} bytes left", what, len, c.remaining()));
+        throw FormatError(ErrorKind::TooLarge, file, "directory",
+                          fmt::format("{} length {} exceeds the {} bytes left", what, len, c.remaining()));
     GgufFile g = GgufFile::parse(c.take(len, "directory", what), file);
-    if (!g.tensors().empty()) throw FormatError(ErrorKind::BadKey, file, "directory", fmt::format("{} holds tensor infos", what));
+    if (!g.tensors().empty())
+        throw FormatError(ErrorKind::BadKey, file, "directory", fmt::format("{} holds tensor infos", what));
     if (g.header_size() != len)
-        throw FormatError(ErrorKind::OutOfBounds, file, "directory", fmt::format("{} trailing bytes after the {} image", len - g.header_size(), what));
+        throw FormatError(ErrorKind::OutOfBounds, file, "directory",
+                          fmt::format("{} trailing bytes after the {} image", len - g.header_size(), what));
     return g;
 }
 
@@ -69,8 +72,9 @@ std::string_view codec_name(Oiw4Codec c) {
 
 std::vector<PlaneSpec> encoding_planes(Oiw4Encoding enc, const GgufTensorInfo& t, const std::string& file) {
     const auto fail = [&](const std::string& why) -> std::vector<PlaneSpec> {
-        throw FormatError(ErrorKind::BadEncoding, file, tensor_subject(t.name),
-                          fmt::format("cannot encode {} {} as {}: {}", type_name(t.type), t.shape_string(), encoding_name(enc), why));
+        throw FormatError(
+            ErrorKind::BadEncoding, file, tensor_subject(t.name),
+            fmt::format("cannot encode {} {} as {}: {}", type_name(t.type), t.shape_string(), encoding_name(enc), why));
     };
     const uint64_t rows = static_cast<uint64_t>(t.n_rows());
     switch (enc) {
@@ -133,8 +137,11 @@ Oiw4File Oiw4File::parse(std::span<const uint8_t> bytes, const std::string& name
 void Oiw4File::parse_image() {
     const std::string& file = path_;
     if (bytes_.size() < kOiw4HeaderSize)
-        throw FormatError(ErrorKind::Truncated, file, "header", fmt::format("file is {} bytes, shorter than the {}-byte OIW4 header", bytes_.size(), kOiw4HeaderSize));
-    if (!is_oiw4_image(bytes_)) throw FormatError(ErrorKind::BadMagic, file, "header", "bad magic (expected 'OIW4'): not an OIW4 file");
+        throw FormatError(
+            ErrorKind::Truncated, file, "header",
+            fmt::format("file is {} bytes, shorter than the {}-byte OIW4 header", bytes_.size(), kOiw4HeaderSize));
+    if (!is_oiw4_image(bytes_))
+        throw FormatError(ErrorKind::BadMagic, file, "header", "bad magic (expected 'OIW4'): not an OIW4 file");
     ByteCursor h(bytes_.first(kOiw4HeaderSize), file);
     h.take(4, "header", "magic");
     const auto version = h.get<uint32_t>("header", "version");
@@ -146,19 +153,31 @@ void Oiw4File::parse_image() {
     const auto file_size = h.get<uint64_t>("header", "file size");
     const auto n_tensors = h.get<uint64_t>("header", "tensor count");
     header_xxh3_ = h.get<uint64_t>("header", "header checksum");
-    if (version != kOiw4Version) throw FormatError(ErrorKind::BadVersion, file, "header", fmt::format("unsupported OIW4 version {} (supported: {})", version, kOiw4Version));
+    if (version != kOiw4Version)
+        throw FormatError(ErrorKind::BadVersion, file, "header",
+                          fmt::format("unsupported OIW4 version {} (supported: {})", version, kOiw4Version));
     if (file_size != bytes_.size())
-        throw FormatError(ErrorKind::Truncated, file, "header", fmt::format("file is {} bytes but its header says {}", bytes_.size(), file_size));
+        throw FormatError(ErrorKind::Truncated, file, "header",
+                          fmt::format("file is {} bytes but its header says {}", bytes_.size(), file_size));
     if (dir_offset != kOiw4HeaderSize || dir_size > bytes_.size() - kOiw4HeaderSize)
-        throw FormatError(ErrorKind::OutOfBounds, file, "header", fmt::format("directory [{}, +{}) is not inside the {}-byte file after the header", dir_offset, dir_size, bytes_.size()));
+        throw FormatError(ErrorKind::OutOfBounds, file, "header",
+                          fmt::format("directory [{}, +{}) is not inside the {}-byte file after the header", dir_offset,
+                                      dir_size, bytes_.size()));
     const auto dir = bytes_.subspan(kOiw4HeaderSize, dir_size);
     const uint64_t sum = oiw4_header_checksum(bytes_.first(kChecksumAt), dir);
     if (sum != header_xxh3_)
-        throw FormatError(ErrorKind::BadChecksum, file, "header", fmt::format("header checksum {:016x} does not match the header and directory ({:016x})", header_xxh3_, sum));
-    if ((flags_ & ~kOiw4FlagCompressed) != 0) throw FormatError(ErrorKind::Unsupported, file, "header", fmt::format("unknown flags 0x{:x}", flags_));
-    if (plane_align != kOiw4PlaneAlign) throw FormatError(ErrorKind::BadAlignment, file, "header", fmt::format("plane alignment {} (must be {})", plane_align, kOiw4PlaneAlign));
+        throw FormatError(ErrorKind::BadChecksum, file, "header",
+                          fmt::format("header checksum {:016x} does not match the header and directory ({:016x})",
+                                      header_xxh3_, sum));
+    if ((flags_ & ~kOiw4FlagCompressed) != 0)
+        throw FormatError(ErrorKind::Unsupported, file, "header", fmt::format("unknown flags 0x{:x}", flags_));
+    if (plane_align != kOiw4PlaneAlign)
+        throw FormatError(ErrorKind::BadAlignment, file, "header",
+                          fmt::format("plane alignment {} (must be {})", plane_align, kOiw4PlaneAlign));
     if (data_offset_ != align_up(kOiw4HeaderSize + dir_size, kOiw4PlaneAlign) || data_offset_ > bytes_.size())
-        throw FormatError(ErrorKind::OutOfBounds, file, "header", fmt::format("data offset {} is not the 4096-aligned end of the directory inside the file", data_offset_));
+        throw FormatError(
+            ErrorKind::OutOfBounds, file, "header",
+            fmt::format("data offset {} is not the 4096-aligned end of the directory inside the file", data_offset_));
 
     dir_end_ = kOiw4HeaderSize + dir_size;
     ByteCursor c(dir, file);
@@ -168,7 +187,8 @@ void Oiw4File::parse_image() {
     provenance_ = read_kv_image(c, file, "provenance").metadata();
     // Smallest entry: name length, n_dims, type, encoding, plane count.
     if (n_tensors > c.remaining() / 28)
-        throw FormatError(ErrorKind::TooLarge, file, "header", fmt::format("tensor count {} cannot fit in the {}-byte directory", n_tensors, dir_size));
+        throw FormatError(ErrorKind::TooLarge, file, "header",
+                          fmt::format("tensor count {} cannot fit in the {}-byte directory", n_tensors, dir_size));
     tensors_.clear();
     tensors_.reserve(n_tensors);
     tensor_index_.clear();
@@ -176,62 +196,87 @@ void Oiw4File::parse_image() {
     for (uint64_t i = 0; i < n_tensors; ++i) {
         const std::string name = c.str(fmt::format("tensor #{}", i), "tensor name", kMaxTensorName);
         const std::string subj = tensor_subject(name);
-        if (!tensor_index_.emplace(name, i).second) throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
+        if (!tensor_index_.emplace(name, i).second)
+            throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
         const auto n_dims = c.get<uint32_t>(subj, "n_dims");
-        if (n_dims > kMaxDims) throw FormatError(ErrorKind::BadDims, file, subj, fmt::format("n_dims {} exceeds the maximum of {}", n_dims, kMaxDims));
+        if (n_dims > kMaxDims)
+            throw FormatError(ErrorKind::BadDims, file, subj,
+                              fmt::format("n_dims {} exceeds the maximum of {}", n_dims, kMaxDims));
         std::vector<int64_t> shape(n_dims);
         for (auto& d : shape) d = c.get<int64_t>(subj, "dimension");
         const auto type_id = c.get<uint32_t>(subj, "type");
-        if (!type_traits(type_id)) throw FormatError(ErrorKind::BadType, file, subj, fmt::format("unknown ggml type id {}", type_id));
+        if (!type_traits(type_id))
+            throw FormatError(ErrorKind::BadType, file, subj, fmt::format("unknown ggml type id {}", type_id));
         Oiw4Tensor t;
         t.info = make_tensor_info(name, static_cast<GgmlType>(type_id), shape, file);
         const auto enc = c.get<uint32_t>(subj, "encoding");
-        if (enc >= kOiw4EncodingCount) throw FormatError(ErrorKind::BadEncoding, file, subj, fmt::format("unknown encoding id {} (known: 0..{})", enc, kOiw4EncodingCount - 1));
+        if (enc >= kOiw4EncodingCount)
+            throw FormatError(ErrorKind::BadEncoding, file, subj,
+                              fmt::format("unknown encoding id {} (known: 0..{})", enc, kOiw4EncodingCount - 1));
         t.encoding = static_cast<Oiw4Encoding>(enc);
         const auto specs = encoding_planes(t.encoding, t.info, file);
         const auto n_planes = c.get<uint32_t>(subj, "plane count");
         if (n_planes != specs.size())
-            throw FormatError(ErrorKind::BadEncoding, file, subj, fmt::format("{} planes, encoding {} has {}", n_planes, encoding_name(t.encoding), specs.size()));
+            throw FormatError(
+                ErrorKind::BadEncoding, file, subj,
+                fmt::format("{} planes, encoding {} has {}", n_planes, encoding_name(t.encoding), specs.size()));
         for (const auto& spec : specs) {
             const std::string psubj = subj + " plane '" + std::string(spec.name) + "'";
             Oiw4Plane p;
             p.name = spec.name;
             p.decoded_size = spec.size;
             const auto codec = c.get<uint32_t>(psubj, "codec");
-            if (codec > static_cast<uint32_t>(Oiw4Codec::Zstd)) throw FormatError(ErrorKind::BadEncoding, file, psubj, fmt::format("unknown codec id {}", codec));
+            if (codec > static_cast<uint32_t>(Oiw4Codec::Zstd))
+                throw FormatError(ErrorKind::BadEncoding, file, psubj, fmt::format("unknown codec id {}", codec));
             p.codec = static_cast<Oiw4Codec>(codec);
-            if (c.get<uint32_t>(psubj, "reserved") != 0) throw FormatError(ErrorKind::Unsupported, file, psubj, "reserved field is not zero");
+            if (c.get<uint32_t>(psubj, "reserved") != 0)
+                throw FormatError(ErrorKind::Unsupported, file, psubj, "reserved field is not zero");
             p.offset = c.get<uint64_t>(psubj, "offset");
             p.size = c.get<uint64_t>(psubj, "size");
             p.xxh3 = c.get<uint64_t>(psubj, "checksum");
             if (p.size == 0) throw FormatError(ErrorKind::OutOfBounds, file, psubj, "stored size is 0");
             if (p.codec == Oiw4Codec::None && p.size != p.decoded_size)
-                throw FormatError(ErrorKind::OutOfBounds, file, psubj, fmt::format("size {} but the shape needs {}", p.size, p.decoded_size));
+                throw FormatError(ErrorKind::OutOfBounds, file, psubj,
+                                  fmt::format("size {} but the shape needs {}", p.size, p.decoded_size));
             any_compressed |= p.codec != Oiw4Codec::None;
-            if (p.offset % kOiw4PlaneAlign != 0) throw FormatError(ErrorKind::Misaligned, file, psubj, fmt::format("offset {} is not a multiple of {}", p.offset, kOiw4PlaneAlign));
+            if (p.offset % kOiw4PlaneAlign != 0)
+                throw FormatError(ErrorKind::Misaligned, file, psubj,
+                                  fmt::format("offset {} is not a multiple of {}", p.offset, kOiw4PlaneAlign));
             if (p.offset < data_offset_ || p.offset > bytes_.size() || p.size > bytes_.size() - p.offset)
-                throw FormatError(ErrorKind::OutOfBounds, file, psubj, fmt::format("bytes [{}, +{}) are outside the data section [{}, {})", p.offset, p.size, data_offset_, bytes_.size()));
+                throw FormatError(ErrorKind::OutOfBounds, file, psubj,
+                                  fmt::format("bytes [{}, +{}) are outside the data section [{}, {})", p.offset, p.size,
+                                              data_offset_, bytes_.size()));
             t.planes.push_back(p);
         }
         tensors_.push_back(std::move(t));
     }
-    if (c.remaining() != 0) throw FormatError(ErrorKind::OutOfBounds, file, "directory", fmt::format("{} bytes left over after the last tensor", c.remaining()));
+    if (c.remaining() != 0)
+        throw FormatError(ErrorKind::OutOfBounds, file, "directory",
+                          fmt::format("{} bytes left over after the last tensor", c.remaining()));
     if (any_compressed != compressed())
-        throw FormatError(ErrorKind::BadEncoding, file, "header", any_compressed ? "compressed planes without the compressed flag" : "compressed flag without compressed planes");
+        throw FormatError(ErrorKind::BadEncoding, file, "header",
+                          any_compressed ? "compressed planes without the compressed flag"
+                                         : "compressed flag without compressed planes");
 
     // Planes must not share bytes.
-    struct Span { uint64_t off, size; size_t t, p; };
+    struct Span {
+        uint64_t off, size;
+        size_t t, p;
+    };
     std::vector<Span> spans;
     for (size_t i = 0; i < tensors_.size(); ++i)
-        for (size_t p = 0; p < tensors_[i].planes.size(); ++p) spans.push_back({tensors_[i].planes[p].offset, tensors_[i].planes[p].size, i, p});
+        for (size_t p = 0; p < tensors_[i].planes.size(); ++p)
+            spans.push_back({tensors_[i].planes[p].offset, tensors_[i].planes[p].size, i, p});
     std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.off < b.off; });
     for (size_t k = 1; k < spans.size(); ++k) {
         const auto& a = spans[k - 1];
         const auto& b = spans[k];
         if (a.off + a.size > b.off)
-            throw FormatError(ErrorKind::Overlap, file, tensor_subject(tensors_[b.t].info.name) + " plane '" + std::string(tensors_[b.t].planes[b.p].name) + "'",
-                              fmt::format("bytes at offset {} overlap tensor '{}' plane '{}' [{}, +{})", b.off, tensors_[a.t].info.name,
-                                          tensors_[a.t].planes[a.p].name, a.off, a.size));
+            throw FormatError(ErrorKind::Overlap, file,
+                              tensor_subject(tensors_[b.t].info.name) + " plane '" +
+                                  std::string(tensors_[b.t].planes[b.p].name) + "'",
+                              fmt::format("bytes at offset {} overlap tensor '{}' plane '{}' [{}, +{})", b.off,
+                                          tensors_[a.t].info.name, tensors_[a.t].planes[a.p].name, a.off, a.size));
     }
     first_plane_.clear();
     size_t n_planes = 0;
@@ -243,7 +288,11 @@ void Oiw4File::parse_image() {
 // Every byte after the directory is a plane or the zero padding that starts the next plane on
 // the first 4096-byte boundary; the file ends with its last plane (or at data_offset).
 void Oiw4File::check_layout() const {
-    struct Span { uint64_t off, end; const Oiw4Tensor* t; const Oiw4Plane* p; };
+    struct Span {
+        uint64_t off, end;
+        const Oiw4Tensor* t;
+        const Oiw4Plane* p;
+    };
     std::vector<Span> spans;
     for (const auto& t : tensors_)
         for (const auto& p : t.planes) spans.push_back({p.offset, p.offset + p.size, &t, &p});
@@ -252,14 +301,18 @@ void Oiw4File::check_layout() const {
         const auto pad = bytes_.subspan(from, to - from);
         const auto nz = std::find_if(pad.begin(), pad.end(), [](uint8_t b) { return b != 0; });
         if (nz != pad.end())
-            throw FormatError(ErrorKind::BadData, path_, "padding", fmt::format("non-zero byte at offset {} in the padding before {}", from + static_cast<uint64_t>(nz - pad.begin()), before));
+            throw FormatError(ErrorKind::BadData, path_, "padding",
+                              fmt::format("non-zero byte at offset {} in the padding before {}",
+                                          from + static_cast<uint64_t>(nz - pad.begin()), before));
     };
     uint64_t end = dir_end_;
     for (const auto& s : spans) {
         const std::string subj = tensor_subject(s.t->info.name) + " plane '" + std::string(s.p->name) + "'";
         if (s.off != align_up(end, kOiw4PlaneAlign))
             throw FormatError(ErrorKind::OutOfBounds, path_, subj,
-                              fmt::format("starts at {}, {} bytes after the previous plane or directory ends at {}: only the padding to the next 4096-byte boundary may lie between", s.off, s.off - end, end));
+                              fmt::format("starts at {}, {} bytes after the previous plane or directory ends at {}: "
+                                          "only the padding to the next 4096-byte boundary may lie between",
+                                          s.off, s.off - end, end));
         zero_padding(end, s.off, subj);
         end = s.end;
     }
@@ -268,7 +321,8 @@ void Oiw4File::check_layout() const {
         end = data_offset_;
     }
     if (end != bytes_.size())
-        throw FormatError(ErrorKind::OutOfBounds, path_, "data", fmt::format("{} bytes after the end of the last plane at {}", bytes_.size() - end, end));
+        throw FormatError(ErrorKind::OutOfBounds, path_, "data",
+                          fmt::format("{} bytes after the end of the last plane at {}", bytes_.size() - end, end));
 }
 
 int64_t Oiw4File::find_tensor(std::string_view name) const {
@@ -294,9 +348,11 @@ void Oiw4File::verify_plane(size_t i, size_t p) const {
     if (plane_intact(i, p)) return;
     const auto& t = tensors_[i];
     const auto d = unverified_plane_data(i, p);
-    throw FormatError(ErrorKind::BadChecksum, path_, tensor_subject(t.info.name) + " plane '" + std::string(t.planes[p].name) + "'",
-                      fmt::format("checksum mismatch: the {} stored bytes hash to {:016x}, the directory records {:016x} (damaged file)", d.size(),
-                                  XXH3_64bits(d.data(), d.size()), t.planes[p].xxh3));
+    throw FormatError(
+        ErrorKind::BadChecksum, path_, tensor_subject(t.info.name) + " plane '" + std::string(t.planes[p].name) + "'",
+        fmt::format(
+            "checksum mismatch: the {} stored bytes hash to {:016x}, the directory records {:016x} (damaged file)",
+            d.size(), XXH3_64bits(d.data(), d.size()), t.planes[p].xxh3));
 }
 
 std::span<const uint8_t> Oiw4File::plane_data(size_t i, size_t p) const {
@@ -306,11 +362,16 @@ std::span<const uint8_t> Oiw4File::plane_data(size_t i, size_t p) const {
 
 Oiw4View Oiw4File::oiw4_view(size_t i) const {
     const auto& t = tensors_.at(i);
-    if (t.encoding != Oiw4Encoding::Oiw4 || t.planes[0].codec != Oiw4Codec::None || t.planes[1].codec != Oiw4Codec::None)
-        throw FormatError(ErrorKind::BadEncoding, path_, tensor_subject(t.info.name), fmt::format("is {} ({}), not an uncompressed oiw4 tensor", encoding_name(t.encoding), codec_name(t.planes[0].codec)));
+    if (t.encoding != Oiw4Encoding::Oiw4 || t.planes[0].codec != Oiw4Codec::None ||
+        t.planes[1].codec != Oiw4Codec::None)
+        throw FormatError(ErrorKind::BadEncoding, path_, tensor_subject(t.info.name),
+                          fmt::format("is {} ({}), not an uncompressed oiw4 tensor", encoding_name(t.encoding),
+                                      codec_name(t.planes[0].codec)));
     const uint8_t* d = plane_data(i, 1).data();
-    if (reinterpret_cast<uintptr_t>(d) % alignof(float) != 0)  // only an unaligned parse() buffer; a mapping is page-aligned
-        throw FormatError(ErrorKind::Misaligned, path_, tensor_subject(t.info.name), "plane 'd' is not float-aligned in memory");
+    if (reinterpret_cast<uintptr_t>(d) % alignof(float) !=
+        0)  // only an unaligned parse() buffer; a mapping is page-aligned
+        throw FormatError(ErrorKind::Misaligned, path_, tensor_subject(t.info.name),
+                          "plane 'd' is not float-aligned in memory");
     Oiw4View v;
     v.qs = plane_data(i, 0).data();
     v.d = reinterpret_cast<const float*>(d);
@@ -324,7 +385,8 @@ void Oiw4File::require_decoded(size_t i) const {
     for (const auto& p : t.planes)
         if (p.codec != Oiw4Codec::None)
             throw FormatError(ErrorKind::Unsupported, path_, tensor_subject(t.info.name),
-                              fmt::format("plane '{}' is {}-compressed: run oiw4-convert --decompress first", p.name, codec_name(p.codec)));
+                              fmt::format("plane '{}' is {}-compressed: run oiw4-convert --decompress first", p.name,
+                                          codec_name(p.codec)));
 }
 
 void Oiw4File::release_tensor_pages(size_t i) const {
@@ -352,7 +414,8 @@ struct Oiw4Writer::Impl {
     AtomicFile file;
     XXH3_state_t* xxh = nullptr;  // created last in the constructor: nothing leaks when it throws
 
-    Impl(const std::string& path, const std::vector<std::string>& inputs) : file(path, inputs), xxh(XXH3_createState()) {}
+    Impl(const std::string& path, const std::vector<std::string>& inputs)
+        : file(path, inputs), xxh(XXH3_createState()) {}
     ~Impl() { XXH3_freeState(xxh); }
     uint64_t pos() const { return file.size(); }
     void pad_to(uint64_t target) {
@@ -361,7 +424,8 @@ struct Oiw4Writer::Impl {
     }
 };
 
-Oiw4Writer::Oiw4Writer(std::string path, std::vector<std::string> inputs) : path_(std::move(path)), inputs_(std::move(inputs)) {}
+Oiw4Writer::Oiw4Writer(std::string path, std::vector<std::string> inputs)
+    : path_(std::move(path)), inputs_(std::move(inputs)) {}
 
 Oiw4Writer::~Oiw4Writer() = default;
 
@@ -373,12 +437,15 @@ void Oiw4Writer::set_metadata(uint32_t gguf_version, Metadata kvs, Metadata prov
 }
 
 void Oiw4Writer::add_tensor(const GgufTensorInfo& info, Oiw4Encoding enc) {
-    if (impl_) throw FormatError(ErrorKind::Usage, path_, tensor_subject(info.name), "tensor added after planes were written");
-    if (names_.count(info.name)) throw FormatError(ErrorKind::DuplicateTensor, path_, tensor_subject(info.name), "duplicate tensor name");
+    if (impl_)
+        throw FormatError(ErrorKind::Usage, path_, tensor_subject(info.name), "tensor added after planes were written");
+    if (names_.count(info.name))
+        throw FormatError(ErrorKind::DuplicateTensor, path_, tensor_subject(info.name), "duplicate tensor name");
     Oiw4Tensor t;
     t.info = make_tensor_info(info.name, info.type, info.shape(), path_);
     t.encoding = enc;
-    for (const auto& s : encoding_planes(enc, t.info, path_)) t.planes.push_back({s.name, Oiw4Codec::None, 0, s.size, s.size, 0});
+    for (const auto& s : encoding_planes(enc, t.info, path_))
+        t.planes.push_back({s.name, Oiw4Codec::None, 0, s.size, s.size, 0});
     names_.insert(info.name);
     tensors_.push_back(std::move(t));
 }
@@ -419,11 +486,15 @@ uint64_t Oiw4Writer::planned_size() const {
 void Oiw4Writer::begin_plane(Oiw4Codec codec) {
     if (!impl_) {
         impl_ = std::make_unique<Impl>(path_, inputs_);
-        impl_->pad_to(align_up(kOiw4HeaderSize + directory().size(), kOiw4PlaneAlign));  // header + directory written by finish()
+        impl_->pad_to(
+            align_up(kOiw4HeaderSize + directory().size(), kOiw4PlaneAlign));  // header + directory written by finish()
     }
-    while (cur_tensor_ < tensors_.size() && cur_plane_ == tensors_[cur_tensor_].planes.size()) ++cur_tensor_, cur_plane_ = 0;
+    while (cur_tensor_ < tensors_.size() && cur_plane_ == tensors_[cur_tensor_].planes.size())
+        ++cur_tensor_, cur_plane_ = 0;
     if (in_plane_ || cur_tensor_ >= tensors_.size())
-        throw FormatError(ErrorKind::Usage, path_, "", in_plane_ ? "plane begun before the previous one ended" : "more planes written than the tensors have");
+        throw FormatError(
+            ErrorKind::Usage, path_, "",
+            in_plane_ ? "plane begun before the previous one ended" : "more planes written than the tensors have");
     impl_->pad_to(align_up(impl_->pos(), kOiw4PlaneAlign));
     auto& p = tensors_[cur_tensor_].planes[cur_plane_];
     p.codec = codec;
@@ -445,7 +516,8 @@ void Oiw4Writer::end_plane() {
     p.size = impl_->pos() - p.offset;
     p.xxh3 = XXH3_64bits_digest(impl_->xxh);
     if (p.codec == Oiw4Codec::None && p.size != p.decoded_size)
-        throw FormatError(ErrorKind::Usage, path_, tensor_subject(t.info.name), fmt::format("plane '{}' got {} bytes, expected {}", p.name, p.size, p.decoded_size));
+        throw FormatError(ErrorKind::Usage, path_, tensor_subject(t.info.name),
+                          fmt::format("plane '{}' got {} bytes, expected {}", p.name, p.size, p.decoded_size));
     in_plane_ = false;
     ++cur_plane_;
 }
@@ -461,9 +533,11 @@ void Oiw4Writer::finish() {
         impl_ = std::make_unique<Impl>(path_, inputs_);
         impl_->pad_to(align_up(kOiw4HeaderSize + directory().size(), kOiw4PlaneAlign));
     }
-    while (cur_tensor_ < tensors_.size() && cur_plane_ == tensors_[cur_tensor_].planes.size()) ++cur_tensor_, cur_plane_ = 0;
+    while (cur_tensor_ < tensors_.size() && cur_plane_ == tensors_[cur_tensor_].planes.size())
+        ++cur_tensor_, cur_plane_ = 0;
     if (in_plane_ || cur_tensor_ != tensors_.size())
-        throw FormatError(ErrorKind::Usage, path_, cur_tensor_ < tensors_.size() ? tensor_subject(tensors_[cur_tensor_].info.name) : "",
+        throw FormatError(ErrorKind::Usage, path_,
+                          cur_tensor_ < tensors_.size() ? tensor_subject(tensors_[cur_tensor_].info.name) : "",
                           "planes incomplete: output not written");
     bool compressed = false;
     for (const auto& t : tensors_)

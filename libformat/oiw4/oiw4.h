@@ -94,8 +94,8 @@ public:
     uint64_t file_size() const { return bytes_.size(); }
     uint64_t data_offset() const { return data_offset_; }
     uint64_t header_xxh3() const { return header_xxh3_; }
-    uint32_t gguf_version() const { return gguf_version_; }  // version of the source GGUF
-    const Metadata& metadata() const { return kvs_; }  // the source's metadata, in order
+    uint32_t gguf_version() const { return gguf_version_; }     // version of the source GGUF
+    const Metadata& metadata() const { return kvs_; }           // the source's metadata, in order
     const Metadata& provenance() const { return provenance_; }  // oiw4.* keys
     const std::vector<Oiw4Tensor>& tensors() const { return tensors_; }
     // Index of the tensor or -1.
@@ -128,8 +128,8 @@ private:
     Metadata kvs_, provenance_;
     std::vector<Oiw4Tensor> tensors_;
     std::unordered_map<std::string, size_t> tensor_index_;  // name -> index in tensors_
-    std::vector<size_t> first_plane_;  // per tensor: index of its plane 0 in verified_
-    std::shared_ptr<std::atomic<bool>[]> verified_;  // per plane: its XXH3 matched (shared by copies)
+    std::vector<size_t> first_plane_;                       // per tensor: index of its plane 0 in verified_
+    std::shared_ptr<std::atomic<bool>[]> verified_;         // per plane: its XXH3 matched (shared by copies)
     void parse_image();
     void check_layout() const;
 };

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "libformat/fp16.h"
 #include "converters/quant/dispatch.h"
 #include "converters/quant/quants.h"
+#include "libformat/fp16.h"
 #include "libformat/types.h"
 
 namespace {
@@ -99,17 +99,17 @@ void register_all() {
         bool imat;
     };
     const Case cases[] = {
-        {GgmlType::Q4_K, false},  {GgmlType::Q4_K, true},  {GgmlType::Q6_K, false},   {GgmlType::Q6_K, true},
-        {GgmlType::Q8_0, false},  {GgmlType::Q4_0, false}, {GgmlType::Q4_0, true},    {GgmlType::Q5_0, false},
-        {GgmlType::Q5_0, true},   {GgmlType::Q4_1, true},  {GgmlType::Q5_1, true},    {GgmlType::Q2_K, false},
-        {GgmlType::Q2_K, true},   {GgmlType::Q3_K, false}, {GgmlType::Q5_K, false},   {GgmlType::Q5_K, true},
+        {GgmlType::Q4_K, false},   {GgmlType::Q4_K, true},   {GgmlType::Q6_K, false},   {GgmlType::Q6_K, true},
+        {GgmlType::Q8_0, false},   {GgmlType::Q4_0, false},  {GgmlType::Q4_0, true},    {GgmlType::Q5_0, false},
+        {GgmlType::Q5_0, true},    {GgmlType::Q4_1, true},   {GgmlType::Q5_1, true},    {GgmlType::Q2_K, false},
+        {GgmlType::Q2_K, true},    {GgmlType::Q3_K, false},  {GgmlType::Q5_K, false},   {GgmlType::Q5_K, true},
         {GgmlType::IQ4_NL, false}, {GgmlType::IQ4_NL, true}, {GgmlType::IQ4_XS, false}, {GgmlType::IQ4_XS, true},
-        {GgmlType::F16, false},   {GgmlType::BF16, false},
+        {GgmlType::F16, false},    {GgmlType::BF16, false},
     };
     for (const Case& c : cases) {
         for (bool fast : {false, true}) {
-            const std::string name = "quant/" + std::string(type_name(c.t)) + (c.imat ? "/imatrix" : "/plain") +
-                                     (fast ? "/fast" : "/ref");
+            const std::string name =
+                "quant/" + std::string(type_name(c.t)) + (c.imat ? "/imatrix" : "/plain") + (fast ? "/fast" : "/ref");
             benchmark::RegisterBenchmark(name.c_str(), bench_quant, c.t, c.imat, fast)->Unit(benchmark::kMillisecond);
         }
     }

@@ -15,7 +15,8 @@
 int main() {
     const std::string abc = "abc";
     std::printf("oiw %s\n", OIW_VERSION);
-    std::printf("sha256(abc) %s\n", oiw::sha256_hex({reinterpret_cast<const uint8_t*>(abc.data()), abc.size()}).c_str());
+    std::printf("sha256(abc) %s\n",
+                oiw::sha256_hex({reinterpret_cast<const uint8_t*>(abc.data()), abc.size()}).c_str());
     std::vector<float> x(32);
     for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) / 8 - 2;
     std::vector<uint8_t> q(oiw::row_size(oiw::GgmlType::Q8_0, 32));

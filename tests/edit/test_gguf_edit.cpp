@@ -3,8 +3,8 @@
 
 #include "converters/edit/gguf_edit.h"
 #include "converters/synth/synth.h"
-#include "tools/common/tool_support.h"
 #include "tests/support/helpers.h"
+#include "tools/common/tool_support.h"
 
 namespace oiw {
 namespace {
@@ -60,8 +60,11 @@ TEST(GgufEdit, StringArrayFromFile) {
     ASSERT_EQ(kv.value.count(), 4u);
     EXPECT_EQ(kv.value.strings(), (std::vector<std::string>{"alpha", "beta gamma", "", "delta"}));
     std::string out = (dir / "o.gguf").string(), log;
-    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + test::data_path("models/mini-llama-f16.gguf") + " " + out +
-                            " --set-array my.list=str:@" + list, &log, true), 0) << log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + test::data_path("models/mini-llama-f16.gguf") + " " +
+                            out + " --set-array my.list=str:@" + list,
+                        &log, true),
+              0)
+        << log;
     EXPECT_EQ(GgufFile::open(out).metadata().find("my.list")->strings().size(), 4u);
 }
 
@@ -93,7 +96,13 @@ TEST(GgufEdit, BadArgumentsExitTwoWithOneLine) {
 TEST(Samples, BundledSampleIsRegeneratedByteForByte) {
     SynthOptions o;
     o.name = "oiw-sample";
-    o.n_embd = 192; o.n_layer = 2; o.n_ff = 256; o.n_vocab = 512; o.n_head = 4; o.n_head_kv = 2; o.seed = 7;
+    o.n_embd = 192;
+    o.n_layer = 2;
+    o.n_ff = 256;
+    o.n_vocab = 512;
+    o.n_head = 4;
+    o.n_head_kv = 2;
+    o.seed = 7;
     std::string out = (test::temp_dir() / "sample.gguf").string();
     write_synth_model(out, o);
     auto want = test::read_file(std::string(OIW_SOURCE_DIR) + "/samples/oiw-sample.gguf");

@@ -34,11 +34,17 @@ namespace fs = std::filesystem;
 
 struct Img {
     std::vector<uint8_t> b;
-    Img& u8(uint8_t v) { b.push_back(v); return *this; }
+    Img& u8(uint8_t v) {
+        b.push_back(v);
+        return *this;
+    }
     Img& u32(uint32_t v) { return raw(&v, 4); }
     Img& u64(uint64_t v) { return raw(&v, 8); }
     Img& i64(int64_t v) { return raw(&v, 8); }
-    Img& str(std::string_view s) { u64(s.size()); return raw(s.data(), s.size()); }
+    Img& str(std::string_view s) {
+        u64(s.size());
+        return raw(s.data(), s.size());
+    }
     Img& raw(const void* p, size_t n) {
         auto* c = static_cast<const uint8_t*>(p);
         b.insert(b.end(), c, c + n);
@@ -48,10 +54,18 @@ struct Img {
 
 using Enc = std::function<void(Img&)>;  // writes one value: u32 type + payload
 
-Enc v_u32(uint32_t v) { return [=](Img& i) { i.u32(4).u32(v); }; }
-Enc v_u64(uint64_t v) { return [=](Img& i) { i.u32(10).u64(v); }; }
-Enc v_i32(int32_t v) { return [=](Img& i) { i.u32(5).u32(static_cast<uint32_t>(v)); }; }
-Enc v_str(std::string s) { return [=](Img& i) { i.u32(8).str(s); }; }
+Enc v_u32(uint32_t v) {
+    return [=](Img& i) { i.u32(4).u32(v); };
+}
+Enc v_u64(uint64_t v) {
+    return [=](Img& i) { i.u32(10).u64(v); };
+}
+Enc v_i32(int32_t v) {
+    return [=](Img& i) { i.u32(5).u32(static_cast<uint32_t>(v)); };
+}
+Enc v_str(std::string s) {
+    return [=](Img& i) { i.u32(8).str(s); };
+}
 Enc v_arr_u32(std::vector<uint32_t> xs) {
     return [=](Img& i) {
         i.u32(9).u32(4).u64(xs.size());
@@ -104,7 +118,8 @@ Spec base_spec() {
              {"general.alignment", v_u32(32)},
              {"test.ints", v_arr_u32({1, 2, 3})},
              {"test.words", v_arr_str({"α", "beta", ""})}};
-    s.tensors = {{"tok.weight", {8, 2}, kF32, 0, {}}, {"q.weight", {32, 2}, kQ4_0, 64, {}}, {"norm", {4}, kF16, 128, {}}};
+    s.tensors = {
+        {"tok.weight", {8, 2}, kF32, 0, {}}, {"q.weight", {32, 2}, kQ4_0, 64, {}}, {"norm", {4}, kF16, 128, {}}};
     return s;
 }
 
@@ -186,14 +201,19 @@ std::vector<Case> corpus() {
         auto b = with([&](Spec& s) { s.version = __builtin_bswap32(v); });
         put_u64_at(b, 8, __builtin_bswap64(3));
         put_u64_at(b, 16, __builtin_bswap64(4));
-        add("big-endian-v" + std::to_string(v), b, ErrorKind::BigEndian, {"header", "big-endian", "reads as " + std::to_string(v)});
+        add("big-endian-v" + std::to_string(v), b, ErrorKind::BigEndian,
+            {"header", "big-endian", "reads as " + std::to_string(v)});
     }
     add("huge-tensor-count", with([](Spec& s) { s.n_tensors = 1ull << 63; }), ErrorKind::TooLarge,
         {"header", "tensor count 9223372036854775808"});
     add("huge-kv-count", with([&](Spec& s) { s.n_kv = u64max; }), ErrorKind::TooLarge,
         {"header", "key/value count 18446744073709551615"});
-    add("tensor-count-plus-one", with([](Spec& s) { s.n_tensors = 4; s.pad_to = 1; s.data_bytes = 0; }), ErrorKind::Truncated,
-        {"tensor #3", "tensor name"});
+    add("tensor-count-plus-one", with([](Spec& s) {
+            s.n_tensors = 4;
+            s.pad_to = 1;
+            s.data_bytes = 0;
+        }),
+        ErrorKind::Truncated, {"tensor #3", "tensor name"});
 
     // Keys and values.
     {
@@ -201,36 +221,54 @@ std::vector<Case> corpus() {
         put_u64_at(b, 24, 1ull << 62);  // length of the first key
         add("huge-key-length", b, ErrorKind::TooLarge, {"key #0", "4611686018427387904"});
     }
-    add("huge-string-length", with([&](Spec& s) { kv(s, "general.architecture").value = [=](Img& i) { i.u32(8).u64(u64max).raw("llama", 5); }; }),
+    add("huge-string-length", with([&](Spec& s) {
+            kv(s, "general.architecture").value = [=](Img& i) { i.u32(8).u64(u64max).raw("llama", 5); };
+        }),
         ErrorKind::TooLarge, {"key 'general.architecture'", "18446744073709551615"});
-    add("huge-array-length", with([](Spec& s) { kv(s, "test.ints").value = [](Img& i) { i.u32(9).u32(4).u64(1ull << 61).u32(1); }; }),
+    add("huge-array-length",
+        with([](Spec& s) { kv(s, "test.ints").value = [](Img& i) { i.u32(9).u32(4).u64(1ull << 61).u32(1); }; }),
         ErrorKind::TooLarge, {"key 'test.ints'", "2305843009213693952"});
     add("huge-string-array-length",
         with([](Spec& s) { kv(s, "test.words").value = [](Img& i) { i.u32(9).u32(8).u64(1ull << 40).str("a"); }; }),
         ErrorKind::TooLarge, {"key 'test.words'", "1099511627776"});
-    add("huge-string-in-array",
-        with([](Spec& s) { kv(s, "test.words").value = [](Img& i) { i.u32(9).u32(8).u64(2).str("a").u64(1ull << 50); }; }),
+    add("huge-string-in-array", with([](Spec& s) {
+            kv(s, "test.words").value = [](Img& i) { i.u32(9).u32(8).u64(2).str("a").u64(1ull << 50); };
+        }),
         ErrorKind::TooLarge, {"key 'test.words'", "1125899906842624"});
-    add("bad-value-type-13", with([](Spec& s) { s.kvs.push_back({"test.bad", [](Img& i) { i.u32(13).u32(0); }}); }),
+    add("bad-value-type-13", with([](Spec& s) {
+            s.kvs.push_back({"test.bad", [](Img& i) { i.u32(13).u32(0); }});
+        }),
         ErrorKind::BadValueType, {"key 'test.bad'", "value type 13"});
-    add("bad-value-type-max", with([](Spec& s) { kv(s, "general.architecture").value = [](Img& i) { i.u32(0xFFFFFFFF); }; }),
+    add("bad-value-type-max",
+        with([](Spec& s) { kv(s, "general.architecture").value = [](Img& i) { i.u32(0xFFFFFFFF); }; }),
         ErrorKind::BadValueType, {"key 'general.architecture'", "4294967295"});
-    add("bad-array-elem-type-13", with([](Spec& s) { kv(s, "test.ints").value = [](Img& i) { i.u32(9).u32(13).u64(0); }; }),
+    add("bad-array-elem-type-13",
+        with([](Spec& s) { kv(s, "test.ints").value = [](Img& i) { i.u32(9).u32(13).u64(0); }; }),
         ErrorKind::BadValueType, {"key 'test.ints'", "element type 13"});
     add("bad-array-elem-type-1000",
         with([](Spec& s) { kv(s, "test.ints").value = [](Img& i) { i.u32(9).u32(1000).u64(1).u32(0); }; }),
         ErrorKind::BadValueType, {"key 'test.ints'", "1000"});
     // Arrays of arrays are refused at any depth, as ggml refuses them.
-    add("nested-arrays-2-deep", with([](Spec& s) { s.kvs.push_back({"test.deep", v_nested(2)}); }), ErrorKind::BadValueType,
-        {"key 'test.deep'", "arrays of arrays"});
-    add("nested-arrays-9-deep", with([](Spec& s) { s.kvs.push_back({"test.deep", v_nested(9)}); }), ErrorKind::BadValueType,
-        {"key 'test.deep'", "arrays of arrays"});
-    add("nested-arrays-5000-deep", with([](Spec& s) { s.kvs.push_back({"test.abyss", v_nested(5000)}); }),
+    add("nested-arrays-2-deep", with([](Spec& s) {
+            s.kvs.push_back({"test.deep", v_nested(2)});
+        }),
+        ErrorKind::BadValueType, {"key 'test.deep'", "arrays of arrays"});
+    add("nested-arrays-9-deep", with([](Spec& s) {
+            s.kvs.push_back({"test.deep", v_nested(9)});
+        }),
+        ErrorKind::BadValueType, {"key 'test.deep'", "arrays of arrays"});
+    add("nested-arrays-5000-deep", with([](Spec& s) {
+            s.kvs.push_back({"test.abyss", v_nested(5000)});
+        }),
         ErrorKind::BadValueType, {"key 'test.abyss'", "arrays of arrays"});
-    add("empty-key", with([](Spec& s) { s.kvs.insert(s.kvs.begin() + 1, {"", v_u32(1)}); }), ErrorKind::BadKey,
-        {"key #1", "empty key"});
-    add("duplicate-key", with([](Spec& s) { s.kvs.push_back({"test.ints", v_u32(5)}); }), ErrorKind::DuplicateKey,
-        {"key 'test.ints'", "duplicate"});
+    add("empty-key", with([](Spec& s) {
+            s.kvs.insert(s.kvs.begin() + 1, {"", v_u32(1)});
+        }),
+        ErrorKind::BadKey, {"key #1", "empty key"});
+    add("duplicate-key", with([](Spec& s) {
+            s.kvs.push_back({"test.ints", v_u32(5)});
+        }),
+        ErrorKind::DuplicateKey, {"key 'test.ints'", "duplicate"});
 
     // Alignment.
     add("alignment-0", with([](Spec& s) { kv(s, "general.alignment").value = v_u32(0); }), ErrorKind::BadAlignment,
@@ -239,22 +277,22 @@ std::vector<Case> corpus() {
         {"key 'general.alignment'", "value 3"});
     add("alignment-48", with([](Spec& s) { kv(s, "general.alignment").value = v_u32(48); }), ErrorKind::BadAlignment,
         {"key 'general.alignment'", "48"});
-    add("alignment-128k", with([](Spec& s) { kv(s, "general.alignment").value = v_u32(1u << 17); }), ErrorKind::BadAlignment,
-        {"key 'general.alignment'", "value 131072 exceeds the maximum of 65536"});
+    add("alignment-128k", with([](Spec& s) { kv(s, "general.alignment").value = v_u32(1u << 17); }),
+        ErrorKind::BadAlignment, {"key 'general.alignment'", "value 131072 exceeds the maximum of 65536"});
     add("alignment-u64", with([](Spec& s) { kv(s, "general.alignment").value = v_u64(32); }), ErrorKind::BadAlignment,
         {"key 'general.alignment'", "u64"});
     add("alignment-i32", with([](Spec& s) { kv(s, "general.alignment").value = v_i32(32); }), ErrorKind::BadAlignment,
         {"key 'general.alignment'", "i32"});
     add("alignment-str", with([](Spec& s) { kv(s, "general.alignment").value = v_str("32"); }), ErrorKind::BadAlignment,
         {"key 'general.alignment'", "str"});
-    add("alignment-2^31", with([](Spec& s) { kv(s, "general.alignment").value = v_u32(1u << 31); }), ErrorKind::BadAlignment,
-        {"key 'general.alignment'", "value 2147483648 exceeds the maximum of 65536"});
+    add("alignment-2^31", with([](Spec& s) { kv(s, "general.alignment").value = v_u32(1u << 31); }),
+        ErrorKind::BadAlignment, {"key 'general.alignment'", "value 2147483648 exceeds the maximum of 65536"});
 
     // Tensor infos.
     add("duplicate-tensor", with([](Spec& s) { tensor(s, "norm").name = "q.weight"; }), ErrorKind::DuplicateTensor,
         {"tensor 'q.weight'", "duplicate"});
-    add("tensor-name-64-bytes", with([](Spec& s) { tensor(s, "norm").name = std::string(64, 'n'); }), ErrorKind::TooLarge,
-        {"tensor '" + std::string(64, 'n') + "'", "64 bytes"});
+    add("tensor-name-64-bytes", with([](Spec& s) { tensor(s, "norm").name = std::string(64, 'n'); }),
+        ErrorKind::TooLarge, {"tensor '" + std::string(64, 'n') + "'", "64 bytes"});
     {
         Spec s = base_spec();
         size_t hs = 0;
@@ -268,37 +306,58 @@ std::vector<Case> corpus() {
         put_u64_at(b, kv_end, u64max - 7);
         add("huge-tensor-name-length", b, ErrorKind::TooLarge, {"tensor #0", "18446744073709551608"});
         // Cut inside the last tensor info's type field.
-        add("truncated-in-tensor-info", std::vector<uint8_t>(intact.begin(), intact.begin() + static_cast<std::ptrdiff_t>(hs - 10)),
+        add("truncated-in-tensor-info",
+            std::vector<uint8_t>(intact.begin(), intact.begin() + static_cast<std::ptrdiff_t>(hs - 10)),
             ErrorKind::Truncated, {"tensor 'norm'", "type needs 4 bytes"});
     }
-    add("n-dims-5", with([](Spec& s) { auto& t = tensor(s, "norm"); t.ne = {4, 1, 1, 1, 1}; }), ErrorKind::BadDims,
-        {"tensor 'norm'", "n_dims 5"});
+    add("n-dims-5", with([](Spec& s) {
+            auto& t = tensor(s, "norm");
+            t.ne = {4, 1, 1, 1, 1};
+        }),
+        ErrorKind::BadDims, {"tensor 'norm'", "n_dims 5"});
     add("n-dims-max", with([](Spec& s) { tensor(s, "norm").n_dims = 0xFFFFFFFF; }), ErrorKind::BadDims,
         {"tensor 'norm'", "4294967295"});
-    add("dim-zero", with([](Spec& s) { tensor(s, "tok.weight").ne = {8, 0}; }), ErrorKind::BadDims,
-        {"tensor 'tok.weight'", "dimension 1 is 0"});
-    add("dim-negative", with([](Spec& s) { tensor(s, "tok.weight").ne = {-8, 2}; }), ErrorKind::BadDims,
-        {"tensor 'tok.weight'", "dimension 0 is -8"});
+    add("dim-zero", with([](Spec& s) {
+            tensor(s, "tok.weight").ne = {8, 0};
+        }),
+        ErrorKind::BadDims, {"tensor 'tok.weight'", "dimension 1 is 0"});
+    add("dim-negative", with([](Spec& s) {
+            tensor(s, "tok.weight").ne = {-8, 2};
+        }),
+        ErrorKind::BadDims, {"tensor 'tok.weight'", "dimension 0 is -8"});
     add("dim-int64-min", with([&](Spec& s) { tensor(s, "norm").ne = {i64min}; }), ErrorKind::BadDims,
         {"tensor 'norm'", "-9223372036854775808"});
-    add("dims-2^40-x-2^40", with([](Spec& s) { tensor(s, "tok.weight").ne = {1ll << 40, 1ll << 40}; }), ErrorKind::BadDims,
-        {"tensor 'tok.weight'", "overflows", "1099511627776"});
-    add("dims-4x-2^16", with([](Spec& s) { tensor(s, "tok.weight").ne = {1 << 16, 1 << 16, 1 << 16, 1 << 16}; }),
+    add("dims-2^40-x-2^40", with([](Spec& s) {
+            tensor(s, "tok.weight").ne = {1ll << 40, 1ll << 40};
+        }),
+        ErrorKind::BadDims, {"tensor 'tok.weight'", "overflows", "1099511627776"});
+    add("dims-4x-2^16", with([](Spec& s) {
+            tensor(s, "tok.weight").ne = {1 << 16, 1 << 16, 1 << 16, 1 << 16};
+        }),
         ErrorKind::BadDims, {"tensor 'tok.weight'", "65536"});
-    add("dims-3x-2^21", with([](Spec& s) { tensor(s, "tok.weight").ne = {1 << 21, 1 << 21, 1 << 21}; }), ErrorKind::BadDims,
-        {"tensor 'tok.weight'", "2097152"});
+    add("dims-3x-2^21", with([](Spec& s) {
+            tensor(s, "tok.weight").ne = {1 << 21, 1 << 21, 1 << 21};
+        }),
+        ErrorKind::BadDims, {"tensor 'tok.weight'", "2097152"});
     for (uint32_t id : {42u, 1000u, 0xFFFFFFFFu})
         add("type-" + std::to_string(id), with([&](Spec& s) { tensor(s, "norm").type = id; }), ErrorKind::BadType,
             {"tensor 'norm'", "type id " + std::to_string(id)});
     for (uint32_t id : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u}) {
         // F32-like shape so only the type id is wrong.
-        add("removed-type-" + std::to_string(id), with([&](Spec& s) { tensor(s, "q.weight").type = id; }), ErrorKind::RemovedType,
+        add("removed-type-" + std::to_string(id), with([&](Spec& s) { tensor(s, "q.weight").type = id; }),
+            ErrorKind::RemovedType,
             {"tensor 'q.weight'", "type id " + std::to_string(id), std::string(type_traits(id)->name),
              "unsupported, removed from ggml"});
     }
-    add("block-q4_0-ne0-33", with([](Spec& s) { tensor(s, "q.weight").ne = {33, 2}; }), ErrorKind::BadBlock,
-        {"tensor 'q.weight'", "33", "Q4_0", "32"});
-    add("block-q4_k-ne0-128", with([](Spec& s) { auto& t = tensor(s, "q.weight"); t.type = kQ4_K; t.ne = {128}; }),
+    add("block-q4_0-ne0-33", with([](Spec& s) {
+            tensor(s, "q.weight").ne = {33, 2};
+        }),
+        ErrorKind::BadBlock, {"tensor 'q.weight'", "33", "Q4_0", "32"});
+    add("block-q4_k-ne0-128", with([](Spec& s) {
+            auto& t = tensor(s, "q.weight");
+            t.type = kQ4_K;
+            t.ne = {128};
+        }),
         ErrorKind::BadBlock, {"tensor 'q.weight'", "128", "Q4_K", "256"});
 
     // Offsets.
@@ -312,22 +371,31 @@ std::vector<Case> corpus() {
         ErrorKind::Misaligned, {"tensor 'norm'", "offset 96", "64"});
     add("overlap", with([](Spec& s) { tensor(s, "q.weight").offset = 32; }), ErrorKind::Overlap,
         {"tensor 'q.weight'", "'tok.weight'", "offset 32"});
-    add("overlap-same-offset", with([](Spec& s) { tensor(s, "norm").offset = 64; }), ErrorKind::Overlap, {"'norm'", "'q.weight'"});
+    add("overlap-same-offset", with([](Spec& s) { tensor(s, "norm").offset = 64; }), ErrorKind::Overlap,
+        {"'norm'", "'q.weight'"});
     add("offset-out-of-file", with([](Spec& s) { tensor(s, "norm").offset = 4096; }), ErrorKind::OutOfBounds,
         {"tensor 'norm'", "4096"});
-    add("offset-plus-size-overflows-u64", with([&](Spec& s) { tensor(s, "norm").offset = u64max - 31; }), ErrorKind::OutOfBounds,
-        {"tensor 'norm'", "18446744073709551584"});
-    add("size-past-end", with([](Spec& s) { tensor(s, "tok.weight").ne = {1 << 20, 1 << 12}; }), ErrorKind::OutOfBounds,
-        {"tensor 'tok.weight'", "17179869184"});
-    add("data-truncated", with([](Spec& s) { s.data_bytes = 135; }), ErrorKind::OutOfBounds, {"tensor 'norm'", "[128, +8)"});
-    add("no-data-section", with([](Spec& s) { s.data_bytes = 0; s.pad_to = 1; }), ErrorKind::OutOfBounds, {"tensor 'tok.weight'"});
+    add("offset-plus-size-overflows-u64", with([&](Spec& s) { tensor(s, "norm").offset = u64max - 31; }),
+        ErrorKind::OutOfBounds, {"tensor 'norm'", "18446744073709551584"});
+    add("size-past-end", with([](Spec& s) {
+            tensor(s, "tok.weight").ne = {1 << 20, 1 << 12};
+        }),
+        ErrorKind::OutOfBounds, {"tensor 'tok.weight'", "17179869184"});
+    add("data-truncated", with([](Spec& s) { s.data_bytes = 135; }), ErrorKind::OutOfBounds,
+        {"tensor 'norm'", "[128, +8)"});
+    add("no-data-section", with([](Spec& s) {
+            s.data_bytes = 0;
+            s.pad_to = 1;
+        }),
+        ErrorKind::OutOfBounds, {"tensor 'tok.weight'"});
     return c;
 }
 
 std::string file_name_for(const Case& k) { return "malformed/" + k.name + ".gguf"; }
 
 // Runs `fn`, expecting a FormatError of `kind` whose message names `file` and every needle.
-void expect_error(const std::function<void()>& fn, ErrorKind kind, const std::string& file, const std::vector<std::string>& needles) {
+void expect_error(const std::function<void()>& fn, ErrorKind kind, const std::string& file,
+                  const std::vector<std::string>& needles) {
     try {
         fn();
         ADD_FAILURE() << file << ": accepted, expected " << error_kind_name(kind);
@@ -336,7 +404,8 @@ void expect_error(const std::function<void()>& fn, ErrorKind kind, const std::st
         EXPECT_EQ(e.kind(), kind) << file << ": got " << error_kind_name(e.kind()) << ": " << msg;
         EXPECT_EQ(e.file(), file);
         EXPECT_EQ(msg.rfind(file + ": ", 0), 0u) << "message does not start with the file name: " << msg;
-        for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' missing from: " << msg;
+        for (const auto& n : needles)
+            EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' missing from: " << msg;
     } catch (const std::exception& e) {
         ADD_FAILURE() << file << ": non-FormatError exception: " << e.what();
     }
@@ -363,7 +432,11 @@ TEST(GgufMalformed, BaseImageIsValid) {
                                         s.data_bytes = 131072 + 8;
                                     }),
                                     "a64k.gguf"));
-    EXPECT_NO_THROW(GgufFile::parse(with([](Spec& s) { kv(s, "general.alignment").value = v_u32(1); s.pad_to = 1; }), "a1.gguf"));
+    EXPECT_NO_THROW(GgufFile::parse(with([](Spec& s) {
+                                        kv(s, "general.alignment").value = v_u32(1);
+                                        s.pad_to = 1;
+                                    }),
+                                    "a1.gguf"));
     EXPECT_NO_THROW(GgufFile::parse(with([](Spec& s) {
                                         kv(s, "general.alignment").value = v_u32(4096);
                                         s.pad_to = 4096;
@@ -399,10 +472,11 @@ TEST(GgufMalformed, Corpus) {
 TEST(GgufMalformed, CorpusCoversEveryReaderErrorKind) {
     std::set<ErrorKind> seen;
     for (const auto& k : corpus()) seen.insert(k.kind);
-    for (ErrorKind k : {ErrorKind::Truncated, ErrorKind::BadMagic, ErrorKind::BigEndian, ErrorKind::BadVersion, ErrorKind::TooLarge,
-                        ErrorKind::BadValueType, ErrorKind::BadKey, ErrorKind::DuplicateKey, ErrorKind::DuplicateTensor,
-                        ErrorKind::BadDims, ErrorKind::BadType, ErrorKind::RemovedType, ErrorKind::BadBlock,
-                        ErrorKind::BadAlignment, ErrorKind::Misaligned, ErrorKind::OutOfBounds, ErrorKind::Overlap})
+    for (ErrorKind k :
+         {ErrorKind::Truncated, ErrorKind::BadMagic, ErrorKind::BigEndian, ErrorKind::BadVersion, ErrorKind::TooLarge,
+          ErrorKind::BadValueType, ErrorKind::BadKey, ErrorKind::DuplicateKey, ErrorKind::DuplicateTensor,
+          ErrorKind::BadDims, ErrorKind::BadType, ErrorKind::RemovedType, ErrorKind::BadBlock, ErrorKind::BadAlignment,
+          ErrorKind::Misaligned, ErrorKind::OutOfBounds, ErrorKind::Overlap})
         EXPECT_TRUE(seen.count(k)) << error_kind_name(k);
 }
 
@@ -445,8 +519,9 @@ TEST(GgufMalformed, RandomMutationsNeverCrash) {
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         return z ^ (z >> 31);
     };
-    const uint64_t interesting[] = {0, 1, 2, 3, 4, 5, 31, 32, 33, 42, 63, 64, 255, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
-                                    1ull << 32, 1ull << 40, 1ull << 62, 1ull << 63, ~0ull, ~0ull - 31};
+    const uint64_t interesting[] = {
+        0,  1,   2,          3,          4,          5,          31,         32,         33,         42,    63,
+        64, 255, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1ull << 32, 1ull << 40, 1ull << 62, 1ull << 63, ~0ull, ~0ull - 31};
     size_t accepted = 0;
     for (int iter = 0; iter < 4000; ++iter) {
         auto b = base;
@@ -456,7 +531,8 @@ TEST(GgufMalformed, RandomMutationsNeverCrash) {
             switch (next() % 4) {
                 case 0: b[at] = static_cast<uint8_t>(next()); break;
                 case 1:
-                    if (at + 4 <= b.size()) put_u32_at(b, at, static_cast<uint32_t>(interesting[next() % std::size(interesting)]));
+                    if (at + 4 <= b.size())
+                        put_u32_at(b, at, static_cast<uint32_t>(interesting[next() % std::size(interesting)]));
                     break;
                 case 2:
                     if (at + 8 <= b.size()) put_u64_at(b, at, interesting[next() % std::size(interesting)]);
@@ -489,12 +565,20 @@ TEST(GgufMalformed, RandomMutationsNeverCrash) {
 // Expected: rejected as BadDims ("byte size overflows"), like the existing rows * row_size check.
 TEST(GgufMalformed, RowByteSizeOverflowIsRejected) {
     int idx = 0;
-    for (auto [type, ne0] : {std::pair<uint32_t, int64_t>{kF32, (1ll << 62) + 1}, {kF32, 1ll << 62}, {26u /* I32 */, 1ll << 62},
-                             {28u /* F64 */, (1ll << 61) + 1}, {27u /* I64 */, 1ll << 61}}) {
-        auto b = with([&](Spec& s) { auto& t = tensor(s, "norm"); t.type = type; t.ne = {ne0}; });
+    for (auto [type, ne0] : {std::pair<uint32_t, int64_t>{kF32, (1ll << 62) + 1},
+                             {kF32, 1ll << 62},
+                             {26u /* I32 */, 1ll << 62},
+                             {28u /* F64 */, (1ll << 61) + 1},
+                             {27u /* I64 */, 1ll << 61}}) {
+        auto b = with([&](Spec& s) {
+            auto& t = tensor(s, "norm");
+            t.type = type;
+            t.ne = {ne0};
+        });
         const std::string name = "row-overflow-" + std::to_string(idx++) + ".gguf";
         SCOPED_TRACE(name);
-        expect_error([&] { GgufFile::parse(b, name); }, ErrorKind::BadDims, name, {"tensor 'norm'", std::to_string(ne0)});
+        expect_error([&] { GgufFile::parse(b, name); }, ErrorKind::BadDims, name,
+                     {"tensor 'norm'", std::to_string(ne0)});
     }
 }
 
@@ -527,7 +611,9 @@ TEST(GgufMalformed, NestedArrayCountsDoNotReserveUnboundedMemory) {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        struct rlimit lim {vm + (512u << 20), vm + (512u << 20)};
+        struct rlimit lim {
+            vm + (512u << 20), vm + (512u << 20)
+        };
         ::setrlimit(RLIMIT_AS, &lim);
         try {
             GgufFile::parse(b, "nested.gguf");

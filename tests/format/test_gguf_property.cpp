@@ -35,7 +35,6 @@ struct Rng {
     bool chance(uint64_t one_in) { return below(one_in) == 0; }
 };
 
-
 // Scratch directory for the many small files: on /dev/shm when it is a writable directory
 // (the writer fsyncs every file; on a disk that costs ~10 ms each), else the test temp dir.
 class ScratchDir {
@@ -65,15 +64,17 @@ private:
 
 // Strings: empty, ASCII, multi-byte UTF-8 (2/3/4-byte sequences), control bytes, embedded NUL.
 std::string rand_string(Rng& r, size_t max_pieces = 12) {
-    static const char* const kPieces[] = {"a", "Z", "0", " ", ".", "_", "é", "ß", "Ж", "漢", "字", "😀", "🦙",
-                                          "\n", "\t", "\"", "\\", "\x01", "<NUL>"};
+    static const char* const kPieces[] = {"a",  "Z", "0",    " ",  ".",  "_",  "é",  "ß",    "Ж",    "漢",
+                                          "字", "😀", "🦙", "\n", "\t", "\"", "\\", "\x01", "<NUL>"};
     std::string s;
     if (r.chance(6)) return s;  // empty string
     size_t n = 1 + r.below(max_pieces);
     for (size_t i = 0; i < n; ++i) {
         size_t k = r.below(std::size(kPieces));
-        if (k == std::size(kPieces) - 1) s.push_back('\0');  // embedded NUL
-        else s += kPieces[k];
+        if (k == std::size(kPieces) - 1)
+            s.push_back('\0');  // embedded NUL
+        else
+            s += kPieces[k];
     }
     return s;
 }
@@ -181,7 +182,8 @@ std::vector<uint8_t> expected_image(uint32_t version, const std::vector<GgufKV>&
     const size_t data_start = img.size();
     img.resize(data_start + off, 0);
     for (size_t i = 0; i < ts.size(); ++i)
-        std::copy(ts[i].data.begin(), ts[i].data.end(), img.begin() + static_cast<std::ptrdiff_t>(data_start + infos[i].offset));
+        std::copy(ts[i].data.begin(), ts[i].data.end(),
+                  img.begin() + static_cast<std::ptrdiff_t>(data_start + infos[i].offset));
     if (infos_out) *infos_out = std::move(infos);
     return img;
 }
@@ -217,8 +219,9 @@ void expect_file_matches(const GgufFile& f, uint32_t version, uint64_t alignment
     ASSERT_EQ(f.metadata().size(), kvs.size());
     for (size_t i = 0; i < kvs.size(); ++i) {
         EXPECT_EQ(f.metadata()[i].key, kvs[i].key) << "kv #" << i;
-        EXPECT_TRUE(f.metadata()[i].value == kvs[i].value) << "kv '" << kvs[i].key << "': read " << f.metadata()[i].value.to_string()
-                                                      << " wrote " << kvs[i].value.to_string();
+        EXPECT_TRUE(f.metadata()[i].value == kvs[i].value)
+            << "kv '" << kvs[i].key << "': read " << f.metadata()[i].value.to_string() << " wrote "
+            << kvs[i].value.to_string();
     }
     ASSERT_EQ(f.tensors().size(), infos.size());
     for (size_t i = 0; i < infos.size(); ++i) {
@@ -255,7 +258,8 @@ struct Tally {
     }
     void str(const std::string& s) {
         if (s.empty()) ++empty_strings;
-        if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) ++non_ascii_strings;
+        if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
+            ++non_ascii_strings;
     }
 };
 
@@ -275,11 +279,13 @@ void run_case(uint64_t seed, const CaseParams& p, const fs::path& dir, Tally& ta
     if (p.alignment) {
         alignment = p.alignment;
         kvs.insert(kvs.begin() + static_cast<std::ptrdiff_t>(r.below(kvs.size() + 1)),
-                   GgufKV{"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, static_cast<uint32_t>(p.alignment))});
+                   GgufKV{"general.alignment",
+                          GgufValue::make_scalar<uint32_t>(GgufType::U32, static_cast<uint32_t>(p.alignment))});
     }
     static const std::vector<uint32_t> types = live_types();
     std::vector<TensorSpec> ts;
-    for (size_t i = 0; i < p.n_tensors; ++i) ts.push_back(rand_tensor(r, i, static_cast<GgmlType>(types[r.below(types.size())])));
+    for (size_t i = 0; i < p.n_tensors; ++i)
+        ts.push_back(rand_tensor(r, i, static_cast<GgmlType>(types[r.below(types.size())])));
 
     for (const auto& kv : kvs) tally.value(kv.value);
     for (const auto& t : ts) {
@@ -364,7 +370,8 @@ TEST(GgufProperty, EveryLiveTypeEveryAlignment) {
             std::vector<GgufKV> kvs = rand_kvs(r, 13);
             const uint64_t a = alignment ? alignment : kDefaultAlignment;
             if (alignment)
-                kvs.push_back({"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, static_cast<uint32_t>(alignment))});
+                kvs.push_back({"general.alignment",
+                               GgufValue::make_scalar<uint32_t>(GgufType::U32, static_cast<uint32_t>(alignment))});
             std::vector<GgufTensorInfo> infos;
             const auto expect = expected_image(version, kvs, ts, a, true, &infos);
             const std::string path = (dir / ("all-" + std::to_string(seed) + ".gguf")).string();
@@ -399,7 +406,8 @@ TEST(GgufProperty, EveryValueTypeAndArrayElementType) {
         for (uint64_t n : {0ull, 1ull, 5ull}) {
             if (et == static_cast<uint32_t>(GgufType::ARRAY)) continue;  // arrays of arrays: refused, see below
             GgufValue v = rand_array_of(r, static_cast<GgufType>(et), n);
-            kvs.push_back({"arr." + std::string(gguf_type_name(static_cast<GgufType>(et))) + "." + std::to_string(n), v});
+            kvs.push_back(
+                {"arr." + std::string(gguf_type_name(static_cast<GgufType>(et))) + "." + std::to_string(n), v});
         }
     }
     for (uint32_t version : {2u, 3u}) {
@@ -488,7 +496,8 @@ TEST(GgufProperty, StreamingInPiecesIsByteIdentical) {
         if (piece == 1) {
             // Byte-at-a-time only for the small tensors (after the big one).
             w.write_tensor_data(std::span<const uint8_t>(all).first(big.data.size()));
-            for (size_t i = big.data.size(); i < all.size(); ++i) w.write_tensor_data(std::span<const uint8_t>(all).subspan(i, 1));
+            for (size_t i = big.data.size(); i < all.size(); ++i)
+                w.write_tensor_data(std::span<const uint8_t>(all).subspan(i, 1));
         } else {
             for (size_t pos = 0; pos < all.size(); pos += piece)
                 w.write_tensor_data(std::span<const uint8_t>(all).subspan(pos, std::min(piece, all.size() - pos)));

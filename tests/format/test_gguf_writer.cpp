@@ -66,7 +66,8 @@ void setup(GgufWriter& w, std::vector<GgufKV> kvs = base_kvs()) {
 }
 
 void write_all(GgufWriter& w) {
-    for (size_t i = 0; i < w.tensors().size(); ++i) w.write_tensor_data(pattern(w.tensors()[i].n_bytes, static_cast<uint8_t>(i)));
+    for (size_t i = 0; i < w.tensors().size(); ++i)
+        w.write_tensor_data(pattern(w.tensors()[i].n_bytes, static_cast<uint8_t>(i)));
 }
 
 std::string make_valid(const fs::path& path) {
@@ -84,7 +85,8 @@ void expect_error(const std::function<void()>& fn, ErrorKind kind, const std::ve
         ADD_FAILURE() << "no error, expected " << error_kind_name(kind);
     } catch (const FormatError& e) {
         EXPECT_EQ(e.kind(), kind) << error_kind_name(e.kind()) << ": " << e.what();
-        for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << "'" << n << "' missing: " << e.what();
+        for (const auto& n : needles)
+            EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << "'" << n << "' missing: " << e.what();
     }
 }
 
@@ -93,7 +95,8 @@ void expect_error(const std::function<void()>& fn, ErrorKind kind, const std::ve
 
 // Writes a copy of `input` to `output` (naming `inputs` as the writer's inputs); must be refused,
 // leaving `input` byte-identical and no temp file in `dir`.
-void expect_refused(const std::string& output, const std::vector<std::string>& inputs, const std::string& input, const fs::path& dir) {
+void expect_refused(const std::string& output, const std::vector<std::string>& inputs, const std::string& input,
+                    const fs::path& dir) {
     const auto before = test::read_file(input);
     const auto listing = list_dir(dir);
     {
@@ -226,8 +229,10 @@ class SmallTmpfs {
 public:
     explicit SmallTmpfs(const fs::path& dir) : dir_(dir) {
         fs::create_directories(dir_);
-        if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=64k") == 0) mounted_ = true;
-        else error_ = std::strerror(errno);
+        if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=64k") == 0)
+            mounted_ = true;
+        else
+            error_ = std::strerror(errno);
     }
     ~SmallTmpfs() {
         if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
@@ -244,7 +249,8 @@ private:
 TEST(GgufWriterSafety, DiskFullIsAnIoErrorAndKeepsTheOldFile) {
     const fs::path dir = test::temp_dir() / "tmpfs";
     SmallTmpfs fs_guard(dir);
-    if (!fs_guard.mounted()) GTEST_SKIP() << "cannot mount a 64 KiB tmpfs at " << dir << " (" << fs_guard.error() << "); needs root";
+    if (!fs_guard.mounted())
+        GTEST_SKIP() << "cannot mount a 64 KiB tmpfs at " << dir << " (" << fs_guard.error() << "); needs root";
     const std::string out = (dir / "out.gguf").string();
     const std::vector<uint8_t> old(1000, 'o');
     test::write_file(out, old);
@@ -291,13 +297,16 @@ void edit_one_kv(const std::string& in_path, const std::string& out_path, const 
     w.finish();
 }
 
-void expect_only_kv_changed(const std::string& a_path, const std::string& b_path, const std::string& key, const GgufValue& value) {
+void expect_only_kv_changed(const std::string& a_path, const std::string& b_path, const std::string& key,
+                            const GgufValue& value) {
     GgufFile a = GgufFile::open(a_path), b = GgufFile::open(b_path);
     ASSERT_EQ(a.metadata().size(), b.metadata().size());
     for (size_t i = 0; i < a.metadata().size(); ++i) {
         EXPECT_EQ(a.metadata()[i].key, b.metadata()[i].key);
-        if (a.metadata()[i].key == key) EXPECT_TRUE(b.metadata()[i].value == value);
-        else EXPECT_TRUE(a.metadata()[i].value == b.metadata()[i].value) << a.metadata()[i].key;
+        if (a.metadata()[i].key == key)
+            EXPECT_TRUE(b.metadata()[i].value == value);
+        else
+            EXPECT_TRUE(a.metadata()[i].value == b.metadata()[i].value) << a.metadata()[i].key;
     }
     ASSERT_EQ(a.tensors().size(), b.tensors().size());
     for (size_t i = 0; i < a.tensors().size(); ++i) {
@@ -342,24 +351,42 @@ TEST(GgufWriterSafety, RejectsInvalidInput) {
     expect_error([&] { GgufWriter w(out, {}, 4); }, ErrorKind::Usage, {out, "version 4"});
     GgufWriter w(out);
     w.set_kvs(base_kvs());
-    expect_error([&] { w.add_kv({"general.name", GgufValue::make_string("x")}); }, ErrorKind::DuplicateKey, {out, "general.name"});
+    expect_error(
+        [&] {
+            w.add_kv({"general.name", GgufValue::make_string("x")});
+        },
+        ErrorKind::DuplicateKey, {out, "general.name"});
     const std::vector<int64_t> s32 = {32}, s5 = {32, 1, 1, 1, 1}, s0 = {};
-    expect_error([&] { w.add_tensor("r", static_cast<GgmlType>(4), s32); }, ErrorKind::RemovedType, {out, "tensor 'r'", "removed from ggml"});
+    expect_error([&] { w.add_tensor("r", static_cast<GgmlType>(4), s32); }, ErrorKind::RemovedType,
+                 {out, "tensor 'r'", "removed from ggml"});
     expect_error([&] { w.add_tensor("u", static_cast<GgmlType>(kGgmlTypeCount), s32); }, ErrorKind::BadType,
                  {out, "tensor 'u'", std::to_string(kGgmlTypeCount)});
     expect_error([&] { w.add_tensor("d5", GgmlType::F32, s5); }, ErrorKind::BadDims, {out, "tensor 'd5'", "5"});
     w.add_tensor("d0", GgmlType::F32, s0);  // n_dims 0 is a scalar, as ggml reads it
     EXPECT_EQ(w.tensors().back().n_bytes, 4u);
-    expect_error([&] { w.add_tensor("neg", GgmlType::F32, std::vector<int64_t>{4, -1}); }, ErrorKind::BadDims, {out, "tensor 'neg'", "-1"});
-    expect_error([&] { w.add_tensor("blk", GgmlType::Q4_K, std::vector<int64_t>{128}); }, ErrorKind::BadBlock, {out, "tensor 'blk'", "128"});
+    expect_error(
+        [&] {
+            w.add_tensor("neg", GgmlType::F32, std::vector<int64_t>{4, -1});
+        },
+        ErrorKind::BadDims, {out, "tensor 'neg'", "-1"});
+    expect_error([&] { w.add_tensor("blk", GgmlType::Q4_K, std::vector<int64_t>{128}); }, ErrorKind::BadBlock,
+                 {out, "tensor 'blk'", "128"});
     expect_error([&] { w.add_tensor(std::string(64, 'n'), GgmlType::F32, s32); }, ErrorKind::TooLarge, {out, "64"});
     w.add_tensor("ok", GgmlType::F32, s32);
     expect_error([&] { w.add_tensor("ok", GgmlType::F16, s32); }, ErrorKind::DuplicateTensor, {out, "tensor 'ok'"});
     for (uint32_t a : {0u, 3u, 96u})
-        expect_error([&] { GgufWriter w2(out); w2.add_kv({"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, a)}); },
-                     ErrorKind::BadAlignment, {"general.alignment", std::to_string(a)});
-    expect_error([&] { GgufWriter w2(out); w2.add_kv({"general.alignment", GgufValue::make_scalar<uint64_t>(GgufType::U64, 32)}); },
-                 ErrorKind::BadAlignment, {"general.alignment", "u64"});
+        expect_error(
+            [&] {
+                GgufWriter w2(out);
+                w2.add_kv({"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, a)});
+            },
+            ErrorKind::BadAlignment, {"general.alignment", std::to_string(a)});
+    expect_error(
+        [&] {
+            GgufWriter w2(out);
+            w2.add_kv({"general.alignment", GgufValue::make_scalar<uint64_t>(GgufType::U64, 32)});
+        },
+        ErrorKind::BadAlignment, {"general.alignment", "u64"});
     w.write_header();
     expect_error([&] { w.add_kv({"late", GgufValue::make_bool(true)}); }, ErrorKind::Usage, {out, "late"});
     expect_error([&] { w.add_tensor("late", GgmlType::F32, s32); }, ErrorKind::Usage, {out, "late"});

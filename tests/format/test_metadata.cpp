@@ -23,7 +23,8 @@ void expect_error(const std::function<void()>& f, ErrorKind kind, const std::vec
         ADD_FAILURE() << "no error";
     } catch (const FormatError& e) {
         EXPECT_EQ(e.kind(), kind) << e.what();
-        for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << n << " missing from: " << e.what();
+        for (const auto& n : needles)
+            EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << n << " missing from: " << e.what();
     }
 }
 
@@ -72,13 +73,20 @@ TEST(Metadata, OrderedHashedLookupSetEraseDuplicates) {
     EXPECT_EQ(m.find("c")->as_int(), 3);
     EXPECT_EQ(m.find("d")->as_int(), 4);
     expect_error([&] { m.add(u32("c", 9)); }, ErrorKind::DuplicateKey, {"m.gguf", "key 'c'", "duplicate"});
-    expect_error([] { Metadata({u32("x", 1), u32("x", 2)}, "dup.gguf"); }, ErrorKind::DuplicateKey, {"dup.gguf", "key 'x'"});
+    expect_error(
+        [] {
+            Metadata({u32("x", 1), u32("x", 2)}, "dup.gguf");
+        },
+        ErrorKind::DuplicateKey, {"dup.gguf", "key 'x'"});
 }
 
 TEST(Metadata, TypedGettersRangeCheckNamingKeyAndValue) {
-    Metadata m({u32("n", 7), u32("big", 0x80000000u), {"neg", GgufValue::make_scalar<int32_t>(GgufType::I32, -1)},
+    Metadata m({u32("n", 7),
+                u32("big", 0x80000000u),
+                {"neg", GgufValue::make_scalar<int32_t>(GgufType::I32, -1)},
                 {"huge", GgufValue::make_scalar<uint64_t>(GgufType::U64, UINT64_MAX)},
-                {"s", GgufValue::make_string("llama")}, {"f", GgufValue::make_scalar<float>(GgufType::F32, 2.f)},
+                {"s", GgufValue::make_string("llama")},
+                {"f", GgufValue::make_scalar<float>(GgufType::F32, 2.f)},
                 {"arr", GgufValue::make_array(GgufType::I32, {5, 0, 0, 0, 6, 0, 0, 0}, 2)}},
                "g.gguf");
     EXPECT_EQ(m.get_uint("n", 10), 7u);
@@ -86,7 +94,8 @@ TEST(Metadata, TypedGettersRangeCheckNamingKeyAndValue) {
     EXPECT_EQ(m.get_int("neg", -5, 5), -1);
     EXPECT_EQ(m.get_string("s"), "llama");
     EXPECT_EQ(m.get_uint("arr", 10, true), 5u);
-    expect_error([&] { m.get_uint("big", INT32_MAX); }, ErrorKind::BadKey, {"g.gguf", "key 'big'", "2147483648", "out of range"});
+    expect_error([&] { m.get_uint("big", INT32_MAX); }, ErrorKind::BadKey,
+                 {"g.gguf", "key 'big'", "2147483648", "out of range"});
     expect_error([&] { m.get_uint("neg", 10); }, ErrorKind::BadKey, {"key 'neg'", "value -1"});
     expect_error([&] { m.get_uint("huge", UINT64_MAX); }, ErrorKind::BadKey, {"key 'huge'", "18446744073709551615"});
     expect_error([&] { m.get_uint("s", 10); }, ErrorKind::BadKey, {"key 's'", "has type str, expected an integer"});
@@ -97,7 +106,8 @@ TEST(Metadata, TypedGettersRangeCheckNamingKeyAndValue) {
 
 // <arch>.block_count >= 2^31 used to overflow an int (UBSan); now it is refused by name.
 TEST(Metadata, BlockCountAboveIntMaxIsRefused) {
-    std::vector<GgufKV> kvs = {{"general.architecture", GgufValue::make_string("llama")}, u32("llama.block_count", 0x80000000u)};
+    std::vector<GgufKV> kvs = {{"general.architecture", GgufValue::make_string("llama")},
+                               u32("llama.block_count", 0x80000000u)};
     expect_error([&] { quant_model_info(kvs); }, ErrorKind::BadKey, {"key 'llama.block_count'", "2147483648"});
     kvs[1] = u32("llama.block_count", 32);
     EXPECT_EQ(quant_model_info(kvs).n_layer, 32);

@@ -59,7 +59,8 @@ TEST(GgufWriterScale, HundredThousandKeysFiftyThousandTensorsAreLinear) {
     const std::string out = (test::temp_dir() / "many.gguf").string();
     const auto start = std::chrono::steady_clock::now();
     GgufWriter w(out);
-    for (uint32_t i = 0; i < 100000; ++i) w.add_kv({fmt::format("k.{}", i), GgufValue::make_scalar<uint32_t>(GgufType::U32, i)});
+    for (uint32_t i = 0; i < 100000; ++i)
+        w.add_kv({fmt::format("k.{}", i), GgufValue::make_scalar<uint32_t>(GgufType::U32, i)});
     const int64_t shape[] = {32};
     for (uint32_t i = 0; i < 50000; ++i) w.add_tensor(fmt::format("t.{}", i), GgmlType::F32, shape);
     w.add_kv({"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, 64)});  // re-derives offsets once
@@ -88,17 +89,19 @@ TEST(GgufWriterScale, AlignmentAboveTheCapIsRefusedByTheWriterAndGgufEdit) {
         ADD_FAILURE() << "no error";
     } catch (const FormatError& e) {
         EXPECT_EQ(e.kind(), ErrorKind::BadAlignment);
-        EXPECT_NE(std::string(e.what()).find("value 2147483648 exceeds the maximum of 65536"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("value 2147483648 exceeds the maximum of 65536"), std::string::npos)
+            << e.what();
     }
     EXPECT_NO_THROW(w.add_kv({"general.alignment", GgufValue::make_scalar<uint32_t>(GgufType::U32, 65536)}));
 
     std::string log;
     const std::string edited = (test::temp_dir() / "e.gguf").string();
-    EXPECT_EQ(test::run(test::tool_path("gguf-edit") + " " + test::data_path("models/mini-llama-f16.gguf") + " " + edited +
-                            " --set general.alignment=u32:2147483648",
+    EXPECT_EQ(test::run(test::tool_path("gguf-edit") + " " + test::data_path("models/mini-llama-f16.gguf") + " " +
+                            edited + " --set general.alignment=u32:2147483648",
                         &log, true),
               2);
-    EXPECT_NE(log.find("key 'general.alignment': value 2147483648 exceeds the maximum of 65536"), std::string::npos) << log;
+    EXPECT_NE(log.find("key 'general.alignment': value 2147483648 exceeds the maximum of 65536"), std::string::npos)
+        << log;
     EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
     EXPECT_FALSE(std::filesystem::exists(edited));
 }

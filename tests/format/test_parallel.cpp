@@ -53,14 +53,24 @@ TEST(ThreadPool, OrderedRunStreamsInTaskOrder) {
 TEST(ThreadPool, ErrorsAreRethrown) {
     ThreadPool pool(2);
     EXPECT_THROW(pool.run_ordered(
-                     50, 1, [](int64_t t, unsigned, uint8_t*) -> size_t { if (t == 17) throw std::runtime_error("task"); return 0; },
+                     50, 1,
+                     [](int64_t t, unsigned, uint8_t*) -> size_t {
+                         if (t == 17) throw std::runtime_error("task");
+                         return 0;
+                     },
                      [](int64_t, std::span<const uint8_t>) {}),
                  std::runtime_error);
     EXPECT_THROW(pool.run_ordered(
                      50, 1, [](int64_t, unsigned, uint8_t*) { return size_t{0}; },
-                     [](int64_t t, std::span<const uint8_t>) { if (t == 3) throw std::logic_error("sink"); }),
+                     [](int64_t t, std::span<const uint8_t>) {
+                         if (t == 3) throw std::logic_error("sink");
+                     }),
                  std::logic_error);
-    EXPECT_THROW(pool.for_each(50, [](size_t i) { if (i == 9) throw std::runtime_error("each"); }), std::runtime_error);
+    EXPECT_THROW(pool.for_each(50,
+                               [](size_t i) {
+                                   if (i == 9) throw std::runtime_error("each");
+                               }),
+                 std::runtime_error);
 }
 
 TEST(ThreadPool, ForEachAndParallelForVisitEveryIndexOnce) {

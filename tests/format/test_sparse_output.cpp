@@ -24,7 +24,9 @@ uint64_t allocated(const std::string& path) {
     return static_cast<uint64_t>(st.st_blocks) * 512;
 }
 
-bool all_zero(std::span<const uint8_t> b) { return std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; }); }
+bool all_zero(std::span<const uint8_t> b) {
+    return std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; });
+}
 
 // 2 layers, 4096-token vocabulary: 8.9 M parameters, 17 MiB of tensor data.
 SynthOptions small_model(bool sparse) {
@@ -72,7 +74,8 @@ TEST(SparseOutput, SparseModelIsByteIdenticalToTheModelWrittenWithZeros) {
     }
     w.finish();
     const auto a = test::read_file(sparse), b = test::read_file(dense);
-    EXPECT_EQ(a.size(), m.data_offset() + 2 * (2 * 512 * 4096 + 2 * (2 * 512 * 512 + 2 * 512 * 256 + 3 * 512 * 1024)) + 4 * 5 * 512);
+    EXPECT_EQ(a.size(), m.data_offset() + 2 * (2 * 512 * 4096 + 2 * (2 * 512 * 512 + 2 * 512 * 256 + 3 * 512 * 1024)) +
+                            4 * 5 * 512);
     EXPECT_TRUE(a == b) << "sparse and zero-filled files differ";
     EXPECT_LT(allocated(sparse), 1u << 20) << "tensor data was written, not left as holes";
     // The same options without --sparse give the generated values: only the data differs.
@@ -88,11 +91,12 @@ TEST(SparseOutput, SparseSplitModelFromTheToolOpensAsOneModel) {
     const std::string out = (dir / "big.gguf").string();
     // 4 layers of a 4096-wide model: 2.1 GB of F16 tensor data described, ~40 KB on disk.
     std::string log;
-    ASSERT_EQ(test::run(test::tool_path("gguf-synth") + " " + out +
-                            " --n-embd 4096 --n-ff 11008 --n-layer 4 --n-vocab 32000 --n-head 32 --n-head-kv 32 --sparse"
-                            " --split-max-tensors 10",
-                        &log, true),
-              0)
+    ASSERT_EQ(
+        test::run(test::tool_path("gguf-synth") + " " + out +
+                      " --n-embd 4096 --n-ff 11008 --n-layer 4 --n-vocab 32000 --n-head 32 --n-head-kv 32 --sparse"
+                      " --split-max-tensors 10",
+                  &log, true),
+        0)
         << log;
     const std::string first = (dir / "big-00001-of-00004.gguf").string();
     const Model m = open_model(first);
@@ -118,7 +122,8 @@ TEST(SparseOutput, SynthShardWritesTheBytesOfTheFullRun) {
     write_synth_model((dir / "one.gguf").string(), small_model(false), split);
     EXPECT_FALSE(std::filesystem::exists(dir / "one-00001-of-00005.gguf"));
     EXPECT_FALSE(std::filesystem::exists(dir / "one-00003-of-00005.gguf"));
-    EXPECT_TRUE(test::read_file((dir / "one-00002-of-00005.gguf").string()) == test::read_file((dir / "all-00002-of-00005.gguf").string()));
+    EXPECT_TRUE(test::read_file((dir / "one-00002-of-00005.gguf").string()) ==
+                test::read_file((dir / "all-00002-of-00005.gguf").string()));
 }
 
 }  // namespace

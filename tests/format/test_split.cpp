@@ -33,9 +33,12 @@ SplitOptions split_from(const std::string& options) {
     std::istringstream in(options);
     SplitOptions o;
     for (std::string opt, value; in >> opt;) {
-        if (opt == "--no-tensor-first-split") o.no_tensor_first_split = true;
-        else if (in >> value; opt == "--split-max-size") o.max_bytes = parse_split_size(value);
-        else if (opt == "--split-max-tensors") o.max_tensors = std::stoull(value);
+        if (opt == "--no-tensor-first-split")
+            o.no_tensor_first_split = true;
+        else if (in >> value; opt == "--split-max-size")
+            o.max_bytes = parse_split_size(value);
+        else if (opt == "--split-max-tensors")
+            o.max_tensors = std::stoull(value);
     }
     return o;
 }
@@ -66,8 +69,9 @@ void check_case(const nlohmann::json& c, const std::string& input) {
     const auto& want = c.at("shards");
     ASSERT_EQ(listing(dir).size(), want.size());
     for (size_t k = 0; k < want.size(); ++k)
-        EXPECT_EQ(file_sha(split_path((dir / "out").string(), static_cast<unsigned>(k), static_cast<unsigned>(want.size()))),
-                  want[k].get<std::string>())
+        EXPECT_EQ(
+            file_sha(split_path((dir / "out").string(), static_cast<unsigned>(k), static_cast<unsigned>(want.size()))),
+            want[k].get<std::string>())
             << "shard " << k + 1;
     for (unsigned k = 0; k < want.size(); ++k) {
         const Model m = open_model(split_path((dir / "out").string(), k, static_cast<unsigned>(want.size())));
@@ -111,7 +115,9 @@ TEST(GgufSplit, ParsesSizesAndShardsStrictly) {
 }
 
 TEST(GgufSplit, PlanCountsPaddedBytesAndNeverMakesAnEmptyShard) {
-    auto t = [](int64_t n) { return make_tensor_info("t" + std::to_string(n), GgmlType::F32, std::vector<int64_t>{n}); };
+    auto t = [](int64_t n) {
+        return make_tensor_info("t" + std::to_string(n), GgmlType::F32, std::vector<int64_t>{n});
+    };
     const std::vector<GgufTensorInfo> ts = {t(100), t(1), t(7), t(300)};  // 400->416, 4->32, 28->32, 1200->1216 bytes
     SplitOptions o;
     o.max_bytes = 480;  // 416 + 32 + 32 fit exactly
@@ -149,7 +155,8 @@ TEST(GgufSplit, SplitAndMergeMatchLlamaGgufSplit) {
 std::string split_case_input(const std::string& id, const fs::path& dir) {
     const auto& cases = goldens().at("cases");
     const auto& c = *std::find_if(cases.begin(), cases.end(), [&](const auto& x) { return x.at("id") == id; });
-    write_edited(open_model(test::data_path(c.at("input"))), {}, (dir / "in.gguf").string(), split_from(c.at("options")));
+    write_edited(open_model(test::data_path(c.at("input"))), {}, (dir / "in.gguf").string(),
+                 split_from(c.at("options")));
     return split_path((dir / "in").string(), 1, static_cast<unsigned>(c.at("shards").size()));
 }
 
@@ -170,7 +177,8 @@ TEST(GgufSplit, KeepSplitMatchesLlamaQuantize) {
         SCOPED_TRACE(g.dump());
         const fs::path dir = test::temp_dir(), out = dir / "out";
         fs::create_directories(out);
-        const std::string in = g.contains("case") ? split_case_input(g.at("case"), dir) : test::data_path(g.at("input"));
+        const std::string in =
+            g.contains("case") ? split_case_input(g.at("case"), dir) : test::data_path(g.at("input"));
         const auto& want = g.at("shards");
         const auto n = static_cast<unsigned>(want.size());
         RequantOptions o;
@@ -182,13 +190,16 @@ TEST(GgufSplit, KeepSplitMatchesLlamaQuantize) {
             requantize(in, (out / "q.gguf").string(), o, 2);
         }
         ASSERT_EQ(listing(out).size(), n);
-        for (unsigned k = 0; k < n; ++k) EXPECT_EQ(file_sha(split_path((out / "q").string(), k, n)), want[k].get<std::string>()) << k;
+        for (unsigned k = 0; k < n; ++k)
+            EXPECT_EQ(file_sha(split_path((out / "q").string(), k, n)), want[k].get<std::string>()) << k;
     }
     RequantOptions o;
     o.plan.preset = &find_preset("Q8_0");
     o.keep_split = true;
     o.split.max_tensors = 3;
-    EXPECT_THROW(requantize(test::data_path("models/mini-llama-f16.gguf"), (test::temp_dir() / "q.gguf").string(), o, 1), FormatError);
+    EXPECT_THROW(
+        requantize(test::data_path("models/mini-llama-f16.gguf"), (test::temp_dir() / "q.gguf").string(), o, 1),
+        FormatError);
 }
 
 TEST(GgufSplit, SplitAndMergeMatchLlamaGgufSplitOnFixtures) {
@@ -214,14 +225,17 @@ TEST(GgufSplit, ShardRunsMakeTheSameSetAsOneRun) {
         EXPECT_EQ(listing(each).size(), k);
     }
     ASSERT_EQ(listing(each), names);
-    for (const auto& f : names) EXPECT_EQ(test::read_file((one / f).string()), test::read_file((each / f).string())) << f;
+    for (const auto& f : names)
+        EXPECT_EQ(test::read_file((one / f).string()), test::read_file((each / f).string())) << f;
     o.split.shard = 1;
     o.split.shards = static_cast<unsigned>(names.size()) + 1;
     try {
         requantize(in, (test::temp_dir() / "q.gguf").string(), o, 1);
         ADD_FAILURE() << "wrong shard count accepted";
     } catch (const FormatError& e) {
-        EXPECT_NE(std::string(e.what()).find(fmt::format("makes {} shards, not {}", names.size(), names.size() + 1)), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(fmt::format("makes {} shards, not {}", names.size(), names.size() + 1)),
+                  std::string::npos)
+            << e.what();
     }
 }
 
@@ -232,7 +246,8 @@ void write_f32_model(const std::string& path, int nan_at, const SplitOptions& sp
     std::vector<float> good(64, 1.0f), bad(64, 1.0f);
     bad[5] = std::nanf("");
     for (int i = 0; i < 4; ++i) w.add_tensor("t" + std::to_string(i), GgmlType::F32, std::vector<int64_t>{64});
-    for (int i = 0; i < 4; ++i) w.write_tensor_data({reinterpret_cast<const uint8_t*>((i == nan_at ? bad : good).data()), 64 * sizeof(float)});
+    for (int i = 0; i < 4; ++i)
+        w.write_tensor_data({reinterpret_cast<const uint8_t*>((i == nan_at ? bad : good).data()), 64 * sizeof(float)});
     w.finish();
 }
 
@@ -259,7 +274,8 @@ TEST(GgufSplit, FailedRunLeavesTheOldSetAsItWas) {
     for (const bool named : {false, true}) {
         if (named) ::setenv("OIW_ATOMIC_NO_TMPFILE", "1", 1);
         for (const bool keep : {false, true}) {
-            SCOPED_TRACE(fmt::format("{} temp file, {}", named ? "named" : "unnamed", keep ? "--keep-split" : "--split-max-tensors 1"));
+            SCOPED_TRACE(fmt::format("{} temp file, {}", named ? "named" : "unnamed",
+                                     keep ? "--keep-split" : "--split-max-tensors 1"));
             RequantOptions o;
             o.plan.preset = &find_preset("F16");
             o.split.max_tensors = keep ? 0 : 1;
@@ -313,21 +329,23 @@ TEST(GgufSplit, FailedRenameSaysWhichShardsWereReplaced) {
     } catch (const FormatError& err) {
         msg = err.what();
     }
-    EXPECT_EQ(msg, fmt::format("{}: {}: rename failed: Input/output error; shards 1-2 of 4 replaced by this run, shards 3-4 not: "
-                               "the set is mixed, rerun the conversion",
-                               q, split_path((out / "q").string(), 2, 4)));
+    EXPECT_EQ(
+        msg,
+        fmt::format("{}: {}: rename failed: Input/output error; shards 1-2 of 4 replaced by this run, shards 3-4 not: "
+                    "the set is mixed, rerun the conversion",
+                    q, split_path((out / "q").string(), 2, 4)));
     const auto now = dir_snapshot(out);
     ASSERT_EQ(now.size(), 4u);
     for (unsigned k = 0; k < 4; ++k) {
         const std::string f = fs::path(split_path("q", k, 4)).filename().string();
         EXPECT_EQ(now.at(f).inode != old.at(f).inode, k < 2) << f;  // replaced: a new inode
-        EXPECT_EQ(now.at(f).bytes, old.at(f).bytes) << f;        // same conversion, same bytes
+        EXPECT_EQ(now.at(f).bytes, old.at(f).bytes) << f;           // same conversion, same bytes
     }
 }
 
 // Writes shard k of n of a made-up split model into `dir` with the given keys and tensors.
-void write_shard(const fs::path& dir, unsigned k, unsigned n, const Metadata& kvs, const std::vector<std::string>& tensors,
-                 const std::string& prefix = "m") {
+void write_shard(const fs::path& dir, unsigned k, unsigned n, const Metadata& kvs,
+                 const std::vector<std::string>& tensors, const std::string& prefix = "m") {
     GgufWriter w(split_path((dir / prefix).string(), k, n));
     w.set_kvs(kvs);
     for (const auto& t : tensors) w.add_tensor(t, GgmlType::F32, std::vector<int64_t>{8});
@@ -387,13 +405,41 @@ TEST(GgufSplit, OpenModelRefusesBrokenSetsNamingTheShard) {
         const char* says;
     };
     const std::vector<Case> cases = {
-        {"duplicate tensor", [](unsigned k, Metadata&, std::vector<std::string>& n) { if (k == 2) n[1] = "a"; }, ErrorKind::DuplicateTensor, 2, "also in shard 1 of 3"},
-        {"another split's count", [](unsigned k, Metadata& kv, std::vector<std::string>&) { if (k == 1) kv.set({"split.count", GgufValue::make_scalar<uint16_t>(GgufType::U16, 4)}); }, ErrorKind::BadSplit, 1, "is 4, expected 3"},
-        {"another split's tensor count", [](unsigned k, Metadata& kv, std::vector<std::string>&) { if (k == 2) kv.set({"split.tensors.count", GgufValue::make_scalar<int32_t>(GgufType::I32, 6)}); }, ErrorKind::BadSplit, 2, "is 6, expected 5"},
-        {"wrong split.no", [](unsigned k, Metadata& kv, std::vector<std::string>&) { if (k == 1) kv.set({"split.no", GgufValue::make_scalar<uint16_t>(GgufType::U16, 2)}); }, ErrorKind::BadSplit, 1, "is 2, expected 1"},
-        {"missing tensors", [](unsigned k, Metadata&, std::vector<std::string>& n) { if (k == 2) n.pop_back(); }, ErrorKind::BadSplit, 0, "the 3 shards hold 4 tensors"},
-        {"split key of the wrong type", [](unsigned k, Metadata& kv, std::vector<std::string>&) { if (k == 1) kv.set({"split.count", GgufValue::make_scalar<uint32_t>(GgufType::U32, 3)}); }, ErrorKind::BadKey, 1, "is u32, must be u16"},
-        {"split keys missing", [](unsigned k, Metadata& kv, std::vector<std::string>&) { if (k == 2) kv.erase("split.no"); }, ErrorKind::BadSplit, 2, "missing"},
+        {"duplicate tensor",
+         [](unsigned k, Metadata&, std::vector<std::string>& n) {
+             if (k == 2) n[1] = "a";
+         },
+         ErrorKind::DuplicateTensor, 2, "also in shard 1 of 3"},
+        {"another split's count",
+         [](unsigned k, Metadata& kv, std::vector<std::string>&) {
+             if (k == 1) kv.set({"split.count", GgufValue::make_scalar<uint16_t>(GgufType::U16, 4)});
+         },
+         ErrorKind::BadSplit, 1, "is 4, expected 3"},
+        {"another split's tensor count",
+         [](unsigned k, Metadata& kv, std::vector<std::string>&) {
+             if (k == 2) kv.set({"split.tensors.count", GgufValue::make_scalar<int32_t>(GgufType::I32, 6)});
+         },
+         ErrorKind::BadSplit, 2, "is 6, expected 5"},
+        {"wrong split.no",
+         [](unsigned k, Metadata& kv, std::vector<std::string>&) {
+             if (k == 1) kv.set({"split.no", GgufValue::make_scalar<uint16_t>(GgufType::U16, 2)});
+         },
+         ErrorKind::BadSplit, 1, "is 2, expected 1"},
+        {"missing tensors",
+         [](unsigned k, Metadata&, std::vector<std::string>& n) {
+             if (k == 2) n.pop_back();
+         },
+         ErrorKind::BadSplit, 0, "the 3 shards hold 4 tensors"},
+        {"split key of the wrong type",
+         [](unsigned k, Metadata& kv, std::vector<std::string>&) {
+             if (k == 1) kv.set({"split.count", GgufValue::make_scalar<uint32_t>(GgufType::U32, 3)});
+         },
+         ErrorKind::BadKey, 1, "is u32, must be u16"},
+        {"split keys missing",
+         [](unsigned k, Metadata& kv, std::vector<std::string>&) {
+             if (k == 2) kv.erase("split.no");
+         },
+         ErrorKind::BadSplit, 2, "missing"},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.name);

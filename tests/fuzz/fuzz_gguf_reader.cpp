@@ -23,8 +23,8 @@ using namespace oiw;
     std::fprintf(stderr, "fuzz_gguf_reader: invariant violated: %s\n", what);
     std::abort();
 }
-#define CHECK(c) \
-    do {         \
+#define CHECK(c)            \
+    do {                    \
         if (!(c)) fail(#c); \
     } while (0)
 
@@ -38,7 +38,8 @@ void touch_value(const GgufValue& v) {
     if (auto s = v.as_string()) h += s->size();
     if (v.is_array()) {
         const size_t es = gguf_type_size(v.elem_type());
-        if (v.elem_type() == GgufType::STRING) CHECK(v.strings().size() == v.count());
+        if (v.elem_type() == GgufType::STRING)
+            CHECK(v.strings().size() == v.count());
         else {
             CHECK(es > 0 && v.raw().size() == v.count() * es);  // arrays of arrays never get through
             for (uint64_t i = 0; i < v.count(); ++i) h += static_cast<uint64_t>(v.array_number(i) != v.array_number(i));
@@ -108,8 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         CHECK(g.data_offset() == f.data_offset() && g.alignment() == f.alignment() && g.version() == f.version());
         for (size_t i = 0; i < f.tensors().size(); ++i) {
             const auto &a = f.tensors()[i], &b = g.tensors()[i];
-            CHECK(a.name == b.name && a.n_dims == b.n_dims && a.ne == b.ne && a.type == b.type && a.offset == b.offset &&
-                  a.n_bytes == b.n_bytes);
+            CHECK(a.name == b.name && a.n_dims == b.n_dims && a.ne == b.ne && a.type == b.type &&
+                  a.offset == b.offset && a.n_bytes == b.n_bytes);
             CHECK(std::ranges::equal(f.tensor_data(i), g.tensor_data(i)));
         }
     } catch (const FormatError& e) {
@@ -131,7 +132,8 @@ void emit(const std::string& dir, const std::string& name, const std::vector<uin
     o.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
 
-std::vector<uint8_t> image(uint32_t version, const std::vector<GgufKV>& kvs, std::vector<GgufTensorInfo> ts, uint64_t align) {
+std::vector<uint8_t> image(uint32_t version, const std::vector<GgufKV>& kvs, std::vector<GgufTensorInfo> ts,
+                           uint64_t align) {
     uint64_t off = 0;
     for (auto& t : ts) {
         const TypeTraits& tt = traits(t.type);

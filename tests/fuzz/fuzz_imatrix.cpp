@@ -33,7 +33,9 @@ void emit(const std::string& path, std::span<const uint8_t> b) {
 void emit_seeds(const std::string& dir) {
     // Legacy: 2 entries, then chunk count and data set name.
     std::vector<uint8_t> b;
-    auto put = [&](const void* p, size_t n) { b.insert(b.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n); };
+    auto put = [&](const void* p, size_t n) {
+        b.insert(b.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+    };
     auto i32 = [&](int32_t v) { put(&v, 4); };
     i32(2);
     for (const char* name : {"blk.0.attn_q.weight", "blk.0.ffn_down.weight"}) {

@@ -50,8 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (auto d = kv.value.as_double(); d && !std::isfinite(*d)) fail("non-finite number", spec);
         const std::string type(spec.substr(spec.find('=') + 1, spec.find(':', spec.find('=')) - spec.find('=') - 1));
         const GgufKV again = parse_kv_assignment(kv.key + "=" + type + ":" + value_text(kv.value));
-        if (again.value != kv.value)
-            fail("value does not round-trip", spec);
+        if (again.value != kv.value) fail("value does not round-trip", spec);
     } catch (const FormatError& e) {
         if (std::strchr(e.what(), '\n')) fail("error message spans lines", spec);
     }

@@ -28,8 +28,8 @@ using namespace oiw;
     std::fprintf(stderr, "fuzz_oiw4_reader: invariant violated: %s\n", what);
     std::abort();
 }
-#define CHECK(c) \
-    do {         \
+#define CHECK(c)            \
+    do {                    \
         if (!(c)) fail(#c); \
     } while (0)
 
@@ -89,17 +89,23 @@ void check_file(const Oiw4File& f, std::span<const uint8_t> in) {
             }
         }
         all_intact &= intact;
-        if (intact && t.encoding == Oiw4Encoding::Oiw4 && !f.compressed() && reinterpret_cast<uintptr_t>(in.data()) % alignof(float) == 0) {
+        if (intact && t.encoding == Oiw4Encoding::Oiw4 && !f.compressed() &&
+            reinterpret_cast<uintptr_t>(in.data()) % alignof(float) == 0) {
             const Oiw4View v = f.oiw4_view(i);
             const int64_t blocks = v.rows * (v.cols / 32);
             CHECK(blocks > 0);
-            g_sink = g_sink + v.qs[blocks * 16 - 1] + static_cast<uint64_t>(v.d[blocks - 1] != 0);  // last bytes: ASan checks
+            g_sink = g_sink + v.qs[blocks * 16 - 1] +
+                     static_cast<uint64_t>(v.d[blocks - 1] != 0);  // last bytes: ASan checks
         }
     }
     // Strict layout: sorted planes start on the first 4096 boundary after the previous one (or the
     // directory), padding is zero, the file ends with the last plane.
     std::sort(spans.begin(), spans.end());
-    uint64_t end = kOiw4HeaderSize + [&] { uint64_t v; std::memcpy(&v, in.data() + 24, 8); return v; }();
+    uint64_t end = kOiw4HeaderSize + [&] {
+        uint64_t v;
+        std::memcpy(&v, in.data() + 24, 8);
+        return v;
+    }();
     for (const auto& [off, size] : spans) {
         CHECK(off == (end + kOiw4PlaneAlign - 1) / kOiw4PlaneAlign * kOiw4PlaneAlign);
         for (uint64_t k = end; k < off; ++k) CHECK(in[k] == 0);

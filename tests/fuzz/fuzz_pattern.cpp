@@ -24,11 +24,13 @@ namespace {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view in(reinterpret_cast<const char*>(data), size);
     const size_t nl = in.find('\n');
-    const std::string_view pattern = in.substr(0, nl), name = nl == std::string_view::npos ? std::string_view() : in.substr(nl + 1);
+    const std::string_view pattern = in.substr(0, nl),
+                           name = nl == std::string_view::npos ? std::string_view() : in.substr(nl + 1);
     try {
         const oiw::Pattern p(pattern, "--fuzz");
         (void)p.search(name);
-        if (const auto& exact = p.exact_name(); exact && !p.search(*exact)) fail("an anchored literal does not match its own name");
+        if (const auto& exact = p.exact_name(); exact && !p.search(*exact))
+            fail("an anchored literal does not match its own name");
     } catch (const oiw::FormatError& e) {
         if (e.kind() != oiw::ErrorKind::Usage) fail("an error other than usage");
         if (std::string_view(e.what()).find('\n') != std::string_view::npos) fail("a multi-line error");
@@ -38,9 +40,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     if (const char* dir = std::getenv("OIW_FUZZ_EMIT_SEEDS")) {
-        const char* seeds[] = {"blk\\.[0-9]+\\.ffn_(up|gate)\nblk.12.ffn_up.weight", "^output\\.weight$\noutput.weight",
-                               "(.*)*x\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "[^\\s]\\d{2,3}(?:a|b)*?\\bq\nblk.10.q",
-                               "^blk\\.0\\.a\\x0a\\^x\\$=\\x4632$\nblk.0.a\n^x$=F32", "(a)\\1\naa", "(?=a)\na", "[]|[^]\\cA\\u0041\nA"};
+        const char* seeds[] = {"blk\\.[0-9]+\\.ffn_(up|gate)\nblk.12.ffn_up.weight",
+                               "^output\\.weight$\noutput.weight",
+                               "(.*)*x\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                               "[^\\s]\\d{2,3}(?:a|b)*?\\bq\nblk.10.q",
+                               "^blk\\.0\\.a\\x0a\\^x\\$=\\x4632$\nblk.0.a\n^x$=F32",
+                               "(a)\\1\naa",
+                               "(?=a)\na",
+                               "[]|[^]\\cA\\u0041\nA"};
         int k = 0;
         for (const char* s : seeds) std::ofstream(std::string(dir) + "/seed-" + std::to_string(k++)) << s;
         std::exit(0);

@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const oiw::FormatError& e) {
         // Only a stretch longer than the limit may fail (SPM counts a space as its 3-byte U+2581,
         // plus the dummy prefix), and then one line naming the text.
-        if (e.kind() != oiw::ErrorKind::TooLarge || 3 * text.size() + 3 <= 64) fail("stream threw where tokenize did not");
+        if (e.kind() != oiw::ErrorKind::TooLarge || 3 * text.size() + 3 <= 64)
+            fail("stream threw where tokenize did not");
         if (std::string_view(e.what()).find("fuzz.txt") == std::string_view::npos) fail("error does not name the text");
     }
     return 0;
@@ -69,8 +70,14 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     g_vocab[0] = std::make_unique<Vocab>(Vocab::load(oiw::open_model(dir + "ggml-vocab-llama-spm.gguf").metadata()));
     g_vocab[1] = std::make_unique<Vocab>(Vocab::load(oiw::open_model(dir + "ggml-vocab-gpt-2.gguf").metadata()));
     if (const char* out = std::getenv("OIW_FUZZ_EMIT_SEEDS")) {
-        const char* seeds[] = {"\x02Hello world</s> <s>  the\n\nend", "\x03" "don't  stop<|endoftext|>\xe3\x80\x80x \xf0\xa0\x80\x80",
-                               "\x00\xe2\x96\x81\xe2\x96\x81" "a  b\t\n c", "\x01" "12.5 numbers 'll 've\xc3\xa9\xe2", "\x06</s></s></"};
+        const char* seeds[] = {"\x02Hello world</s> <s>  the\n\nend",
+                               "\x03"
+                               "don't  stop<|endoftext|>\xe3\x80\x80x \xf0\xa0\x80\x80",
+                               "\x00\xe2\x96\x81\xe2\x96\x81"
+                               "a  b\t\n c",
+                               "\x01"
+                               "12.5 numbers 'll 've\xc3\xa9\xe2",
+                               "\x06</s></s></"};
         int k = 0;
         for (const char* s : seeds) {
             const std::string seed(s, std::char_traits<char>::length(s + 1) + 1);  // the first byte may be 0

@@ -16,7 +16,8 @@ std::span<const uint8_t> bytes(std::string_view s) { return {reinterpret_cast<co
 
 TEST(Digest, PublishedVectors) {
     EXPECT_EQ(digest_hex(DigestAlgo::Sha1, bytes("abc")), "a9993e364706816aba3e25717850c26c9cd0d89d");
-    EXPECT_EQ(digest_hex(DigestAlgo::Sha256, bytes("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(digest_hex(DigestAlgo::Sha256, bytes("abc")),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     EXPECT_EQ(digest_hex(DigestAlgo::Xxh64, bytes("")), "ef46db3751d8e999");
     EXPECT_EQ(digest_hex(DigestAlgo::Xxh64, bytes("abc")), "44bc2cf5ad770999");
 }
@@ -32,7 +33,8 @@ TEST(Digest, PiecesEqualOneShot) {
 
 // uuid.uuid5(uuid.NAMESPACE_URL, 'en.wikipedia.org/wiki/Llama.cpp') is llama.cpp's namespace.
 TEST(Digest, UuidV5AsPythonMakesIt) {
-    const uint8_t url_ns[16] = {0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8};
+    const uint8_t url_ns[16] = {0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11, 0xd1,
+                                0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8};
     Digest d(DigestAlgo::Sha1);
     d.update(url_ns);
     d.update(bytes("en.wikipedia.org/wiki/Llama.cpp"));
@@ -49,10 +51,11 @@ TEST(Digest, UuidV5AsPythonMakesIt) {
 TEST(GgufHash, Sha1SeesSizeModulo4GiB) {
     static const std::vector<uint8_t> zeros(1 << 20);
     const uint64_t size = (uint64_t{1} << 32) + 3;
-    inspect::TensorBytes src{{"big"}, {size}, [&](size_t, const inspect::ByteSink& sink) {
-                                 for (uint64_t off = 0; off < size; off += zeros.size())
-                                     sink(std::span(zeros).first(static_cast<size_t>(std::min<uint64_t>(zeros.size(), size - off))));
-                             }};
+    inspect::TensorBytes src{
+        {"big"}, {size}, [&](size_t, const inspect::ByteSink& sink) {
+            for (uint64_t off = 0; off < size; off += zeros.size())
+                sink(std::span(zeros).first(static_cast<size_t>(std::min<uint64_t>(zeros.size(), size - off))));
+        }};
     inspect::GgufHashSelection sel;
     sel.sha1 = true;
     const auto h = inspect::gguf_hashes(src, sel, 2);
@@ -61,7 +64,8 @@ TEST(GgufHash, Sha1SeesSizeModulo4GiB) {
 }
 
 TEST(GgufHash, ManifestFieldsAndFirstEntryWins) {
-    const auto m = inspect::parse_hash_manifest("sha1\r\n  xxh64\tAA\tf:t  extra\nxxh64 BB f:t\nsha256 onlytwo\nuuid\v1\fx\n");
+    const auto m =
+        inspect::parse_hash_manifest("sha1\r\n  xxh64\tAA\tf:t  extra\nxxh64 BB f:t\nsha256 onlytwo\nuuid\v1\fx\n");
     EXPECT_TRUE(m.sha1 && m.xxh64 && m.sha256 && m.uuid);
     EXPECT_EQ(m.entries.size(), 2u);
     EXPECT_EQ(m.entries.at({"xxh64", "f:t"}), "AA");

@@ -61,7 +61,8 @@ const fs::path& work_dir() {
         auto ok = [&](const std::string& cmd) {
             if (test::run(cmd, &log, true) != 0) throw std::runtime_error(cmd + ": " + log);
         };
-        ok(test::tool_path("gguf-edit") + " -q " + src + " " + q((d / "split/mini-llama.gguf").string()) + " --split-max-tensors 7");
+        ok(test::tool_path("gguf-edit") + " -q " + src + " " + q((d / "split/mini-llama.gguf").string()) +
+           " --split-max-tensors 7");
         for (std::string p : {"Q4_0", "Q4_K_M"}) {
             const std::string g = (d / ("q/mini-llama-" + p + ".gguf")).string();
             ok(test::tool_path("gguf-requant") + " " + src + " " + q(g) + " --preset " + p);
@@ -106,7 +107,8 @@ TEST(HashCli, EveryGoldenCaseByteForByte) {
 
 TEST(HashCli, SharedFixtureCases) {
     OIW_NEED_SHARED("fixtures");
-    if (!shared_cases_runnable()) GTEST_SKIP() << "../shared is not named 'shared' (the goldens name shared/fixtures/...)";
+    if (!shared_cases_runnable())
+        GTEST_SKIP() << "../shared is not named 'shared' (the goldens name shared/fixtures/...)";
     size_t ran = 0;
     for (const auto& c : hash_cases()) {
         if (c.where != "shared") continue;
@@ -131,8 +133,14 @@ TEST(HashCli, SplitModelFromAnyShardIsTheMergedFile) {
     EXPECT_EQ(first, last);
     // The set checks against the manifest llama-gguf-hash made of the merged file.
     std::string out;
-    EXPECT_EQ(run_hash(work_dir(), "--all --check " + q(test::data_path("hash/split-all.out")) + " split/mini-llama-00002-of-00003.gguf --name split/mini-llama-00001-of-00003.gguf", out), 0);
-    EXPECT_NE(out.find("Verification results for " + test::data_path("hash/split-all.out") + " - Success\n"), std::string::npos) << out;
+    EXPECT_EQ(run_hash(work_dir(),
+                       "--all --check " + q(test::data_path("hash/split-all.out")) +
+                           " split/mini-llama-00002-of-00003.gguf --name split/mini-llama-00001-of-00003.gguf",
+                       out),
+              0);
+    EXPECT_NE(out.find("Verification results for " + test::data_path("hash/split-all.out") + " - Success\n"),
+              std::string::npos)
+        << out;
     EXPECT_EQ(out.find("Not Found"), std::string::npos) << out;
     EXPECT_EQ(out.find("Mismatch"), std::string::npos) << out;
 }
@@ -140,9 +148,13 @@ TEST(HashCli, SplitModelFromAnyShardIsTheMergedFile) {
 // A lossless OIW4 file hashes as its source GGUF: same lines as the real tool's on the source.
 TEST(HashCli, Oiw4FileHashesAsItsSource) {
     std::string info;
-    ASSERT_EQ(test::run(test::tool_path("gguf-inspect") + " " + q((work_dir() / "q/mini-llama-Q4_K_M.oiw4").string()), &info), 0);
+    ASSERT_EQ(
+        test::run(test::tool_path("gguf-inspect") + " " + q((work_dir() / "q/mini-llama-Q4_K_M.oiw4").string()), &info),
+        0);
     ASSERT_NE(info.find("q4kx8"), std::string::npos) << "the Q4_K_M conversion should repack Q4_K tensors";
-    ASSERT_EQ(test::run(test::tool_path("gguf-inspect") + " " + q((work_dir() / "q/mini-llama-Q4_0.oiw4").string()), &info), 0);
+    ASSERT_EQ(
+        test::run(test::tool_path("gguf-inspect") + " " + q((work_dir() / "q/mini-llama-Q4_0.oiw4").string()), &info),
+        0);
     ASSERT_NE(info.find(" oiw4 "), std::string::npos) << "the Q4_0 conversion should hold oiw4 planes";
     for (std::string p : {"Q4_0", "Q4_K_M"}) {
         const std::string gguf = "q/mini-llama-" + p + ".gguf", oiw4 = "q/mini-llama-" + p + ".oiw4";
@@ -167,7 +179,10 @@ TEST(HashCli, BadModelIsOneErrorLineExit2AndNothingOnStdout) {
     std::string out, err;
     EXPECT_EQ(run_hash(d, "--all --check " + q(test::data_path("hash/llama-all.out")) + " bad.gguf", out), 2);
     EXPECT_EQ(out, "");
-    EXPECT_EQ(test::run("cd " + q(d.string()) + " && " + test::tool_path("gguf-inspect") + " hash bad.gguf 2>&1 >/dev/null", &err), 2);
+    EXPECT_EQ(
+        test::run("cd " + q(d.string()) + " && " + test::tool_path("gguf-inspect") + " hash bad.gguf 2>&1 >/dev/null",
+                  &err),
+        2);
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     EXPECT_NE(err.find("bad.gguf"), std::string::npos) << err;
 }

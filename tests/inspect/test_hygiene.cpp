@@ -82,8 +82,9 @@ TEST(Hygiene, InspectTextAndMarkdownEscapeNames) {
     for (const char* mode : {"", "--markdown", "--full", "--diff"}) {
         SCOPED_TRACE(mode);
         std::string out, err;
-        const std::string args = std::string(mode) == "--diff" ? "diff " + path + " " + test::data_path("models/mini-llama-f16.gguf")
-                                                              : path + " " + mode;
+        const std::string args = std::string(mode) == "--diff"
+                                     ? "diff " + path + " " + test::data_path("models/mini-llama-f16.gguf")
+                                     : path + " " + mode;
         const int rc = run_tool("gguf-inspect", args, &out, &err);
         EXPECT_LE(rc, 1) << err;
         EXPECT_TRUE(clean(out)) << out;

@@ -10,9 +10,9 @@
 
 #include "inspect/audit.h"
 #include "inspect/diff.h"
-#include "libformat/ftype.h"
 #include "inspect/model.h"
 #include "inspect/profile.h"
+#include "libformat/ftype.h"
 #include "libformat/gguf/gguf.h"
 #include "tests/support/helpers.h"
 
@@ -101,7 +101,7 @@ TEST(InspectFixtures, TinyMoeQ4KM) {
     ASSERT_TRUE(q4k);
     EXPECT_EQ(q4k->count, 8u);
     EXPECT_EQ(q4k->n_elements, 8'192'000u + 2 * 65'536u + 5 * 524'288u);
-    EXPECT_EQ(q4k->n_bytes, 4'608'000u + 2 * 36'864u + 5 * 294'912u);  // 6,156,288
+    EXPECT_EQ(q4k->n_bytes, 4'608'000u + 2 * 36'864u + 5 * 294'912u);   // 6,156,288
     EXPECT_EQ(q4k->bytes_per_token, 144u + 2 * 36'864u + 5 * 73'728u);  // 442,512
     const TypeTotals* q6k = by_type(a, GgmlType::Q6_K);
     ASSERT_TRUE(q6k);
@@ -138,12 +138,12 @@ TEST(InspectFixtures, SmolLikeF16TiedEmbeddings) {
     EXPECT_EQ(embd.bytes_per_token, 36'864'000u);
     // Per layer: 2 norms 2 x 2,304; q, o 576*576*2 = 663,552 each; k, v 576*192*2 = 221,184
     // each; gate, up, down 576*1536*2 = 1,769,472 each -> 7,082,496. Plus output_norm 2,304.
-    EXPECT_EQ(a.model.n_bytes, 36'864'000u + 2 * 7'082'496u + 2'304u);  // 51,031,296
+    EXPECT_EQ(a.model.n_bytes, 36'864'000u + 2 * 7'082'496u + 2'304u);   // 51,031,296
     EXPECT_EQ(a.model.n_elements, 18'432'000u + 2 * 3'540'096u + 576u);  // 25,512,768
-    EXPECT_EQ(a.traffic.bytes_per_token, 51'031'296u);  // nothing is read partially
+    EXPECT_EQ(a.traffic.bytes_per_token, 51'031'296u);                   // nothing is read partially
     EXPECT_EQ(traffic(a, Group::LmHead), 36'864'000u);
     EXPECT_EQ(traffic(a, Group::Attention), 2 * (2 * 663'552u + 2 * 221'184u));  // 3,538,944
-    EXPECT_EQ(traffic(a, Group::Ffn), 2 * 3 * 1'769'472u);                      // 10,616,832
+    EXPECT_EQ(traffic(a, Group::Ffn), 2 * 3 * 1'769'472u);                       // 10,616,832
     EXPECT_EQ(traffic(a, Group::Norms), 5 * 2'304u);
     EXPECT_EQ(traffic(a, Group::Embedding), 0u);
     EXPECT_EQ(group(a, Group::Embedding).count, 0u);
@@ -168,13 +168,14 @@ TEST(InspectFixtures, TinyLlamaQ4KM) {
     // 110,592, ffn_norm 1,024, ffn_up 110,592 -> 444,416. Layers 2/3: attn_v Q6_K 210*128 =
     // 26,880 and ffn_down Q6_K 630*256 = 161,280 -> 503,552.
     EXPECT_EQ(a.model.n_bytes, 6'720'000u + 1'024u + 4'608'000u + 2 * 444'416u + 2 * 503'552u);  // 13,224,960
-    EXPECT_EQ(a.model.n_elements, 2 * 8'192'000u + 256u + 4 * (32'768u + 256 + 65'536 + 65'536 + 32'768 + 3 * 196'608 + 256));
+    EXPECT_EQ(a.model.n_elements,
+              2 * 8'192'000u + 256u + 4 * (32'768u + 256 + 65'536 + 65'536 + 32'768 + 3 * 196'608 + 256));
     // Per token: everything but token_embd in full, token_embd one 144-byte row.
-    EXPECT_EQ(a.traffic.bytes_per_token, 13'224'960u - 4'608'000u + 144u);  // 8,617,104
+    EXPECT_EQ(a.traffic.bytes_per_token, 13'224'960u - 4'608'000u + 144u);                // 8,617,104
     EXPECT_EQ(traffic(a, Group::Ffn), 2 * 3 * 110'592u + 2 * (2 * 110'592u + 161'280u));  // 1,428,480
     // Attention: k + o + q + v = 18,432 + 2 x 36,864 + 18,432 (layers 0/1) or + 26,880 (2/3).
-    EXPECT_EQ(traffic(a, Group::Attention), 2 * (18'432u + 2 * 36'864u + 18'432u) +
-                                                2 * (18'432u + 2 * 36'864u + 26'880u));  // 459,264
+    EXPECT_EQ(traffic(a, Group::Attention),
+              2 * (18'432u + 2 * 36'864u + 18'432u) + 2 * (18'432u + 2 * 36'864u + 26'880u));  // 459,264
     EXPECT_EQ(traffic(a, Group::Norms), 9 * 1'024u);
     EXPECT_DOUBLE_EQ(a.traffic.lm_head_share, 6'720'000.0 / 8'617'104.0);
     const TypeTotals* q6k = by_type(a, GgmlType::Q6_K);
@@ -321,12 +322,12 @@ TEST(InspectAudit, MoeRoutersRepackAndExperts) {
     // 64 experts, 8 used; F32 routers [1024, 64] = 262,144 B read in full; Q4_0 experts
     // [1024, 64, 64]: 32 blocks x 18 B = 576 B per row, 64 x 64 rows = 2,359,296 B, 8/64 of it
     // = 294,912 B per token; a Q4_K matrix with 100 rows cannot be repacked 8 at a time.
-    const std::string path = write_model(
-        "moe.gguf", "qwen3moe", {u32("qwen3moe.expert_count", 64), u32("qwen3moe.expert_used_count", 8)},
-        {{"blk.0.ffn_gate_inp.weight", GgmlType::F32, {1024, 64}},
-         {"blk.0.ffn_up_exps.weight", GgmlType::Q4_0, {1024, 64, 64}},
-         {"blk.0.attn_q.weight", GgmlType::Q4_K, {1024, 100}},
-         {"output.weight", GgmlType::Q8_0, {1024, 8}}});
+    const std::string path =
+        write_model("moe.gguf", "qwen3moe", {u32("qwen3moe.expert_count", 64), u32("qwen3moe.expert_used_count", 8)},
+                    {{"blk.0.ffn_gate_inp.weight", GgmlType::F32, {1024, 64}},
+                     {"blk.0.ffn_up_exps.weight", GgmlType::Q4_0, {1024, 64, 64}},
+                     {"blk.0.attn_q.weight", GgmlType::Q4_K, {1024, 100}},
+                     {"output.weight", GgmlType::Q8_0, {1024, 8}}});
     const GgufFile f = GgufFile::open(path);
     const Analysis a = analyze(f);
     EXPECT_EQ(tensor(f, a, "blk.0.ffn_up_exps.weight").bytes_per_token, 2'359'296u / 8);

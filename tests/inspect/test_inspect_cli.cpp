@@ -73,12 +73,26 @@ IndepFile read_independently(const std::string& path) {
         p += n;
         return at;
     };
-    auto u32 = [&] { uint32_t v; std::memcpy(&v, take(4), 4); return v; };
-    auto u64v = [&] { uint64_t v; std::memcpy(&v, take(8), 8); return v; };
-    auto str = [&] { const uint64_t n = u64v(); return std::string(take(n), n); };
+    auto u32 = [&] {
+        uint32_t v;
+        std::memcpy(&v, take(4), 4);
+        return v;
+    };
+    auto u64v = [&] {
+        uint64_t v;
+        std::memcpy(&v, take(8), 8);
+        return v;
+    };
+    auto str = [&] {
+        const uint64_t n = u64v();
+        return std::string(take(n), n);
+    };
     static const size_t kScalar[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
     std::function<void(uint32_t)> skip = [&](uint32_t t) {
-        if (t == 8) { str(); return; }
+        if (t == 8) {
+            str();
+            return;
+        }
         if (t == 9) {
             const uint32_t et = u32();
             const uint64_t n = u64v();
@@ -89,13 +103,13 @@ IndepFile read_independently(const std::string& path) {
     };
     // id -> (name, block elements, block bytes)
     static const std::map<uint32_t, std::tuple<const char*, uint64_t, uint64_t>> kTypes = {
-        {0, {"F32", 1, 4}},        {1, {"F16", 1, 2}},       {2, {"Q4_0", 32, 18}},     {3, {"Q4_1", 32, 20}},
-        {6, {"Q5_0", 32, 22}},     {7, {"Q5_1", 32, 24}},    {8, {"Q8_0", 32, 34}},     {10, {"Q2_K", 256, 84}},
-        {11, {"Q3_K", 256, 110}},  {12, {"Q4_K", 256, 144}}, {13, {"Q5_K", 256, 176}},  {14, {"Q6_K", 256, 210}},
+        {0, {"F32", 1, 4}},         {1, {"F16", 1, 2}},        {2, {"Q4_0", 32, 18}},      {3, {"Q4_1", 32, 20}},
+        {6, {"Q5_0", 32, 22}},      {7, {"Q5_1", 32, 24}},     {8, {"Q8_0", 32, 34}},      {10, {"Q2_K", 256, 84}},
+        {11, {"Q3_K", 256, 110}},   {12, {"Q4_K", 256, 144}},  {13, {"Q5_K", 256, 176}},   {14, {"Q6_K", 256, 210}},
         {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}}, {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}},
-        {20, {"IQ4_NL", 32, 18}},  {21, {"IQ3_S", 256, 110}}, {22, {"IQ2_S", 256, 82}},  {23, {"IQ4_XS", 256, 136}},
-        {26, {"I32", 1, 4}},       {29, {"IQ1_M", 256, 56}}, {30, {"BF16", 1, 2}},      {39, {"MXFP4", 32, 17}},
-        {34, {"TQ1_0", 256, 54}},  {35, {"TQ2_0", 256, 66}},
+        {20, {"IQ4_NL", 32, 18}},   {21, {"IQ3_S", 256, 110}}, {22, {"IQ2_S", 256, 82}},   {23, {"IQ4_XS", 256, 136}},
+        {26, {"I32", 1, 4}},        {29, {"IQ1_M", 256, 56}},  {30, {"BF16", 1, 2}},       {39, {"MXFP4", 32, 17}},
+        {34, {"TQ1_0", 256, 54}},   {35, {"TQ2_0", 256, 66}},
     };
     if (std::string(take(4), 4) != "GGUF") throw std::runtime_error("magic");
     u32();
@@ -191,15 +205,32 @@ TEST(InspectCli, JsonSchemaIsPinned) {
     OIW_NEED_SHARED("fixtures");
     using K = Kind;
     const Value r = report_json(fixture("tiny-moe-Q4_K_M.gguf") + " --bandwidth 20GB/s");
-    expect_keys(r, {{"schema", K::String}, {"file", K::Object}, {"model", K::Object}, {"kv", K::Object},
-                    {"tensors", K::Array}, {"summary", K::Object}, {"traffic", K::Object}, {"audit", K::Object}});
+    expect_keys(r, {{"schema", K::String},
+                    {"file", K::Object},
+                    {"model", K::Object},
+                    {"kv", K::Object},
+                    {"tensors", K::Array},
+                    {"summary", K::Object},
+                    {"traffic", K::Object},
+                    {"audit", K::Object}});
     EXPECT_EQ(r.at("schema").get<std::string>(), "oiw.gguf-inspect.report/1");
-    expect_keys(r.at("file"), {{"path", K::String}, {"size", K::Number}, {"version", K::Number}, {"alignment", K::Number},
-                               {"header_size", K::Number}, {"data_offset", K::Number}});
-    expect_keys(r.at("model"), {{"architecture", K::String}, {"name", K::String}, {"file_type", K::Object},
-                                {"kv_count", K::Number}, {"tensor_count", K::Number}, {"n_elements", K::Number},
-                                {"n_bytes", K::Number}, {"bpw", K::Number}, {"expert_count", K::Number},
-                                {"expert_used_count", K::Number}, {"tied_embeddings", K::Bool}});
+    expect_keys(r.at("file"), {{"path", K::String},
+                               {"size", K::Number},
+                               {"version", K::Number},
+                               {"alignment", K::Number},
+                               {"header_size", K::Number},
+                               {"data_offset", K::Number}});
+    expect_keys(r.at("model"), {{"architecture", K::String},
+                                {"name", K::String},
+                                {"file_type", K::Object},
+                                {"kv_count", K::Number},
+                                {"tensor_count", K::Number},
+                                {"n_elements", K::Number},
+                                {"n_bytes", K::Number},
+                                {"bpw", K::Number},
+                                {"expert_count", K::Number},
+                                {"expert_used_count", K::Number},
+                                {"tied_embeddings", K::Bool}});
     EXPECT_EQ(r.at("model").at("file_type").at("name").get<std::string>(), "MOSTLY_Q4_K_M");
     EXPECT_EQ(u64(r.at("model").at("file_type").at("id")), 15u);
 
@@ -210,7 +241,10 @@ TEST(InspectCli, JsonSchemaIsPinned) {
     EXPECT_EQ(kv.at("general.name").at("value").get<std::string>(), "tiny-moe");
     EXPECT_TRUE(kv.at("tokenizer.ggml.add_bos_token").at("value").get<bool>());
     const Value& tokens = kv.at("tokenizer.ggml.tokens");
-    expect_keys(tokens, {{"type", K::String}, {"elem_type", K::String}, {"count", K::Number}, {"value", K::Array},
+    expect_keys(tokens, {{"type", K::String},
+                         {"elem_type", K::String},
+                         {"count", K::Number},
+                         {"value", K::Array},
                          {"truncated", K::Bool}});
     EXPECT_EQ(tokens.at("elem_type").get<std::string>(), "str");
     EXPECT_EQ(u64(tokens.at("count")), 32000u);
@@ -219,9 +253,16 @@ TEST(InspectCli, JsonSchemaIsPinned) {
     EXPECT_TRUE(tokens.at("truncated").get<bool>());
 
     const Value& t = r.at("tensors").at(10);
-    expect_keys(t, {{"name", K::String}, {"type", K::String}, {"shape", K::Array}, {"n_elements", K::Number},
-                    {"n_bytes", K::Number}, {"offset", K::Number}, {"bytes_per_token", K::Number}, {"group", K::String},
-                    {"layer", K::Number}, {"matmul", K::Bool}});
+    expect_keys(t, {{"name", K::String},
+                    {"type", K::String},
+                    {"shape", K::Array},
+                    {"n_elements", K::Number},
+                    {"n_bytes", K::Number},
+                    {"offset", K::Number},
+                    {"bytes_per_token", K::Number},
+                    {"group", K::String},
+                    {"layer", K::Number},
+                    {"matmul", K::Bool}});
     EXPECT_EQ(t.at("name").get<std::string>(), "blk.0.ffn_down_exps.weight");
     EXPECT_EQ(t.at("type").get<std::string>(), "Q4_K");
     EXPECT_EQ(u64(t.at("shape").at(0)), 256u);  // ne0 first
@@ -231,18 +272,23 @@ TEST(InspectCli, JsonSchemaIsPinned) {
     EXPECT_TRUE(r.at("tensors").at(0).at("layer").is_null());  // output.weight
 
     const Value& by_type = r.at("summary").at("by_type");
-    expect_keys(by_type.at("Q6_K"), {{"count", K::Number}, {"n_elements", K::Number}, {"n_bytes", K::Number},
-                                     {"bytes_per_token", K::Number}});
+    expect_keys(
+        by_type.at("Q6_K"),
+        {{"count", K::Number}, {"n_elements", K::Number}, {"n_bytes", K::Number}, {"bytes_per_token", K::Number}});
     EXPECT_EQ(u64(by_type.at("Q6_K").at("count")), 2u);
     EXPECT_EQ(u64(by_type.at("Q6_K").at("n_bytes")), 7'150'080u);
     const Value& by_group = r.at("summary").at("by_group");
-    for (const char* g : {"embedding", "attention", "ffn", "experts", "shared_experts", "routers", "norms", "lm_head", "other"})
+    for (const char* g :
+         {"embedding", "attention", "ffn", "experts", "shared_experts", "routers", "norms", "lm_head", "other"})
         expect_keys(by_group.at(g), {{"count", K::Number}, {"n_bytes", K::Number}, {"bytes_per_token", K::Number}});
     EXPECT_TRUE(r.at("summary").at("by_layer").is_array());
 
     const Value& tr = r.at("traffic");
-    expect_keys(tr, {{"bytes_per_token", K::Number}, {"by_group", K::Object}, {"lm_head_share", K::Number},
-                     {"expert_fraction", K::Number}, {"bandwidth_bytes_per_s", K::Number},
+    expect_keys(tr, {{"bytes_per_token", K::Number},
+                     {"by_group", K::Object},
+                     {"lm_head_share", K::Number},
+                     {"expert_fraction", K::Number},
+                     {"bandwidth_bytes_per_s", K::Number},
                      {"tokens_per_s_ceiling", K::Number}});
     EXPECT_EQ(u64(tr.at("bytes_per_token")), 7'521'936u);
     EXPECT_EQ(u64(tr.at("by_group").at("lm_head")), 6'720'000u);
@@ -252,12 +298,19 @@ TEST(InspectCli, JsonSchemaIsPinned) {
 
     const Value& audit = r.at("audit");
     expect_keys(audit, {{"profile", K::Object}, {"flags", K::Array}});
-    expect_keys(audit.at("profile"), {{"name", K::String}, {"runtime", K::String}, {"version", K::String}, {"source", K::String}});
+    expect_keys(audit.at("profile"),
+                {{"name", K::String}, {"runtime", K::String}, {"version", K::String}, {"source", K::String}});
     EXPECT_EQ(audit.at("profile").at("name").get<std::string>(), "ggml-x86-avx2");
     ASSERT_EQ(audit.at("flags").size(), 1u);
     const Value& fl = audit.at("flags").at(0);
-    expect_keys(fl, {{"kind", K::String}, {"subject", K::String}, {"message", K::String}, {"suggestion", K::String},
-                     {"source", K::String}, {"bytes_per_token", K::Number}, {"share", K::Number}, {"tensors", K::Array}});
+    expect_keys(fl, {{"kind", K::String},
+                     {"subject", K::String},
+                     {"message", K::String},
+                     {"suggestion", K::String},
+                     {"source", K::String},
+                     {"bytes_per_token", K::Number},
+                     {"share", K::Number},
+                     {"tensors", K::Array}});
     EXPECT_EQ(fl.at("kind").get<std::string>(), "lm-head-share");
     EXPECT_EQ(u64(fl.at("bytes_per_token")), 6'720'000u);
 
@@ -279,8 +332,10 @@ TEST(InspectCli, HashesMatchDigestsOfTheTensorBytes) {
     EXPECT_EQ(xxh.at("hash_algorithm").get<std::string>(), "xxh3");
     ASSERT_EQ(sha.at("tensors").size(), f.tensors().size());
     for (size_t i = 0; i < f.tensors().size(); ++i) {
-        EXPECT_EQ(sha.at("tensors").at(i).at("hash").get<std::string>(), sha256_hex(f.tensor_data(i))) << f.tensors()[i].name;
-        EXPECT_EQ(xxh.at("tensors").at(i).at("hash").get<std::string>(), xxh3_hex(f.tensor_data(i))) << f.tensors()[i].name;
+        EXPECT_EQ(sha.at("tensors").at(i).at("hash").get<std::string>(), sha256_hex(f.tensor_data(i)))
+            << f.tensors()[i].name;
+        EXPECT_EQ(xxh.at("tensors").at(i).at("hash").get<std::string>(), xxh3_hex(f.tensor_data(i)))
+            << f.tensors()[i].name;
     }
     // Without --hash no digest is computed or shown.
     EXPECT_FALSE(report_json(path).at("tensors").at(0).contains("hash"));
@@ -374,7 +429,8 @@ TEST(InspectCli, MalformedFilesGiveOneLineAndExitTwo) {
     auto magic = bytes;
     std::memcpy(magic.data(), "GGML", 4);
     cases.push_back({"magic.gguf", magic, "bad magic"});
-    cases.push_back({"short-data.gguf", std::vector<uint8_t>(bytes.begin(), bytes.end() - 1000), "blk.1.ffn_up_exps.weight"});
+    cases.push_back(
+        {"short-data.gguf", std::vector<uint8_t>(bytes.begin(), bytes.end() - 1000), "blk.1.ffn_up_exps.weight"});
     for (const auto& c : cases) {
         const std::string path = (test::temp_dir() / c.name).string();
         test::write_file(path, c.data);
@@ -419,7 +475,8 @@ TEST(InspectJson, WriterOutputParsesBack) {
     w.end_object();
     w.end_object();
     const Value v = Value::parse(w.str());
-    EXPECT_EQ(v.at("s").get<std::string>(), "a\"b\\c\n\x01 \xe2\x96\x81 \xf4\x8f\xbf\xbf");  // invalid byte 0xff -> U+10FFFF
+    EXPECT_EQ(v.at("s").get<std::string>(),
+              "a\"b\\c\n\x01 \xe2\x96\x81 \xf4\x8f\xbf\xbf");  // invalid byte 0xff -> U+10FFFF
     EXPECT_EQ(v.at("n").get<uint64_t>(), 18446744073709551615u);
     EXPECT_DOUBLE_EQ(v.at("f").get<double>(), 0.1);
     EXPECT_TRUE(v.at("inf").is_null());

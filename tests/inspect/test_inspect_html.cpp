@@ -71,10 +71,12 @@ void check_report(const std::string& args) {
     // Cells: one per (layer, column); each tensor is named with its type in its cell's hover text,
     // and the cell's type is that of its largest matmul tensor.
     std::map<std::pair<std::string, std::string>, const XmlElement*> cells;
-    for (const XmlElement* c : root.find_all([](const XmlElement& e) { return e.name == "g" && has_class(e, "cell"); })) {
+    for (const XmlElement* c :
+         root.find_all([](const XmlElement& e) { return e.name == "g" && has_class(e, "cell"); })) {
         const std::string* layer = c->attr("data-layer");
         ASSERT_TRUE(c->attr("data-column") && c->attr("data-type") && c->child("title"));
-        EXPECT_TRUE(cells.emplace(std::make_pair(layer ? *layer : "", *c->attr("data-column")), c).second) << "duplicate cell";
+        EXPECT_TRUE(cells.emplace(std::make_pair(layer ? *layer : "", *c->attr("data-column")), c).second)
+            << "duplicate cell";
     }
     std::set<std::pair<std::string, std::string>> keys;
     std::map<std::pair<std::string, std::string>, std::pair<std::pair<bool, uint64_t>, std::string>> main;
@@ -83,13 +85,17 @@ void check_report(const std::string& args) {
         keys.insert(key);
         ASSERT_TRUE(cells.count(key)) << t["name"];
         const std::string title = cells[key]->child("title")->text;
-        EXPECT_NE(title.find(escape_text(t["name"].get<std::string>()) + ": " + t["type"].get<std::string>() + " "), std::string::npos) << title;
-        EXPECT_NE(title.find(fmt::format(", {} B/token", t["bytes_per_token"].get<uint64_t>())), std::string::npos) << title;
+        EXPECT_NE(title.find(escape_text(t["name"].get<std::string>()) + ": " + t["type"].get<std::string>() + " "),
+                  std::string::npos)
+            << title;
+        EXPECT_NE(title.find(fmt::format(", {} B/token", t["bytes_per_token"].get<uint64_t>())), std::string::npos)
+            << title;
         const auto rank = std::make_pair(t["matmul"].get<bool>(), t["n_bytes"].get<uint64_t>());
         if (!main.count(key) || main[key].first < rank) main[key] = {rank, t["type"]};
     }
     EXPECT_EQ(keys.size(), cells.size());
-    for (const auto& [key, m] : main) EXPECT_EQ(*cells[key]->attr("data-type"), m.second) << key.first << " " << key.second;
+    for (const auto& [key, m] : main)
+        EXPECT_EQ(*cells[key]->attr("data-type"), m.second) << key.first << " " << key.second;
 
     // Slow-path outlines: exactly the tensors of the audit's flags (lm-head-share is not a slow path).
     std::set<std::pair<std::string, std::string>> slow;
@@ -100,12 +106,15 @@ void check_report(const std::string& args) {
             if (f["kind"] == "lm-head-share") continue;
             for (const auto& n : f["tensors"]) {
                 const Json& t = *by_name[n];
-                const auto key = std::make_pair(t["layer"].is_null() ? "" : std::to_string(t["layer"].get<int>()), column(t));
+                const auto key =
+                    std::make_pair(t["layer"].is_null() ? "" : std::to_string(t["layer"].get<int>()), column(t));
                 slow.insert(key);
-                EXPECT_NE(cells[key]->child("title")->text.find("slow path [" + f["kind"].get<std::string>() + "]"), std::string::npos);
+                EXPECT_NE(cells[key]->child("title")->text.find("slow path [" + f["kind"].get<std::string>() + "]"),
+                          std::string::npos);
             }
         }
-    for (const auto& [key, c] : cells) EXPECT_EQ(has_class(*c, "slow"), slow.count(key) == 1) << key.first << " " << key.second;
+    for (const auto& [key, c] : cells)
+        EXPECT_EQ(has_class(*c, "slow"), slow.count(key) == 1) << key.first << " " << key.second;
 
     // Bytes/token: the per-group segments and the per-layer bars carry the JSON figures.
     std::map<std::string, uint64_t> groups;
@@ -126,22 +135,32 @@ void check_report(const std::string& args) {
         EXPECT_TRUE(ceiling.empty());
     } else {
         ASSERT_EQ(ceiling.size(), 1u);
-        EXPECT_EQ(*ceiling[0]->attr("data-tokens-per-s"), fmt::format("{:.2f}", j["traffic"]["tokens_per_s_ceiling"].get<double>()));
+        EXPECT_EQ(*ceiling[0]->attr("data-tokens-per-s"),
+                  fmt::format("{:.2f}", j["traffic"]["tokens_per_s_ceiling"].get<double>()));
     }
     // The text report's sections are there, from the same document.
     for (const char* id : {"header", "audit", "by-type", "by-group", "by-layer", "traffic", "metadata", "tensors"}) {
         if (std::string(id) == "audit" && j["audit"].is_null()) continue;
-        EXPECT_EQ(root.find_all([&](const XmlElement& e) { return e.name == "section" && e.attr("id") && *e.attr("id") == id; }).size(), 1u) << id;
+        EXPECT_EQ(root.find_all([&](const XmlElement& e) {
+                          return e.name == "section" && e.attr("id") && *e.attr("id") == id;
+                      })
+                      .size(),
+                  1u)
+            << id;
     }
     EXPECT_NE(page.find(fmt::format("<td>{} bytes (", j["file"]["size"].get<uint64_t>())), std::string::npos);
 }
 
 TEST(XmlChecker, AcceptsWellFormedAndRejectsTheRest) {
-    const auto root = test::parse_xml("<!DOCTYPE html>\n<html a=\"1\" b='&lt;&#233;&#x41;'><!-- c --><p>x &amp; y<br/></p></html>\n");
-    EXPECT_EQ(*root.attr("b"), "<\xc3\xa9" "A");
+    const auto root =
+        test::parse_xml("<!DOCTYPE html>\n<html a=\"1\" b='&lt;&#233;&#x41;'><!-- c --><p>x &amp; y<br/></p></html>\n");
+    EXPECT_EQ(*root.attr("b"),
+              "<\xc3\xa9"
+              "A");
     EXPECT_EQ(root.child("p")->text, "x & y");
-    for (const char* bad : {"<a><b></a></b>", "<a x=1/>", "<a>&nbsp;</a>", "<a>\xff</a>", "<a>\x01</a>", "<a x='1' x='2'/>",
-                            "<a x='<'/>", "<a/><b/>", "<a>]]></a>", "<a>&#0;</a>", "<a>\xed\xa0\x80</a>", "<a>", "<a>&amp</a>"})
+    for (const char* bad :
+         {"<a><b></a></b>", "<a x=1/>", "<a>&nbsp;</a>", "<a>\xff</a>", "<a>\x01</a>", "<a x='1' x='2'/>", "<a x='<'/>",
+          "<a/><b/>", "<a>]]></a>", "<a>&#0;</a>", "<a>\xed\xa0\x80</a>", "<a>", "<a>&amp</a>"})
         EXPECT_THROW(test::parse_xml(bad), std::runtime_error) << bad;
 }
 
@@ -149,7 +168,8 @@ TEST(InspectHtml, EscapeXml) {
     EXPECT_EQ(escape_xml("a&b<c>\"'"), "a&amp;b&lt;c&gt;&quot;&#39;");
     EXPECT_EQ(escape_xml("\xc3\xa9\xe2\x96\x81 \xf0\x9f\x98\x80\tx\ny"), "\xc3\xa9\xe2\x96\x81 \xf0\x9f\x98\x80\tx\ny");
     EXPECT_EQ(escape_xml(std::string("\xff\x01\r\x7f\0z", 6)), "\\xff\\x01\\x0d\\x7f\\x00z");
-    EXPECT_EQ(escape_xml("\xc0\x80|\xed\xa0\x80|\xef\xbf\xbe|\xc2\x85|\xe2\x82"), "\\xc0\\x80|\\xed\\xa0\\x80|\\xef\\xbf\\xbe|\\xc2\\x85|\\xe2\\x82");
+    EXPECT_EQ(escape_xml("\xc0\x80|\xed\xa0\x80|\xef\xbf\xbe|\xc2\x85|\xe2\x82"),
+              "\\xc0\\x80|\\xed\\xa0\\x80|\\xef\\xbf\\xbe|\\xc2\\x85|\\xe2\\x82");
 }
 
 TEST(InspectHtml, ReportAgreesWithJsonOnVendoredModels) {
@@ -202,13 +222,15 @@ TEST(InspectHtml, DiffMarksChangedCellsAndLayerTraffic) {
     std::set<std::pair<std::string, std::string>> changed;
     for (const auto& c : j["tensors"]["changed"]) {
         for (const auto& t : ja["tensors"])
-            if (t["name"] == c["name"]) changed.insert({t["layer"].is_null() ? "" : std::to_string(t["layer"].get<int>()), column(t)});
+            if (t["name"] == c["name"])
+                changed.insert({t["layer"].is_null() ? "" : std::to_string(t["layer"].get<int>()), column(t)});
     }
     ASSERT_FALSE(changed.empty());
     for (size_t side = 0; side < 2; ++side) {
         size_t n = 0, marked = 0;
         for (const XmlElement* c : maps[side]->find_all([](const XmlElement& e) { return has_class(e, "cell"); })) {
-            const auto key = std::make_pair(c->attr("data-layer") ? *c->attr("data-layer") : "", *c->attr("data-column"));
+            const auto key =
+                std::make_pair(c->attr("data-layer") ? *c->attr("data-layer") : "", *c->attr("data-column"));
             ++n;
             marked += has_class(*c, "changed");
             EXPECT_EQ(has_class(*c, "changed"), changed.count(key) == 1) << key.first << " " << key.second;
@@ -227,7 +249,8 @@ TEST(InspectHtml, DiffMarksChangedCellsAndLayerTraffic) {
     for (const auto& l : jb["summary"]["by_layer"])
         if (!l["layer"].is_null()) want[std::to_string(l["layer"].get<int>())].second = l["bytes_per_token"];
     EXPECT_EQ(got, want);
-    EXPECT_FALSE(root.find_all([](const XmlElement& e) { return e.name == "section" && *e.attr("id") == "totals"; }).empty());
+    EXPECT_FALSE(
+        root.find_all([](const XmlElement& e) { return e.name == "section" && *e.attr("id") == "totals"; }).empty());
 }
 
 TEST(InspectHtml, StdoutOptionAndRefusals) {

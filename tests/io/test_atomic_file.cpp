@@ -44,8 +44,10 @@ using test::error_of;
 class AtomicFileModes : public ::testing::TestWithParam<bool> {
 protected:
     void SetUp() override {
-        if (GetParam()) ::setenv("OIW_ATOMIC_NO_TMPFILE", "1", 1);
-        else ::unsetenv("OIW_ATOMIC_NO_TMPFILE");
+        if (GetParam())
+            ::setenv("OIW_ATOMIC_NO_TMPFILE", "1", 1);
+        else
+            ::unsetenv("OIW_ATOMIC_NO_TMPFILE");
     }
     void TearDown() override { ::unsetenv("OIW_ATOMIC_NO_TMPFILE"); }
 };
@@ -72,7 +74,9 @@ TEST_P(AtomicFileModes, NoFollowRefusesASymlinkAndWritesNothing) {
     const fs::path dir = test::temp_dir();
     const std::string link = (dir / "side").string(), target = (dir / "planted").string();
     fs::create_symlink("planted", link);
-    EXPECT_NE(error_of([&] { AtomicFile f(link, {}, false); }).find("side: is a symbolic link, not followed for this file"), std::string::npos);
+    EXPECT_NE(
+        error_of([&] { AtomicFile f(link, {}, false); }).find("side: is a symbolic link, not followed for this file"),
+        std::string::npos);
     EXPECT_FALSE(fs::exists(target));
     fs::remove(link);
     {
@@ -134,7 +138,8 @@ TEST_P(AtomicFileModes, CompletedButUnpublishedLeavesTheTargetAsItWas) {
         AtomicFile f(out);
         f.write(kBytes.data(), kBytes.size());
         f.complete();
-        EXPECT_NE(error_of([&] { f.write(kBytes.data(), 1); }).find("written after it was completed"), std::string::npos);
+        EXPECT_NE(error_of([&] { f.write(kBytes.data(), 1); }).find("written after it was completed"),
+                  std::string::npos);
         EXPECT_EQ(test::read_file(out), old);
     }
     EXPECT_EQ(test::read_file(out), old);
@@ -233,8 +238,7 @@ TEST(AtomicFile, SignalDuringPublishIsHeldUntilTheLastRename) {
             std::atomic<bool> inside{false};
             std::thread watcher([&] {
                 struct stat st {};
-                while (::stat(target(0).c_str(), &st) == 0 && st.st_size == 1) {
-                }
+                while (::stat(target(0).c_str(), &st) == 0 && st.st_size == 1) {}
                 if (::stat(target(kFiles - 1).c_str(), &st) == 0 && st.st_size == 1) {
                     inside = true;
                     ::kill(::getpid(), SIGINT);
@@ -295,7 +299,7 @@ TEST(AtomicFile, SymlinksAreWrittenThrough) {
     fs::create_directory(dir / "real");
     test::write_file((dir / "real" / "target.bin").string(), std::vector<uint8_t>{'o'});
     fs::create_symlink("real/target.bin", dir / "link1");  // relative, into another directory
-    fs::create_symlink(dir / "link1", dir / "link2");       // a chain
+    fs::create_symlink(dir / "link1", dir / "link2");      // a chain
     fs::create_symlink("real/new.bin", dir / "dangling");
     write_atomic((dir / "link2").string());
     EXPECT_TRUE(fs::is_symlink(dir / "link1"));
@@ -341,9 +345,11 @@ TEST(AtomicFile, RefusesEveryInputOfTheRun) {
     read_text_file(text);
     fs::create_hard_link(text, dir / "hard");
     fs::create_symlink(text, dir / "soft");
-    for (const auto& out : {text, (dir / "hard").string(), (dir / "soft").string(), (dir / "." / "rules.txt").string()}) {
+    for (const auto& out :
+         {text, (dir / "hard").string(), (dir / "soft").string(), (dir / "." / "rules.txt").string()}) {
         SCOPED_TRACE(out);
-        EXPECT_NE(error_of([&] { write_atomic(out); }).find("refusing to overwrite the input file '" + text + "'"), std::string::npos);
+        EXPECT_NE(error_of([&] { write_atomic(out); }).find("refusing to overwrite the input file '" + text + "'"),
+                  std::string::npos);
     }
     EXPECT_EQ(test::read_file(text), (std::vector<uint8_t>{'x', '\n'}));
     EXPECT_EQ(listing(dir), (std::vector<std::string>{"hard", "rules.txt", "soft"}));

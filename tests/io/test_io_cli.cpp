@@ -25,7 +25,8 @@ TEST(ToolIo, FailingStdoutIsAnError) {
     EXPECT_EQ(test::run(test::tool_path("gguf-edit") + " " + q(kModel) + " " + q(out) + " 2>&1 >/dev/full", &log), 2);
     EXPECT_EQ(log, "gguf-edit: error: cannot write to standard output: No space left on device\n");
     for (const char* flag : {"", "--json", "--markdown"}) {
-        EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " " + flag + " " + q(kModel) + " 2>&1 >/dev/full", &log), 2);
+        EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " " + flag + " " + q(kModel) + " 2>&1 >/dev/full", &log),
+                  2);
         EXPECT_EQ(lines(log), 1u) << log;
     }
 }
@@ -33,7 +34,9 @@ TEST(ToolIo, FailingStdoutIsAnError) {
 TEST(ToolIo, ThreadsZeroSaysAtLeastOne) {
     const std::string out = (test::temp_dir() / "o.gguf").string();
     std::string log;
-    EXPECT_EQ(test::run(test::tool_path("gguf-requant") + " " + q(kModel) + " " + q(out) + " --preset Q8_0 --threads 0", &log, true), 2);
+    EXPECT_EQ(test::run(test::tool_path("gguf-requant") + " " + q(kModel) + " " + q(out) + " --preset Q8_0 --threads 0",
+                        &log, true),
+              2);
     EXPECT_EQ(log, "gguf-requant: error: --threads: must be at least 1\n");
 }
 
@@ -67,8 +70,8 @@ TEST(ToolIo, ThreadCreationFailureIsOneLine) {
     fs::permissions(model, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
     const std::string drop = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
     std::string log;
-    EXPECT_EQ(test::run("ASAN_OPTIONS=detect_leaks=0 timeout 60 prlimit --nproc=1 " + drop + q(tool.string()) + " " + q(model.string()) + " " +
-                            q((out_dir / "o.gguf").string()) + " --preset Q8_0 --threads 2",
+    EXPECT_EQ(test::run("ASAN_OPTIONS=detect_leaks=0 timeout 60 prlimit --nproc=1 " + drop + q(tool.string()) + " " +
+                            q(model.string()) + " " + q((out_dir / "o.gguf").string()) + " --preset Q8_0 --threads 2",
                         &log, true),
               2);
     EXPECT_EQ(log.rfind("gguf-requant: error: threads: cannot create worker thread 1 of ", 0), 0u) << log;
@@ -95,10 +98,16 @@ TEST(ToolIo, EveryInputIsProtected) {
     test::write_file(arr, std::vector<uint8_t>{'a', '\n'});
     const std::string imatrix = (dir / "im.gguf").string();
     fs::copy_file(test::data_path("models/mini-llama.imatrix.gguf"), imatrix);
-    struct Case { std::string cmd, victim; };
+    struct Case {
+        std::string cmd, victim;
+    };
     const std::vector<Case> cases = {
-        {test::tool_path("gguf-requant") + " " + q(kModel) + " " + q(rules) + " --preset Q8_0 --tensor-type-file " + q(rules), rules},
-        {test::tool_path("gguf-requant") + " " + q(kModel) + " " + q(imatrix) + " --preset Q4_K_M --imatrix " + q(imatrix), imatrix},
+        {test::tool_path("gguf-requant") + " " + q(kModel) + " " + q(rules) + " --preset Q8_0 --tensor-type-file " +
+             q(rules),
+         rules},
+        {test::tool_path("gguf-requant") + " " + q(kModel) + " " + q(imatrix) + " --preset Q4_K_M --imatrix " +
+             q(imatrix),
+         imatrix},
         {test::tool_path("gguf-edit") + " " + q(kModel) + " " + q(arr) + " --set-array k=str:@" + q(arr), arr},
     };
     for (const auto& c : cases) {

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "converters/matmul/kernels.h"
-#include "converters/repack/repack.h"
 #include "converters/matmul/reference.h"
 #include "converters/matmul/w4a8.h"
 #include "converters/quant/quantize_impl.h"
 #include "converters/quant/quants.h"
+#include "converters/repack/repack.h"
 #include "libformat/fp16.h"
 #include "tests/support/helpers.h"
 
@@ -68,7 +68,8 @@ TEST(MatmulReference, Q8_0HandComputed) {
     x[5] = 127.f;  // Q8_0 of x: d = 1, q = x
     double expect = 0;
     for (int i = 0; i < 32; ++i) expect += (i - 16) * x[i];
-    EXPECT_EQ(dot_integer(GgmlType::Q8_0, &w, quantize_activation(GgmlType::Q8_0, x.data(), 32)), static_cast<float>(expect));
+    EXPECT_EQ(dot_integer(GgmlType::Q8_0, &w, quantize_activation(GgmlType::Q8_0, x.data(), 32)),
+              static_cast<float>(expect));
 }
 
 TEST(MatmulReference, Q4_KHandComputed) {
@@ -95,7 +96,8 @@ TEST(MatmulReference, Q1_0AndNvfp4HandComputed) {
         x[j] = (j % 32 == 31) ? 127.f : static_cast<float>(j % 32 - 10);
         expect += (j % 2 == 0 ? 1 : -1) * x[j];
     }
-    EXPECT_EQ(dot_integer(GgmlType::Q1_0, &q1, quantize_activation(GgmlType::Q8_0, x.data(), 128)), static_cast<float>(0.5 * expect));
+    EXPECT_EQ(dot_integer(GgmlType::Q1_0, &q1, quantize_activation(GgmlType::Q8_0, x.data(), 128)),
+              static_cast<float>(0.5 * expect));
     // NVFP4: sub-block scales UE4M3 0x38 (2^0, halved: 0.5) and 0x40 (2^1 -> 1); every nibble 2
     // (kvalues_mxfp4[2] = 2, so w = 2 * scale): w = 1 in sub-blocks 0, 2 and 2 in sub-blocks 1, 3.
     block_nvfp4 nv{};
@@ -112,7 +114,8 @@ TEST(MatmulReference, Q1_0AndNvfp4HandComputed) {
     dequantize_row(GgmlType::NVFP4, reinterpret_cast<const uint8_t*>(&nv), deq.data(), 64);
     ASSERT_EQ(deq[0], 1.f);
     ASSERT_EQ(deq[16], 2.f);
-    EXPECT_EQ(dot_integer(GgmlType::NVFP4, &nv, quantize_activation(GgmlType::Q8_0, xn.data(), 64)), static_cast<float>(expect_nv));
+    EXPECT_EQ(dot_integer(GgmlType::NVFP4, &nv, quantize_activation(GgmlType::Q8_0, xn.data(), 64)),
+              static_cast<float>(expect_nv));
 }
 
 // Activation quantization of non-integer input, by hand. ggml rounds Q8_K with nearest_int (half
@@ -190,7 +193,9 @@ TEST(MatmulReference, ActivationQuantizationMatchesGgmlOnFractions) {
     ASSERT_EQ(in.size(), static_cast<size_t>(n) * 4);
     std::vector<float> x(static_cast<size_t>(n));
     std::memcpy(x.data(), in.data(), in.size());
-    for (const auto& [key, type] : {std::pair<const char*, GgmlType>{"q8_0", GgmlType::Q8_0}, {"q8_1", GgmlType::Q8_1}, {"q8_K", GgmlType::Q8_K}}) {
+    for (const auto& [key, type] : {std::pair<const char*, GgmlType>{"q8_0", GgmlType::Q8_0},
+                                    {"q8_1", GgmlType::Q8_1},
+                                    {"q8_K", GgmlType::Q8_K}}) {
         const std::vector<uint8_t> want = unhex(j.at(key).get<std::string>());
         const QuantizedVector got = quantize_activation(type, x.data(), n);
         ASSERT_EQ(got.bytes.size(), want.size()) << key;
@@ -199,7 +204,8 @@ TEST(MatmulReference, ActivationQuantizationMatchesGgmlOnFractions) {
             if (got.bytes[i] == want[i]) continue;
             const size_t block = i / bs, first = block * static_cast<size_t>(traits(type).block_size);
             ADD_FAILURE() << key << ": byte " << i % bs << " of block " << block << " (elements from " << first
-                          << ", first x " << x[first] << ") is " << int(got.bytes[i]) << ", ggml wrote " << int(want[i]);
+                          << ", first x " << x[first] << ") is " << int(got.bytes[i]) << ", ggml wrote "
+                          << int(want[i]);
             break;
         }
     }
@@ -235,15 +241,19 @@ TEST(MatmulReference, IntegerPathMatchesExactForEveryType) {
         if (!dot_partner(t)) continue;
         const std::vector<float> wf = normal(rng, static_cast<size_t>(n)), ones(static_cast<size_t>(n), 1.f);
         std::vector<uint8_t> row(row_size(t, n));
-        if (t == GgmlType::F32) std::memcpy(row.data(), wf.data(), row.size());
-        else if (can_quantize(t)) quantize_chunk_ref(t, wf.data(), row.data(), 1, n, quantize_requires_imatrix(t) ? ones.data() : nullptr);
-        else random_blocks(t, row, rng);
+        if (t == GgmlType::F32)
+            std::memcpy(row.data(), wf.data(), row.size());
+        else if (can_quantize(t))
+            quantize_chunk_ref(t, wf.data(), row.data(), 1, n, quantize_requires_imatrix(t) ? ones.data() : nullptr);
+        else
+            random_blocks(t, row, rng);
         std::vector<float> scratch;
         const double exact = dot_exact(t, row.data(), x.data(), n, scratch);
         const float integer = dot_integer(t, row.data(), quantize_activation(*dot_partner(t), x.data(), n));
         double scale = 0;
         for (int64_t i = 0; i < n; ++i) scale += std::fabs(scratch[i] * x[i]);
-        EXPECT_NEAR(integer, exact, 2e-6 * scale + 1e-3 * std::fabs(exact) * (t == GgmlType::Q4_1 || t == GgmlType::Q5_1))
+        EXPECT_NEAR(integer, exact,
+                    2e-6 * scale + 1e-3 * std::fabs(exact) * (t == GgmlType::Q4_1 || t == GgmlType::Q5_1))
             << type_name(t);
         ++types;
     }
@@ -306,7 +316,8 @@ struct Oiw4Fixture {
 class MatmulKernels : public ::testing::TestWithParam<Isa> {
 protected:
     void SetUp() override {
-        if (!cpu_runs(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not on this CPU: its kernels are not tested here";
+        if (!cpu_runs(GetParam()))
+            GTEST_SKIP() << isa_name(GetParam()) << " not on this CPU: its kernels are not tested here";
     }
 };
 
@@ -337,8 +348,8 @@ TEST_P(MatmulKernels, Oiw4BitIdenticalToReferenceOnOddSizes) {
                     std::vector<float> y(static_cast<size_t>(rows * b), -1.f);
                     oiw4_gemv(isa, f.w, ap.data(), b, y.data(), threads, two);
                     EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0)
-                        << isa_name(isa) << " rows " << rows << " cols " << cols << " threads " << threads
-                        << " batch " << b << (two ? " 2-row" : "");
+                        << isa_name(isa) << " rows " << rows << " cols " << cols << " threads " << threads << " batch "
+                        << b << (two ? " 2-row" : "");
                 }
             }
         }

@@ -67,7 +67,8 @@ TEST(Oiw4Check, IdenticalFilesAreBitIdenticalInBothSemantics) {
 }
 
 TEST(Oiw4Check, RequantizedMiniLlamaIsWithinTheDocumentedLimits) {
-    const json j = run_json("'" + test::data_path("models/mini-llama-f16.gguf") + "' '" + requantized("Q4_K_M") + "'", 0);
+    const json j =
+        run_json("'" + test::data_path("models/mini-llama-f16.gguf") + "' '" + requantized("Q4_K_M") + "'", 0);
     EXPECT_TRUE(j.at("ok").get<bool>());
     const json& q4k = j.at("summary").at("Q4_K");
     EXPECT_GT(q4k.at("tensors").get<int>(), 5);
@@ -90,9 +91,10 @@ TEST(Oiw4Check, RequantizedMiniLlamaIsWithinTheDocumentedLimits) {
 
 TEST(Oiw4Check, TighterLimitFailsNamingTheTensor) {
     std::string err;
-    const int rc = test::run(check_cmd("'" + test::data_path("models/mini-llama-f16.gguf") + "' '" + requantized("Q4_K_M") +
-                                       "' --tensor 'blk\\.0\\.attn_q' --max-rel-rms Q4_K=0.001 2>&1 >/dev/null"),
-                             &err);
+    const int rc =
+        test::run(check_cmd("'" + test::data_path("models/mini-llama-f16.gguf") + "' '" + requantized("Q4_K_M") +
+                            "' --tensor 'blk\\.0\\.attn_q' --max-rel-rms Q4_K=0.001 2>&1 >/dev/null"),
+                  &err);
     EXPECT_EQ(rc, 1);
     EXPECT_NE(err.find("blk.0.attn_q.weight"), std::string::npos) << err;
     EXPECT_NE(err.find("relative RMS above limit"), std::string::npos) << err;
@@ -115,7 +117,8 @@ TEST(Oiw4Check, DamagedLosslessPairExitsOneNamingTheTensor) {
 // `gguf` converted by oiw4-convert with `args` into a temp .oiw4 (named by `tag`).
 std::string converted(const std::string& gguf, const std::string& tag, const std::string& args = "") {
     const std::string out = (test::temp_dir() / (tag + ".oiw4")).string();
-    EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " '" + gguf + "' '" + out + "' " + args + " >/dev/null"), 0) << tag;
+    EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " '" + gguf + "' '" + out + "' " + args + " >/dev/null"), 0)
+        << tag;
     return out;
 }
 
@@ -153,7 +156,9 @@ TEST(Oiw4Check, GgufToOiw4DefaultPolicyIsBitIdentical) {
 TEST(Oiw4Check, Q4Kx8Il4IsBitIdenticalToQ4_K) {
     const std::string q4k = requantized("Q4_K_M");
     const auto kinds = lossless_kinds(
-        run_json("'" + q4k + "' '" + converted(q4k, "q4km-il4", "--encode 'blk\\..*_(q|k|output|gate|up)\\.weight=q4kx8-il4'") + "'", 0));
+        run_json("'" + q4k + "' '" +
+                     converted(q4k, "q4km-il4", "--encode 'blk\\..*_(q|k|output|gate|up)\\.weight=q4kx8-il4'") + "'",
+                 0));
     EXPECT_EQ(kinds.at("q4kx8-il4"), 10);
 }
 
@@ -171,14 +176,20 @@ TEST(Oiw4Check, RequantToOiw4IsMeasuredAgainstTheF16Source) {
     EXPECT_EQ(j.at("summary").at("F32").at("bit_identical").get<int>(), kMiniVectors);
     // Requantizing the 1-D norms too: no matmul measures that loss, so each is a failure.
     std::string err;
-    EXPECT_EQ(test::run(check_cmd("'" + f16 + "' '" + converted(f16, "f16-all-oiw4", "--requant '.*=oiw4'") + "' 2>&1 >/dev/null"), &err), 1);
-    EXPECT_EQ(err, "oiw4-check: blk.0.attn_norm.weight: type differs: F32 -> oiw4 (1-D tensors must be kept) (and 4 more failed tensors)\n");
+    EXPECT_EQ(test::run(check_cmd("'" + f16 + "' '" + converted(f16, "f16-all-oiw4", "--requant '.*=oiw4'") +
+                                  "' 2>&1 >/dev/null"),
+                        &err),
+              1);
+    EXPECT_EQ(err,
+              "oiw4-check: blk.0.attn_norm.weight: type differs: F32 -> oiw4 (1-D tensors must be kept) (and 4 more "
+              "failed tensors)\n");
 }
 
 TEST(Oiw4Check, CompressedOiw4IsRefusedNamingThePlane) {
     const std::string plain = converted(requantized("Q4_0"), "q40-plain");
     const std::string packed = (test::temp_dir() / "q40-zstd.oiw4").string();
-    ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " --compress '" + plain + "' '" + packed + "' >/dev/null"), 0);
+    ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " --compress '" + plain + "' '" + packed + "' >/dev/null"),
+              0);
     std::string err;
     EXPECT_EQ(test::run(check_cmd("'" + requantized("Q4_0") + "' '" + packed + "' 2>&1 >/dev/null"), &err), 2);
     EXPECT_NE(err.find("zstd-compressed: run oiw4-convert --decompress first"), std::string::npos) << err;
@@ -223,8 +234,8 @@ std::string q(const std::string& s) { return "'" + s + "'"; }
 // in a temp dir: the shard paths in order.
 std::vector<std::string> split_q40() {
     const auto dir = test::temp_dir();
-    EXPECT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q(requantized("Q4_0")) + " " + q((dir / "m.gguf").string()) +
-                        " --split-max-tensors 8"),
+    EXPECT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q(requantized("Q4_0")) + " " +
+                        q((dir / "m.gguf").string()) + " --split-max-tensors 8"),
               0);
     std::vector<std::string> shards;
     for (int k = 1; k <= 3; ++k) shards.push_back((dir / ("m-0000" + std::to_string(k) + "-of-00003.gguf")).string());
@@ -250,7 +261,9 @@ TEST(Oiw4Check, WholeModelSingleGgufVsOiw4) {
     expect_whole_model_identical(oiw4, q40);
     std::string out;
     ASSERT_EQ(test::run(check_cmd(q(q40) + " " + q(oiw4)), &out), 0);
-    EXPECT_NE(out.find("overall: 21 tensors, 21 bit-identical, 0 failed (0 missing in converted, 0 extra)\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("overall: 21 tensors, 21 bit-identical, 0 failed (0 missing in converted, 0 extra)\n"),
+              std::string::npos)
+        << out;
     EXPECT_NE(out.find("summary oiw4      15 tensors, 15 bit-identical"), std::string::npos) << out;
     EXPECT_NE(out.find("summary F32       5 tensors, 5 bit-identical"), std::string::npos) << out;
 }
@@ -337,9 +350,13 @@ TEST(Oiw4Check, MissingExtraReshapedAndRetypedTensorsAreListedFailures) {
         ASSERT_NE(line, std::string::npos) << name << "\n" << out;
         EXPECT_NE(out.substr(line, out.find('\n', line + 1) - line).find(verdict), std::string::npos) << out;
     }
-    EXPECT_NE(out.find("overall: 22 tensors, 18 bit-identical, 4 failed (1 missing in converted, 1 extra)\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("overall: 22 tensors, 18 bit-identical, 4 failed (1 missing in converted, 1 extra)\n"),
+              std::string::npos)
+        << out;
     ASSERT_EQ(test::run(check_cmd(q(src) + " " + q(bad) + " 2>&1 >/dev/null"), &err), 1);
-    EXPECT_EQ(err, "oiw4-check: blk.0.attn_norm.weight: type differs: F32 -> I32 (1-D tensors must be kept) (and 3 more failed tensors)\n");
+    EXPECT_EQ(err,
+              "oiw4-check: blk.0.attn_norm.weight: type differs: F32 -> I32 (1-D tensors must be kept) (and 3 more "
+              "failed tensors)\n");
 }
 
 TEST(Oiw4Check, TensorRegexNarrowsTheSetOnPurpose) {
@@ -374,11 +391,14 @@ TEST(Oiw4Check, ActivationsMustBeFiniteAndWholeRows) {
     const json j = run_json(q(f16) + " " + q(q4k) + " --activations " + q(good), 0);
     EXPECT_EQ(j.at("overall").at("tensors").get<int>(), kMiniTensors);
     EXPECT_EQ(j.at("overall").at("failed").get<int>(), 0);
-    for (const auto& [file, message] : {std::pair{nan, "float 700: is nan (activations must be finite)"},
-                                        std::pair{inf, "float 700: is -inf (activations must be finite)"},
-                                        std::pair{odd, "blk.0.ffn_down.weight: 1024 floats are not a multiple of the row length 320"}}) {
+    for (const auto& [file, message] :
+         {std::pair{nan, "float 700: is nan (activations must be finite)"},
+          std::pair{inf, "float 700: is -inf (activations must be finite)"},
+          std::pair{odd, "blk.0.ffn_down.weight: 1024 floats are not a multiple of the row length 320"}}) {
         std::string err;
-        EXPECT_EQ(test::run(check_cmd(q(f16) + " " + q(q4k) + " --activations " + q(file) + " 2>&1 >/dev/null"), &err), 2) << file;
+        EXPECT_EQ(test::run(check_cmd(q(f16) + " " + q(q4k) + " --activations " + q(file) + " 2>&1 >/dev/null"), &err),
+                  2)
+            << file;
         EXPECT_NE(err.find(file), std::string::npos) << err;
         EXPECT_NE(err.find(message), std::string::npos) << err;
         EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;

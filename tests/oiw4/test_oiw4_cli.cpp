@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "libformat/oiw4/oiw4.h"
 #include "tests/support/helpers.h"
@@ -55,7 +55,9 @@ TEST(Oiw4Cli, VerifyNamesTheDamagedPlane) {
     test::write_file(o, b);
     std::string out;
     EXPECT_EQ(run("--verify " + o, &out), 1) << out;
-    EXPECT_NE(out.find("tensor 'blk.1.ffn_down.weight' plane '" + std::string(p.name) + "': checksum mismatch"), std::string::npos) << out;
+    EXPECT_NE(out.find("tensor 'blk.1.ffn_down.weight' plane '" + std::string(p.name) + "': checksum mismatch"),
+              std::string::npos)
+        << out;
     EXPECT_EQ(lines(out), 1u) << out;
 }
 
@@ -64,11 +66,13 @@ TEST(Oiw4Cli, ErrorsAreOneLineExit2) {
     const std::string junk = (dir / "junk.oiw4").string();
     test::write_file(junk, std::vector<uint8_t>{'O', 'I', 'W', '4', 1, 0, 0});
     std::string out;
-    for (const std::string& args : {"--verify " + junk, "--to-gguf " + junk + " " + (dir / "x.gguf").string(),
-                                    "--verify " + (dir / "missing.oiw4").string(),
-                                    test::data_path("models/mini-llama-f16.gguf") + " " + (dir / "y.oiw4").string() + " --encode 'token_embd=q4kx8'",
-                                    test::data_path("models/mini-llama-f16.gguf") + " " + (dir / "y.oiw4").string() + " --encode 'x=zz'",
-                                    "--compress=99 " + junk + " " + (dir / "z.oiw4").string()}) {
+    for (const std::string& args :
+         {"--verify " + junk, "--to-gguf " + junk + " " + (dir / "x.gguf").string(),
+          "--verify " + (dir / "missing.oiw4").string(),
+          test::data_path("models/mini-llama-f16.gguf") + " " + (dir / "y.oiw4").string() +
+              " --encode 'token_embd=q4kx8'",
+          test::data_path("models/mini-llama-f16.gguf") + " " + (dir / "y.oiw4").string() + " --encode 'x=zz'",
+          "--compress=99 " + junk + " " + (dir / "z.oiw4").string()}) {
         EXPECT_EQ(run(args, &out), 2) << args << "\n" << out;
         EXPECT_EQ(lines(out), 1u) << args << "\n" << out;
         EXPECT_EQ(out.rfind("oiw4-convert: error: ", 0), 0u) << out;
@@ -102,7 +106,8 @@ std::map<std::string, std::pair<uint64_t, uint64_t>> plane_sums(const std::strin
 }
 
 // The report's figures (JSON and text) against the planes of the files before and after.
-void expect_codec_report(const std::string& text, const std::string& json, const std::string& plain, const std::string& packed) {
+void expect_codec_report(const std::string& text, const std::string& json, const std::string& plain,
+                         const std::string& packed) {
     const auto dec = plane_sums(plain), com = plane_sums(packed);
     ASSERT_EQ(dec.size(), 4u);  // raw, oiw4, q4kx8, q4kx8-il4
     const auto j = nlohmann::json::parse(json);
@@ -115,7 +120,8 @@ void expect_codec_report(const std::string& text, const std::string& json, const
         EXPECT_EQ(e.at("planes"), dec.at(enc).first);
         EXPECT_EQ(e.at("decoded_bytes"), dec.at(enc).second);
         EXPECT_EQ(e.at("compressed_bytes"), com.at(enc).second);
-        EXPECT_DOUBLE_EQ(e.at("ratio").get<double>(), static_cast<double>(dec.at(enc).second) / static_cast<double>(com.at(enc).second));
+        EXPECT_DOUBLE_EQ(e.at("ratio").get<double>(),
+                         static_cast<double>(dec.at(enc).second) / static_cast<double>(com.at(enc).second));
         EXPECT_LT(com.at(enc).second, dec.at(enc).second);
         // The text row: encoding, planes, decoded, compressed, ratio.
         const auto at = text.find("\n" + enc + " ");
@@ -169,7 +175,8 @@ TEST(Oiw4Cli, CompressDecompressReportRatiosPerEncoding) {
 }
 
 TEST(Oiw4Cli, ProgressOnATerminal) {
-    if (test::run("script -qec true /dev/null >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1) to give the tool a terminal";
+    if (test::run("script -qec true /dev/null >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "no script(1) to give the tool a terminal";
     const std::string src = test::mini_requant("mini-llama", "Q4_0");
     const auto dir = test::temp_dir();
     const std::string o = (dir / "p.oiw4").string(), z = (dir / "p.zst.oiw4").string();
@@ -246,9 +253,10 @@ TEST(Oiw4Cli, DamagedPlaneIsExit2OnEveryPath) {
     test::write_file(bad, b);
     const std::string inspect = test::tool_path("gguf-inspect") + " " + bad;
     const std::string where = bad + ": tensor 'blk.0.attn_q.weight' plane 'd': checksum mismatch";
-    for (const std::string& cmd : {tool() + " --to-gguf " + bad + " " + out, tool() + " --compress " + bad + " " + out,
-                                   tool() + " --decompress " + bad + " " + out, inspect + " --hash", inspect + " --hash sha256",
-                                   inspect + " --json --hash xxh3", test::tool_path("oiw4-check") + " " + src + " " + bad}) {
+    for (const std::string& cmd :
+         {tool() + " --to-gguf " + bad + " " + out, tool() + " --compress " + bad + " " + out,
+          tool() + " --decompress " + bad + " " + out, inspect + " --hash", inspect + " --hash sha256",
+          inspect + " --json --hash xxh3", test::tool_path("oiw4-check") + " " + src + " " + bad}) {
         SCOPED_TRACE(cmd);
         std::string text;
         EXPECT_EQ(test::run(cmd, &text, true), 2) << text;
@@ -266,8 +274,10 @@ TEST(Oiw4Cli, DamagedPlaneIsExit2OnEveryPath) {
     const auto& zp = zf.tensors()[3].planes[0];
     b[zp.offset + zp.size / 2] ^= 0x01;
     test::write_file(bad, b);
-    const std::string zwhere = bad + ": tensor '" + zf.tensors()[3].info.name + "' plane '" + std::string(zp.name) + "': checksum mismatch";
-    for (const std::string& cmd : {tool() + " --decompress " + bad + " " + out, tool() + " --compress=5 " + bad + " " + out, inspect + " --hash"}) {
+    const std::string zwhere =
+        bad + ": tensor '" + zf.tensors()[3].info.name + "' plane '" + std::string(zp.name) + "': checksum mismatch";
+    for (const std::string& cmd : {tool() + " --decompress " + bad + " " + out,
+                                   tool() + " --compress=5 " + bad + " " + out, inspect + " --hash"}) {
         SCOPED_TRACE(cmd);
         EXPECT_EQ(test::run(cmd, &text, true), 2) << text;
         EXPECT_EQ(lines(text), 1u) << text;

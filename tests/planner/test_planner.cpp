@@ -93,8 +93,10 @@ TEST(PlannerSolve, GridUnitAboveOneNeverExceedsAnUnalignedBudget) {
         EXPECT_EQ(cost, r.cost);
         EXPECT_LE(r.cost, budget) << "round " << round << " unit " << unit;
         const double best = brute_force(items, budget);
-        if (aligned_costs) EXPECT_DOUBLE_EQ(r.value, best) << "round " << round << " unit " << unit;
-        else EXPECT_GE(r.value, best - 1e-9) << "round " << round;  // sums in another order
+        if (aligned_costs)
+            EXPECT_DOUBLE_EQ(r.value, best) << "round " << round << " unit " << unit;
+        else
+            EXPECT_GE(r.value, best - 1e-9) << "round " << round;  // sums in another order
     }
     EXPECT_GT(unaligned, 400);  // the sweep is mostly budgets off the grid
 }
@@ -125,7 +127,7 @@ TEST(PlannerSolve, ManyItemsTakeTheLagrangianSolutionWithinTheBudget) {
     EXPECT_NEAR(r.lower_bound, r.value - 99 * 0.09, 1e-6 * r.value);
     EXPECT_EQ(std::count(r.choice.begin(), r.choice.end(), 1u), 5000);
     EXPECT_EQ(std::count(r.choice.begin(), r.choice.begin() + 5000, 1u), 5000);  // in item order
-    EXPECT_LE(solve_knapsack(items, budget + 1000).value, r.value);             // more budget, no worse
+    EXPECT_LE(solve_knapsack(items, budget + 1000).value, r.value);              // more budget, no worse
 }
 
 // The grid step (solve.h): the largest multiple of min_unit with n * step <= 0.1% of the cheapest
@@ -166,7 +168,8 @@ std::string path_of(const std::string& rel) {
 const PlanTable& table_of(const Mini& m) {
     static std::map<std::string, PlanTable> cache;
     auto it = cache.find(m.model);
-    if (it == cache.end()) it = cache.emplace(m.model, measure_plan(open_model(path_of(m.model)), {}, path_of(m.imatrix))).first;
+    if (it == cache.end())
+        it = cache.emplace(m.model, measure_plan(open_model(path_of(m.model)), {}, path_of(m.imatrix))).first;
     return it->second;
 }
 
@@ -324,12 +327,17 @@ TEST(Planner, RequantExecutesThePlanToThePredictedByte) {
     for (const Mini& m : {kLlama, kMoe}) {
         const std::string plan = (dir / "p.plan").string(), out = (dir / "o.gguf").string();
         const std::string im = data_path(m.imatrix), in = data_path(m.model);
-        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --no-cache --target-bpw 4.8 -o '{}' 2>/dev/null", tool_path("gguf-plan"), in, im, plan)), 0);
-        ASSERT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 0);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --no-cache --target-bpw 4.8 -o '{}' 2>/dev/null",
+                                  tool_path("gguf-plan"), in, im, plan)),
+                  0);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"),
+                                  in, out, plan, im)),
+                  0);
         const PlanFile f = read_plan_file(plan);
         EXPECT_EQ(std::filesystem::file_size(out), f.predicted_size);
         const Model o = open_model(out);
-        for (size_t i = 0; i < f.names.size(); ++i) EXPECT_EQ(o.tensors()[o.find_tensor(f.names[i])].type, f.rules[i].type);
+        for (size_t i = 0; i < f.names.size(); ++i)
+            EXPECT_EQ(o.tensors()[o.find_tensor(f.names[i])].type, f.rules[i].type);
         // A plan whose predicted size is wrong is refused before anything is written.
         const auto bytes = read_file(plan);
         std::string text(bytes.begin(), bytes.end());
@@ -337,7 +345,9 @@ TEST(Planner, RequantExecutesThePlanToThePredictedByte) {
         text.insert(pos + 18, "1");
         std::ofstream(plan) << text;
         std::filesystem::remove(out);
-        EXPECT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 2);
+        EXPECT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"),
+                                  in, out, plan, im)),
+                  2);
         EXPECT_FALSE(std::filesystem::exists(out));
     }
     std::filesystem::remove_all(dir);
@@ -352,28 +362,43 @@ TEST(Planner, InspectDiffPlanPreviewsTheWrittenOutput) {
     for (const Mini& m : {kLlama, kMoe}) {
         const std::string plan = (dir / "v.plan").string(), out = (dir / "v.gguf").string();
         const std::string im = data_path(m.imatrix), in = data_path(m.model);
-        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --no-cache --target-bpw 4.6 -o '{}' 2>/dev/null", tool_path("gguf-plan"), in, im, plan)), 0);
-        ASSERT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"), in, out, plan, im)), 0);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' --imatrix '{}' --no-cache --target-bpw 4.6 -o '{}' 2>/dev/null",
+                                  tool_path("gguf-plan"), in, im, plan)),
+                  0);
+        ASSERT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' --imatrix '{}' 2>/dev/null", tool_path("gguf-requant"),
+                                  in, out, plan, im)),
+                  0);
         for (const std::string fmt_opt : {"--color never", "--json", "--html -"}) {
             std::string written, preview;
-            EXPECT_EQ(run(fmt::format("'{}' diff '{}' '{}' {}", tool_path("gguf-inspect"), in, out, fmt_opt), &written), 1);
-            EXPECT_EQ(run(fmt::format("'{}' diff '{}' --plan '{}' --imatrix '{}' {}", tool_path("gguf-inspect"), in, plan, im, fmt_opt), &preview), 1);
+            EXPECT_EQ(run(fmt::format("'{}' diff '{}' '{}' {}", tool_path("gguf-inspect"), in, out, fmt_opt), &written),
+                      1);
+            EXPECT_EQ(run(fmt::format("'{}' diff '{}' --plan '{}' --imatrix '{}' {}", tool_path("gguf-inspect"), in,
+                                      plan, im, fmt_opt),
+                          &preview),
+                      1);
             auto replace_all = [](std::string s, const std::string& from) {
-                for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p)) s.replace(p, from.size(), "B");
+                for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p))
+                    s.replace(p, from.size(), "B");
                 return s;
             };
-            EXPECT_EQ(replace_all(written, out), replace_all(preview, plan + " (planned)")) << m.model << " " << fmt_opt;
+            EXPECT_EQ(replace_all(written, out), replace_all(preview, plan + " (planned)"))
+                << m.model << " " << fmt_opt;
         }
         for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
-            EXPECT_NE(e.path().filename().string().rfind("oiw-plan-preview-", 0), 0u) << e.path();  // nothing left behind
+            EXPECT_NE(e.path().filename().string().rfind("oiw-plan-preview-", 0), 0u)
+                << e.path();  // nothing left behind
     }
 }
 
 TEST(Planner, ProfileExcludesTypesWithoutASimdDot) {
-    const inspect::Profile p = inspect::load_profile(std::string(OIW_SOURCE_DIR) + "/inspect/profiles/candle-x86.profile");
+    const inspect::Profile p =
+        inspect::load_profile(std::string(OIW_SOURCE_DIR) + "/inspect/profiles/candle-x86.profile");
     auto run_plan = [&](const std::string& extra) {
         std::string out;
-        EXPECT_EQ(run(fmt::format("'{}' '{}' --no-cache --target-bpw 5.2 --json {} 2>/dev/null", tool_path("gguf-plan"), data_path(kLlama.model), extra), &out), 0);
+        EXPECT_EQ(run(fmt::format("'{}' '{}' --no-cache --target-bpw 5.2 --json {} 2>/dev/null", tool_path("gguf-plan"),
+                                  data_path(kLlama.model), extra),
+                      &out),
+                  0);
         std::set<std::string> types;
         const auto plan = nlohmann::json::parse(out);
         for (const auto& t : plan["tensors"]) types.insert(t["type"].get<std::string>());
@@ -389,8 +414,10 @@ TEST(Planner, ProfileExcludesTypesWithoutASimdDot) {
 }
 
 TEST(Planner, ProgressOnATerminalOnly) {
-    if (run("script -qec true /dev/null >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1) to give the tool a terminal";
-    const std::string cmd = fmt::format("'{}' '{}' --no-cache --target-bpw 5", tool_path("gguf-plan"), data_path(kLlama.model));
+    if (run("script -qec true /dev/null >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "no script(1) to give the tool a terminal";
+    const std::string cmd =
+        fmt::format("'{}' '{}' --no-cache --target-bpw 5", tool_path("gguf-plan"), data_path(kLlama.model));
     std::string tty, piped;
     ASSERT_EQ(run("script -qec \"" + cmd + "\" /dev/null", &tty), 0) << tty;
     EXPECT_NE(tty.find("\r\x1b[2Kgguf-plan: measuring ["), std::string::npos) << tty;
@@ -417,8 +444,8 @@ TEST(Planner, ErrorTableCacheRoundTripsAndIsKeyed) {
 // the sidecar, read back to the same names, and each plan line's pattern matches only its name.
 TEST(Planner, HostileNamesStayOneLineInPlanFilesAndSidecars) {
     PlanTable t = table_of(kLlama);
-    const std::vector<std::string> evil = {std::string("blk.0.a\n^x$=F32\r.weight"), std::string("blk.0.\x1b[2J\x07\0z.weight", 20),
-                                           "blk.0.(a|b)\\x0a.weight"};
+    const std::vector<std::string> evil = {std::string("blk.0.a\n^x$=F32\r.weight"),
+                                           std::string("blk.0.\x1b[2J\x07\0z.weight", 20), "blk.0.(a|b)\\x0a.weight"};
     for (size_t i = 0; i < evil.size(); ++i) t.tensors[i].name = evil[i];
     const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}});
     const std::string text = format_plan_file(t, r);
@@ -431,7 +458,8 @@ TEST(Planner, HostileNamesStayOneLineInPlanFilesAndSidecars) {
     for (size_t i = 0; i < t.tensors.size(); ++i) {
         EXPECT_EQ(f.names[i], t.tensors[i].name);
         const Pattern p(f.rules[i].pattern, "--plan");
-        for (size_t j = 0; j < t.tensors.size(); ++j) EXPECT_EQ(p.search(t.tensors[j].name), i == j) << f.rules[i].pattern;
+        for (size_t j = 0; j < t.tensors.size(); ++j)
+            EXPECT_EQ(p.search(t.tensors[j].name), i == j) << f.rules[i].pattern;
     }
     const std::string table = format_errtable(t, "k"), plain = format_errtable(table_of(kLlama), "k");
     EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), std::count(plain.begin(), plain.end(), '\n'));
@@ -446,8 +474,10 @@ TEST(Planner, SecondRunReadsTheSidecarAndPlansTheSame) {
     const std::string cache = (dir / "t.errtable").string();
     auto plan = [&](std::string* err) {
         std::string out;
-        EXPECT_EQ(run(fmt::format("'{}' '{}' --cache '{}' --target-bpw 5 2>'{}'", tool_path("gguf-plan"), data_path(kMoe.model), cache,
-                                  (dir / "err").string()), &out), 0);
+        EXPECT_EQ(run(fmt::format("'{}' '{}' --cache '{}' --target-bpw 5 2>'{}'", tool_path("gguf-plan"),
+                                  data_path(kMoe.model), cache, (dir / "err").string()),
+                      &out),
+                  0);
         const auto e = read_file((dir / "err").string());
         *err = std::string(e.begin(), e.end());
         return out;
@@ -476,9 +506,11 @@ void beats_presets(const Mini& m) {
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         const double preset_err = plan_error(t, r.gain, types);
         const std::vector<double> ones(t.tensors.size(), 1.0);
-        fmt::print("{} {}: size {} plan {}: preset error {:.5f} (unweighted {:.5f}), plan error {:.5f} (unweighted {:.5f}), {:.1f} ms\n",
-                   m.model, preset, job.file_size, r.file_size, preset_err, plan_error(t, ones, types), r.error,
-                   plan_error(t, ones, r.type), ms);
+        fmt::print(
+            "{} {}: size {} plan {}: preset error {:.5f} (unweighted {:.5f}), plan error {:.5f} (unweighted {:.5f}), "
+            "{:.1f} ms\n",
+            m.model, preset, job.file_size, r.file_size, preset_err, plan_error(t, ones, types), r.error,
+            plan_error(t, ones, r.type), ms);
         EXPECT_LE(r.file_size, job.file_size);
         EXPECT_LT(r.error, preset_err) << m.model << " " << preset;
     }

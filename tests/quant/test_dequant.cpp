@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "libformat/blocks.h"
 #include "converters/quant/iq_tables.h"
 #include "converters/quant/quants.h"
+#include "libformat/blocks.h"
 #include "libformat/error.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/types.h"
@@ -73,9 +73,8 @@ const GgufFile& golden() { return test::golden().expected; }
 
 // The types of quant-expected.gguf (ggml's lower-case names, as in its tensor names).
 const char* const kGoldenTypes[] = {
-    "f16",  "bf16",  "q4_0",    "q4_1",   "q5_0",    "q5_1",   "q8_0",  "q2_K",
-    "q3_K", "q4_K",  "q5_K",    "q6_K",   "iq4_nl",  "iq4_xs", "iq3_xxs", "iq3_s",
-    "iq2_xxs", "iq2_xs", "iq2_s", "iq1_s", "iq1_m",  "tq1_0",  "tq2_0", "mxfp4",
+    "f16",    "bf16",   "q4_0",    "q4_1",  "q5_0",    "q5_1",   "q8_0",  "q2_K",  "q3_K",  "q4_K",  "q5_K",  "q6_K",
+    "iq4_nl", "iq4_xs", "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "iq1_s", "iq1_m", "tq1_0", "tq2_0", "mxfp4",
 };
 
 class DequantGoldenTest : public ::testing::TestWithParam<const char*> {};
@@ -191,8 +190,8 @@ TEST(DequantHand, IntegersConvertAsValues) {
 
 TEST(DequantHand, Q8_1IsDTimesQ) {
     block_q8_1 b{};
-    b.d = 0x3800;  // 0.5
-    b.s = 0x7C00;  // cached sum: ignored
+    b.d = 0x3800;                                                                // 0.5
+    b.s = 0x7C00;                                                                // cached sum: ignored
     for (int j = 0; j < QK8_1; ++j) b.qs[j] = static_cast<int8_t>(j * 8 - 128);  // -128, -120, ..., 120
     const std::vector<float> got = dequant_blocks(GgmlType::Q8_1, std::vector<block_q8_1>{b});
     for (int j = 0; j < QK8_1; ++j) EXPECT_EQ(got[j], static_cast<float>(j * 4 - 64)) << j;
@@ -243,17 +242,17 @@ TEST(DequantHand, Nvfp4SubBlockScales) {
             EXPECT_EQ(got[16 * s + j], kFp4x2[j] * scale[s]) << s << "," << j;
             EXPECT_EQ(got[16 * s + j + 8], kFp4x2[15 - j] * scale[s]) << s << "," << j;
         }
-    EXPECT_EQ(got[0 * 16 + 7], 6.0f);        // code 7 (6.0 doubled = 12) * 0.5
+    EXPECT_EQ(got[0 * 16 + 7], 6.0f);  // code 7 (6.0 doubled = 12) * 0.5
     EXPECT_EQ(got[1 * 16 + 8], -12 * 0x1p-10f);
-    EXPECT_EQ(got[3 * 16 + 6], 6.0f);        // code 6 (8) * 0.75
+    EXPECT_EQ(got[3 * 16 + 6], 6.0f);  // code 6 (8) * 0.75
 }
 
 TEST(DequantHand, Nvfp4LargestScale) {
     block_nvfp4 b{};
-    b.d[0] = 0x7E;  // exp 15 man 6: 1.75 * 2^8 = 448 -> 224
-    b.d[1] = 0x08;  // exp 1 man 0: 2^-6 -> 2^-7
-    b.d[2] = 0x07;  // subnormal 7 * 2^-9 -> 7 * 2^-10
-    b.d[3] = 0x00;  // zero
+    b.d[0] = 0x7E;                  // exp 15 man 6: 1.75 * 2^8 = 448 -> 224
+    b.d[1] = 0x08;                  // exp 1 man 0: 2^-6 -> 2^-7
+    b.d[2] = 0x07;                  // subnormal 7 * 2^-9 -> 7 * 2^-10
+    b.d[3] = 0x00;                  // zero
     for (auto& q : b.qs) q = 0x7F;  // low code 15 (-12), high code 7 (12)
     const std::vector<float> got = dequant_blocks(GgmlType::NVFP4, std::vector<block_nvfp4>{b});
     EXPECT_EQ(got[0], -12.f * 224.f);

@@ -48,8 +48,10 @@ std::map<std::string, double> documented_limits() {
     std::string line;
     bool in_table = false;
     while (std::getline(f, line)) {
-        if (line.rfind("| converted type | max_rel_rms |", 0) == 0) in_table = true;
-        else if (in_table && line.rfind("|", 0) != 0) break;
+        if (line.rfind("| converted type | max_rel_rms |", 0) == 0)
+            in_table = true;
+        else if (in_table && line.rfind("|", 0) != 0)
+            break;
         else if (in_table && line.rfind("|---", 0) != 0) {
             std::stringstream cells(line.substr(1));
             std::string names, limit, name;
@@ -95,10 +97,10 @@ TEST(KernelTable, EveryLiveIdHasItsDocumentedRelRmsLimit) {
 
 TEST(KernelTable, QuantizableTypesAndImatrixRulesAreGgmls) {
     // ggml_quantize_chunk's switch (ggml 0.11.1), minus NVFP4 (no reference quantizer here).
-    const std::set<T> quantizable = {T::F16,    T::BF16,  T::Q4_0,    T::Q4_1,   T::Q5_0,   T::Q5_1,   T::Q8_0,
-                                     T::Q2_K,   T::Q3_K,  T::Q4_K,    T::Q5_K,   T::Q6_K,   T::IQ2_XXS, T::IQ2_XS,
-                                     T::IQ2_S,  T::IQ3_XXS, T::IQ3_S, T::IQ1_S,  T::IQ1_M,  T::IQ4_NL, T::IQ4_XS,
-                                     T::TQ1_0,  T::TQ2_0, T::MXFP4,   T::Q1_0};
+    const std::set<T> quantizable = {T::F16,   T::BF16,    T::Q4_0,  T::Q4_1,  T::Q5_0,  T::Q5_1,    T::Q8_0,
+                                     T::Q2_K,  T::Q3_K,    T::Q4_K,  T::Q5_K,  T::Q6_K,  T::IQ2_XXS, T::IQ2_XS,
+                                     T::IQ2_S, T::IQ3_XXS, T::IQ3_S, T::IQ1_S, T::IQ1_M, T::IQ4_NL,  T::IQ4_XS,
+                                     T::TQ1_0, T::TQ2_0,   T::MXFP4, T::Q1_0};
     // ggml_quantize_requires_imatrix.
     const std::set<T> required = {T::IQ2_XXS, T::IQ2_XS, T::IQ1_S};
     // Quantizers that never read importance weights.
@@ -110,7 +112,9 @@ TEST(KernelTable, QuantizableTypesAndImatrixRulesAreGgmls) {
         EXPECT_EQ(can_quantize(t), quantizable.count(t) == 1);
         EXPECT_EQ(quantize_requires_imatrix(t), required.count(t) == 1);
         if (!k.quantize) continue;
-        const Imatrix want = required.count(t) ? Imatrix::Required : ignored.count(t) ? Imatrix::Ignored : Imatrix::Optional;
+        const Imatrix want = required.count(t)  ? Imatrix::Required
+                             : ignored.count(t) ? Imatrix::Ignored
+                                                : Imatrix::Optional;
         EXPECT_EQ(k.imatrix, want);
     }
 }

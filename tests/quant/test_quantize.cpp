@@ -28,10 +28,9 @@ struct QuantType {
 };
 
 const QuantType kTypes[] = {
-    {GgmlType::F16, "f16"},       {GgmlType::BF16, "bf16"},     {GgmlType::Q4_0, "q4_0"},
-    {GgmlType::Q4_1, "q4_1"},     {GgmlType::Q5_0, "q5_0"},     {GgmlType::Q5_1, "q5_1"},
-    {GgmlType::Q8_0, "q8_0"},     {GgmlType::Q2_K, "q2_K"},     {GgmlType::Q3_K, "q3_K"},
-    {GgmlType::Q4_K, "q4_K"},     {GgmlType::Q5_K, "q5_K"},     {GgmlType::Q6_K, "q6_K"},
+    {GgmlType::F16, "f16"},       {GgmlType::BF16, "bf16"},     {GgmlType::Q4_0, "q4_0"}, {GgmlType::Q4_1, "q4_1"},
+    {GgmlType::Q5_0, "q5_0"},     {GgmlType::Q5_1, "q5_1"},     {GgmlType::Q8_0, "q8_0"}, {GgmlType::Q2_K, "q2_K"},
+    {GgmlType::Q3_K, "q3_K"},     {GgmlType::Q4_K, "q4_K"},     {GgmlType::Q5_K, "q5_K"}, {GgmlType::Q6_K, "q6_K"},
     {GgmlType::IQ4_NL, "iq4_nl"}, {GgmlType::IQ4_XS, "iq4_xs"},
 };
 
@@ -61,8 +60,8 @@ std::string first_block_mismatch(const std::vector<uint8_t>& got, std::span<cons
         n_bad += std::memcmp(got.data() + b * block_bytes, want.data() + b * block_bytes, block_bytes) != 0;
     }
     return "first mismatching block " + std::to_string(block) + " (byte " + std::to_string(off) + "), " +
-           std::to_string(n_bad) + " of " + std::to_string(got.size() / block_bytes) + " blocks differ\n  got:  " +
-           hex(got.data() + start, n) + "\n  want: " + hex(want.data() + start, n);
+           std::to_string(n_bad) + " of " + std::to_string(got.size() / block_bytes) +
+           " blocks differ\n  got:  " + hex(got.data() + start, n) + "\n  want: " + hex(want.data() + start, n);
 }
 
 struct GoldenCase {
@@ -88,8 +87,8 @@ TEST_P(GoldenMatch, BytesIdentical) {
     const size_t written = quantize_chunk(qt.type, g.x.data(), got.data(), g.nrows, g.n_per_row,
                                           with_imatrix ? g.importance.data() : nullptr);
     EXPECT_EQ(written, got.size());
-    const std::string diff = first_block_mismatch(got, g.expected.tensor_data(static_cast<size_t>(idx)),
-                                                  traits(qt.type).type_size);
+    const std::string diff =
+        first_block_mismatch(got, g.expected.tensor_data(static_cast<size_t>(idx)), traits(qt.type).type_size);
     EXPECT_TRUE(diff.empty()) << name << ": " << diff;
 }
 
@@ -170,10 +169,10 @@ TEST(QuantizeHand, Q1_0MeanScaleAndSignBits) {
     ASSERT_EQ(quantize_chunk(GgmlType::Q1_0, x.data(), q.data(), 1, 256, nullptr), q.size());
     block_q1_0 b[2];
     std::memcpy(b, q.data(), sizeof(b));
-    EXPECT_EQ(b[0].d, 0x37F0);  // 0.49609375
+    EXPECT_EQ(b[0].d, 0x37F0);    // 0.49609375
     EXPECT_EQ(b[0].qs[0], 0x55);  // elements 0, 2 (-0), 4, 6 non-negative
     for (int k = 1; k < 16; ++k) EXPECT_EQ(b[0].qs[k], 0x55) << k;
-    EXPECT_EQ(b[1].d, 0x4BF0);  // 15.875
+    EXPECT_EQ(b[1].d, 0x4BF0);                                      // 15.875
     for (int k = 0; k < 16; ++k) EXPECT_EQ(b[1].qs[k], 0xFF) << k;  // 0 is non-negative too
     const std::vector<float> imatrix(256, 3.0f);
     quantize_chunk(GgmlType::Q1_0, x.data(), weighted.data(), 1, 256, imatrix.data());
@@ -206,20 +205,20 @@ TEST(QuantizeApi, RowsAreIndependent) {
 // the worst value measured over the kinds and seeds below (ggml's own bytes), plus ~30% margin.
 double max_relative_rmse(GgmlType t) {
     switch (t) {
-        case GgmlType::F16: return 1e-3;    // measured 3e-4
-        case GgmlType::BF16: return 3e-3;   // measured 1.7e-3
-        case GgmlType::Q8_0: return 0.016;  // measured 0.0124 (outlier rows)
-        case GgmlType::Q6_K: return 0.05;   // 0.037
-        case GgmlType::Q5_1: return 0.07;   // 0.052
-        case GgmlType::Q5_K: return 0.07;   // 0.052
-        case GgmlType::Q5_0: return 0.12;   // 0.092 (outlier rows)
-        case GgmlType::Q4_0: return 0.14;   // 0.111
-        case GgmlType::IQ4_NL: return 0.14; // 0.109
-        case GgmlType::Q4_1: return 0.15;   // 0.115
-        case GgmlType::Q4_K: return 0.15;   // 0.113
-        case GgmlType::IQ4_XS: return 0.15; // 0.113
-        case GgmlType::Q3_K: return 0.2;    // 0.157
-        case GgmlType::Q2_K: return 0.4;    // 0.319
+        case GgmlType::F16: return 1e-3;     // measured 3e-4
+        case GgmlType::BF16: return 3e-3;    // measured 1.7e-3
+        case GgmlType::Q8_0: return 0.016;   // measured 0.0124 (outlier rows)
+        case GgmlType::Q6_K: return 0.05;    // 0.037
+        case GgmlType::Q5_1: return 0.07;    // 0.052
+        case GgmlType::Q5_K: return 0.07;    // 0.052
+        case GgmlType::Q5_0: return 0.12;    // 0.092 (outlier rows)
+        case GgmlType::Q4_0: return 0.14;    // 0.111
+        case GgmlType::IQ4_NL: return 0.14;  // 0.109
+        case GgmlType::Q4_1: return 0.15;    // 0.115
+        case GgmlType::Q4_K: return 0.15;    // 0.113
+        case GgmlType::IQ4_XS: return 0.15;  // 0.113
+        case GgmlType::Q3_K: return 0.2;     // 0.157
+        case GgmlType::Q2_K: return 0.4;     // 0.319
         default: return 0;
     }
 }
@@ -263,7 +262,8 @@ TEST(QuantizeProperty, DequantizedErrorIsBounded) {
             for (const float scale : kScales) {
                 for (int kind = 0; kind < 5; ++kind) {
                     const auto row = make_row(kind, scale, rng, kN);
-                    for (const float* qw : {static_cast<const float*>(nullptr), static_cast<const float*>(imatrix.data())}) {
+                    for (const float* qw :
+                         {static_cast<const float*>(nullptr), static_cast<const float*>(imatrix.data())}) {
                         quantize_chunk(qt.type, row.data(), q.data(), 1, kN, qw);
                         dequantize_row(qt.type, q.data(), back.data(), kN);
                         double se = 0, ss = 0;

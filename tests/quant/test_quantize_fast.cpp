@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "libformat/fp16.h"
+#include "converters/quant/dispatch.h"
 #include "converters/quant/iq_tables.h"
 #include "converters/quant/quantize_impl.h"
-#include "converters/quant/dispatch.h"
 #include "converters/quant/quants.h"
+#include "libformat/fp16.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/types.h"
 #include "tests/support/helpers.h"
@@ -26,18 +26,18 @@ namespace oiw {
 namespace {
 
 // Every type that has a fast path (with or without an imatrix).
-const GgmlType kFastTypes[] = {GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,   GgmlType::Q4_1,
-                               GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,   GgmlType::Q5_K,
-                               GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
+const GgmlType kFastTypes[] = {GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,   GgmlType::Q4_0,  GgmlType::Q4_1,
+                               GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K,   GgmlType::Q3_K,  GgmlType::Q4_K,
+                               GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
 
 std::string tname(GgmlType t) { return std::string(type_name(t)); }
 
 // The optimized quantizers are AVX2 kernels: without them quantize_chunk runs the reference and a
 // comparison with the reference proves nothing, so the test is skipped, saying why.
-#define NEED_FAST_QUANTIZERS()                                                                   \
-    do {                                                                                        \
-        if (active_isa() != Isa::Avx2)                                                          \
-            GTEST_SKIP() << (cpu_runs(Isa::Avx2) ? "OIW_ISA=scalar: the avx2 quantizers are off"  \
+#define NEED_FAST_QUANTIZERS()                                                                                  \
+    do {                                                                                                        \
+        if (active_isa() != Isa::Avx2)                                                                          \
+            GTEST_SKIP() << (cpu_runs(Isa::Avx2) ? "OIW_ISA=scalar: the avx2 quantizers are off"                \
                                                  : "avx2 not on this CPU: its quantizers are not tested here"); \
     } while (0)
 
@@ -49,7 +49,8 @@ int64_t first_diff_block(const std::vector<uint8_t>& a, const std::vector<uint8_
 }
 
 // Quantizes with quantize_chunk (fast when available) and with the reference; expects equal bytes.
-void expect_same(GgmlType t, const std::vector<float>& x, int64_t n_per_row, const float* imatrix, const std::string& what) {
+void expect_same(GgmlType t, const std::vector<float>& x, int64_t n_per_row, const float* imatrix,
+                 const std::string& what) {
     const int64_t nrows = static_cast<int64_t>(x.size()) / n_per_row;
     const size_t bytes = row_size(t, n_per_row) * static_cast<size_t>(nrows);
     std::vector<uint8_t> fast(bytes, 0xAA), ref(bytes, 0x55);
@@ -82,7 +83,8 @@ TEST(QuantizeFast, F16ToF32AllHalves) {
     for (int64_t n = 0; n < 20; ++n) {
         std::vector<float> out(static_cast<size_t>(n) + 1, -1.f);
         convert_f16_to_f32(h.data() + 0x3c00, out.data(), n);
-        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(f32_to_bits(out[static_cast<size_t>(i)]), f32_to_bits(fp16_to_fp32(h[0x3c00 + i])));
+        for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(f32_to_bits(out[static_cast<size_t>(i)]), f32_to_bits(fp16_to_fp32(h[0x3c00 + i])));
         ASSERT_EQ(out[static_cast<size_t>(n)], -1.f);
     }
 }
@@ -95,17 +97,27 @@ int iq4nl_index_binary_search(float x) {
     int ml = 0, mu = 15;
     while (mu - ml > 1) {
         const int mav = (ml + mu) / 2;
-        if (x < val[mav]) mu = mav;
-        else ml = mav;
+        if (x < val[mav])
+            mu = mav;
+        else
+            ml = mav;
     }
     return x - val[mu - 1] < val[mu] - x ? mu - 1 : mu;
 }
 
 TEST(QuantizeFast, Iq4nlBranchlessIndexMatchesBinarySearch) {
-    std::vector<float> xs = {0.f, -0.f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                             std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
-                             std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
-                             FLT_MAX, -FLT_MAX, 1e30f, -1e30f};
+    std::vector<float> xs = {0.f,
+                             -0.f,
+                             std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity(),
+                             std::numeric_limits<float>::quiet_NaN(),
+                             -std::numeric_limits<float>::quiet_NaN(),
+                             std::numeric_limits<float>::denorm_min(),
+                             -std::numeric_limits<float>::denorm_min(),
+                             FLT_MAX,
+                             -FLT_MAX,
+                             1e30f,
+                             -1e30f};
     // Every level, every midpoint, and 3000 floats on either side of each.
     for (int k = 0; k < 16; ++k) {
         std::vector<float> centers = {static_cast<float>(kvalues_iq4nl[k])};
@@ -142,12 +154,12 @@ TEST(QuantizeFast, GoldenInputMatchesReference) {
 
 TEST(QuantizeFast, FastPathsAreTaken) {
     NEED_FAST_QUANTIZERS();
-    for (GgmlType t : {GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
-                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
+    for (GgmlType t : {GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q2_K, GgmlType::Q3_K,
+                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
         EXPECT_TRUE(has_fast_path(t, false)) << tname(t);
     }
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
-                       GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K,
+                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
         EXPECT_TRUE(has_fast_path(t, true)) << tname(t);
     }
 }
@@ -210,7 +222,7 @@ std::vector<float> make_imatrix(int64_t n, int kind, std::mt19937& rng) {
         switch (kind) {
             case 0: w[i] = ud(rng) * 10.f; break;
             case 1: w[i] = (i % 7 == 0) ? 0.f : std::exp(ud(rng) * 20.f - 10.f); break;  // zeros, wide range
-            case 2: w[i] = (i / 16) % 3 == 0 ? 0.f : 1.f; break;  // whole zero-weight sub-blocks
+            case 2: w[i] = (i / 16) % 3 == 0 ? 0.f : 1.f; break;                         // whole zero-weight sub-blocks
             default: w[i] = 1.f; break;
         }
     }
@@ -233,8 +245,10 @@ TEST_P(FastMatchesReference, RandomRows) {
     // Row lengths: K-quant / IQ4_XS rows of 2 super-blocks; 32-blocks rows of 11 blocks
     // (a partial group of 8) and of 16 blocks.
     std::vector<int64_t> lengths;
-    if (bs == 256) lengths = {512};
-    else lengths = {352, 512};
+    if (bs == 256)
+        lengths = {512};
+    else
+        lengths = {352, 512};
     const float scales[] = {1e-6f, 1e-3f, 0.02f, 1.f, 30.f, 1e3f};
     for (int64_t n : lengths) {
         for (uint32_t seed = 1; seed <= 8; ++seed) {
@@ -247,7 +261,8 @@ TEST_P(FastMatchesReference, RandomRows) {
             } else {
                 for (int ik = 0; ik < 3; ++ik) {
                     const auto w = make_imatrix(n, ik, rng);
-                    expect_same(t, x, n, w.data(), "seed " + std::to_string(seed) + " imatrix kind " + std::to_string(ik));
+                    expect_same(t, x, n, w.data(),
+                                "seed " + std::to_string(seed) + " imatrix kind " + std::to_string(ik));
                 }
             }
         }

@@ -26,9 +26,9 @@ struct IqType {
 };
 
 const IqType kIqTypes[] = {
-    {GgmlType::TQ1_0, "tq1_0"},     {GgmlType::TQ2_0, "tq2_0"},   {GgmlType::MXFP4, "mxfp4"},
-    {GgmlType::IQ3_XXS, "iq3_xxs"}, {GgmlType::IQ3_S, "iq3_s"},   {GgmlType::IQ2_XXS, "iq2_xxs"},
-    {GgmlType::IQ2_XS, "iq2_xs"},   {GgmlType::IQ2_S, "iq2_s"},   {GgmlType::IQ1_S, "iq1_s"},
+    {GgmlType::TQ1_0, "tq1_0"},     {GgmlType::TQ2_0, "tq2_0"}, {GgmlType::MXFP4, "mxfp4"},
+    {GgmlType::IQ3_XXS, "iq3_xxs"}, {GgmlType::IQ3_S, "iq3_s"}, {GgmlType::IQ2_XXS, "iq2_xxs"},
+    {GgmlType::IQ2_XS, "iq2_xs"},   {GgmlType::IQ2_S, "iq2_s"}, {GgmlType::IQ1_S, "iq1_s"},
     {GgmlType::IQ1_M, "iq1_m"},
 };
 
@@ -107,7 +107,8 @@ std::vector<IqCase> iq_cases() {
 
 INSTANTIATE_TEST_SUITE_P(QuantizeIq, QuantizeIqGolden, ::testing::ValuesIn(iq_cases()),
                          [](const ::testing::TestParamInfo<IqCase>& info) {
-                             return std::string(info.param.qt.golden_name) + (info.param.with_imatrix ? "_imatrix" : "_plain");
+                             return std::string(info.param.qt.golden_name) +
+                                    (info.param.with_imatrix ? "_imatrix" : "_plain");
                          });
 
 // Types that need an imatrix have no .plain golden; the others have both variants.
@@ -115,7 +116,8 @@ TEST(QuantizeIqApi, GoldenVariantsMatchImatrixRequirement) {
     const test::Golden& g = test::golden();
     for (const auto& qt : kIqTypes) {
         EXPECT_GE(g.expected.find_tensor(std::string(qt.golden_name) + ".imatrix"), 0) << qt.golden_name;
-        EXPECT_EQ(g.expected.find_tensor(std::string(qt.golden_name) + ".plain") >= 0, !quantize_requires_imatrix(qt.type))
+        EXPECT_EQ(g.expected.find_tensor(std::string(qt.golden_name) + ".plain") >= 0,
+                  !quantize_requires_imatrix(qt.type))
             << qt.golden_name;
     }
 }

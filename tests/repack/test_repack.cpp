@@ -2,8 +2,8 @@
 // inverts exactly; Q4_0 <-> oiw4 planes; the oiw4 quantizer against quantize_chunk(Q4_0).
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -31,8 +31,8 @@ std::vector<uint8_t> repack_tensor(const Model& f, size_t i, int il) {
     const auto& t = f.tensors()[i];
     const int64_t nb = t.ne[0] / 256;
     std::vector<uint8_t> out(t.n_bytes);
-    repack_q4_k_to_q4_kx8(reinterpret_cast<const block_q4_K*>(f.tensor_data(i).data()), reinterpret_cast<block_q4_Kx8*>(out.data()),
-                          t.n_rows(), nb, il);
+    repack_q4_k_to_q4_kx8(reinterpret_cast<const block_q4_K*>(f.tensor_data(i).data()),
+                          reinterpret_cast<block_q4_Kx8*>(out.data()), t.n_rows(), nb, il);
     return out;
 }
 
@@ -59,8 +59,8 @@ size_t check_golden(const nlohmann::json& golden, const std::function<std::strin
             EXPECT_EQ(test::sha256_hex(packed), tensors.at(t.name).get<std::string>()) << key << " " << t.name;
             // Exact inverse.
             std::vector<uint8_t> back(t.n_bytes);
-            unpack_q4_kx8_to_q4_k(reinterpret_cast<const block_q4_Kx8*>(packed.data()), reinterpret_cast<block_q4_K*>(back.data()), t.n_rows(),
-                                  t.ne[0] / 256, il);
+            unpack_q4_kx8_to_q4_k(reinterpret_cast<const block_q4_Kx8*>(packed.data()),
+                                  reinterpret_cast<block_q4_K*>(back.data()), t.n_rows(), t.ne[0] / 256, il);
             EXPECT_TRUE(std::equal(back.begin(), back.end(), f.tensor_data(i).begin())) << key << " " << t.name;
             ++checked;
         }
@@ -85,7 +85,8 @@ TEST(Repack, Q4Kx8MatchesGgmlOnTinyLlama) {
     OIW_NEED_SHARED("golden/q4kx8.json");
     OIW_NEED_SHARED("fixtures/tiny-llama-Q4_K_M.gguf");
     const auto golden = load_json(test::shared_path("golden/q4kx8.json"));
-    const size_t n = check_golden(golden, [](const std::string& model) { return test::shared_path("fixtures/" + model); });
+    const size_t n =
+        check_golden(golden, [](const std::string& model) { return test::shared_path("fixtures/" + model); });
     EXPECT_EQ(n, 2u * 25);
 }
 
@@ -153,7 +154,8 @@ TEST(Repack, Q4_0ToOiw4AndBack) {
     EXPECT_EQ(0, std::memcmp(back.data(), q.data(), q.size()));
     // A scale fp16 cannot hold is reported with its error.
     d[5] = 0.1f;
-    EXPECT_FLOAT_EQ(oiw4_to_q4_0(qs.data(), d.data(), back.data(), n), std::fabs(0.1f - fp16_to_fp32(fp32_to_fp16(0.1f))));
+    EXPECT_FLOAT_EQ(oiw4_to_q4_0(qs.data(), d.data(), back.data(), n),
+                    std::fabs(0.1f - fp16_to_fp32(fp32_to_fp16(0.1f))));
     EXPECT_GT(oiw4_to_q4_0(qs.data(), d.data(), back.data(), n), 0.0f);
 }
 

@@ -11,8 +11,8 @@
 #include "converters/quant/quants.h"
 #include "converters/requant/requant.h"
 #include "libformat/io/hash.h"
-#include "tools/common/tool_support.h"
 #include "tests/support/helpers.h"
+#include "tools/common/tool_support.h"
 
 namespace oiw {
 namespace {
@@ -38,12 +38,18 @@ RequantOptions options_from_args(const std::string& args, std::string& input) {
     const auto next = [&] { return tok.at(++i); };
     for (; i < tok.size() && tok[i].rfind("--", 0) == 0; ++i) {
         const std::string opt = tok[i];
-        if (opt == "--imatrix") o.imatrix_path = next();
-        else if (opt == "--output-tensor-type") o.plan.output_tensor_type = parse_target_type(next(), opt);
-        else if (opt == "--token-embedding-type") o.plan.token_embedding_type = parse_target_type(next(), opt);
-        else if (opt == "--tensor-type") o.plan.tensor_types.push_back(parse_tensor_type_rule(next()));
-        else if (opt == "--leave-output-tensor") o.plan.leave_output_tensor = true;
-        else ADD_FAILURE() << "unhandled llama-quantize option " << opt;
+        if (opt == "--imatrix")
+            o.imatrix_path = next();
+        else if (opt == "--output-tensor-type")
+            o.plan.output_tensor_type = parse_target_type(next(), opt);
+        else if (opt == "--token-embedding-type")
+            o.plan.token_embedding_type = parse_target_type(next(), opt);
+        else if (opt == "--tensor-type")
+            o.plan.tensor_types.push_back(parse_tensor_type_rule(next()));
+        else if (opt == "--leave-output-tensor")
+            o.plan.leave_output_tensor = true;
+        else
+            ADD_FAILURE() << "unhandled llama-quantize option " << opt;
     }
     EXPECT_EQ(tok.size() - i, 3u) << args;
     input = tok.at(i);
@@ -135,7 +141,8 @@ TEST(Requant, GoldenLlamaQuantizeOutputs) {
         const fs::path fixture = fixtures / name;
         if (fs::exists(fixture)) {
             ++whole_files;
-            EXPECT_TRUE(test::read_file(fixture.string()) == test::read_file(out)) << "not byte-identical to " << fixture;
+            EXPECT_TRUE(test::read_file(fixture.string()) == test::read_file(out))
+                << "not byte-identical to " << fixture;
         }
     }
     EXPECT_EQ(whole_files, 2u);
@@ -248,7 +255,8 @@ TEST(Requant, OutputIsAtomicAndNeverTheInput) {
     const std::string e = error_of([&] { requantize(src, src, o, 2); });
     EXPECT_NE(e.find("refusing to overwrite the input"), std::string::npos) << e;
     fs::create_hard_link(src, dir / "alias.gguf");
-    EXPECT_NE(error_of([&] { requantize(src, (dir / "alias.gguf").string(), o, 2); }).find("refusing"), std::string::npos);
+    EXPECT_NE(error_of([&] { requantize(src, (dir / "alias.gguf").string(), o, 2); }).find("refusing"),
+              std::string::npos);
     EXPECT_EQ(sha256_hex(test::read_file(src)), before);
 
     // A failed conversion leaves an existing output alone and no temp file behind.
@@ -291,7 +299,8 @@ TEST(Requant, MetadataOrderAndOverrides) {
     RequantJob job = prepare_requant(in, o);
     std::vector<std::string> tail;
     for (size_t i = job.kvs.size() - 4; i < job.kvs.size(); ++i) tail.push_back(job.kvs[i].key);
-    EXPECT_EQ(tail, (std::vector<std::string>{"general.quantization_version", "general.file_type", "general.name", "oiw.extra"}));
+    EXPECT_EQ(tail, (std::vector<std::string>{"general.quantization_version", "general.file_type", "general.name",
+                                              "oiw.extra"}));
     EXPECT_EQ(job.kvs.size(), in.metadata().size() + 2);
     EXPECT_EQ(job.kvs[0].key, "general.architecture");
 }

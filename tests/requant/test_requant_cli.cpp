@@ -25,13 +25,19 @@ size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.beg
 TEST(RequantCli, BadInputExitsWithOneLineError) {
     OIW_NEED_SHARED("fixtures");
     const std::string out = (test::temp_dir() / "o.gguf").string();
-    struct Case { std::string args, expect; };
+    struct Case {
+        std::string args, expect;
+    };
     const std::vector<Case> cases = {
-        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_X", "unknown preset 'Q4_K_X' (valid: Q1_0 Q4_0 Q4_1 MXFP4_MOE Q5_0"},
-        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --tensor-type attn_v=q9_9", "unknown type 'q9_9' (valid: F32 F16"},
-        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --output-tensor-type bogus", "--output-tensor-type: unknown type 'bogus'"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_X",
+         "unknown preset 'Q4_K_X' (valid: Q1_0 Q4_0 Q4_1 MXFP4_MOE Q5_0"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --tensor-type attn_v=q9_9",
+         "unknown type 'q9_9' (valid: F32 F16"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --output-tensor-type bogus",
+         "--output-tensor-type: unknown type 'bogus'"},
         {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --tensor-type 'attn_(v=q8_0'", "invalid regular expression"},
-        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --override-kv general.name=text:x", "unknown value type 'text'"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q4_K_M --override-kv general.name=text:x",
+         "unknown value type 'text'"},
         {"'" + kTinyF16 + "' --preset Q4_K_M", "output path required"},
         {"'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' '" + out + "' --preset Q8_0",
          "requantizing from Q6_K to Q8_0 is disabled (pass --allow-requantize; 30 tensor(s) are quantized)"},
@@ -87,7 +93,8 @@ TEST(RequantCli, DryRunJsonMatchesTheRealOutput) {
         EXPECT_EQ(tensors[i].at("name").get<std::string>(), t.name);
         EXPECT_EQ(tensors[i].at("new_type").get<std::string>(), type_name(t.type));
         EXPECT_EQ(tensors[i].at("new_bytes").get<double>(), static_cast<double>(t.n_bytes));
-        EXPECT_EQ(tensors[i].at("action").get<std::string>(), t.name.find("norm") != std::string::npos || t.name == "output.weight" ? "copy" : "convert");
+        EXPECT_EQ(tensors[i].at("action").get<std::string>(),
+                  t.name.find("norm") != std::string::npos || t.name == "output.weight" ? "copy" : "convert");
     }
 }
 
@@ -113,12 +120,16 @@ TEST(RequantCli, RuleOrderWarningsAndOverrides) {
 
     std::string log;
     EXPECT_EQ(requant(base + "--tensor-type nothing=q8_0", &log), 0);
-    EXPECT_NE(log.find("gguf-requant: warning: --tensor-type 'nothing=Q8_0' applies to no tensor"), std::string::npos) << log;
+    EXPECT_NE(log.find("gguf-requant: warning: --tensor-type 'nothing=Q8_0' applies to no tensor"), std::string::npos)
+        << log;
 
     // Overrides as llama-quantize writes them ("int" becomes u32); piped runs print nothing.
     const std::string out = (dir / "o.gguf").string();
-    EXPECT_EQ(requant("'" + kTinyF16 + "' '" + out + "' --preset Q8_0 --override-kv oiw.n=int:-5 "
-                      "--override-kv general.name=str:x --keep 'blk\\.1\\.' --threads 1", &log), 0);
+    EXPECT_EQ(requant("'" + kTinyF16 + "' '" + out +
+                          "' --preset Q8_0 --override-kv oiw.n=int:-5 "
+                          "--override-kv general.name=str:x --keep 'blk\\.1\\.' --threads 1",
+                      &log),
+              0);
     EXPECT_EQ(log, "");
     GgufFile f = GgufFile::open(out);
     EXPECT_EQ(f.metadata().find("oiw.n")->type(), GgufType::U32);
@@ -133,7 +144,9 @@ TEST(RequantCli, AllowRequantizeWarns) {
     const std::string out = (test::temp_dir() / "r.gguf").string();
     std::string log;
     EXPECT_EQ(requant("'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' '" + out +
-                      "' --preset Q4_K_M --allow-requantize", &log), 0);
+                          "' --preset Q4_K_M --allow-requantize",
+                      &log),
+              0);
     EXPECT_NE(log.find("gguf-requant: warning: requantizing 29 already-quantized tensor(s)"), std::string::npos) << log;
     EXPECT_EQ(GgufFile::open(out).metadata().find("general.file_type")->as_int(), 15);
     // A dry run shows the plan and reports the refusal instead of failing.

@@ -7,11 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <tuple>
 #include <optional>
+#include <tuple>
 
-#include "converters/requant/imatrix.h"
 #include "converters/quant/quants.h"
+#include "converters/requant/imatrix.h"
 #include "converters/requant/requant.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/hash.h"
@@ -97,7 +97,9 @@ struct LegacyEntry {
 std::vector<uint8_t> legacy(const std::vector<LegacyEntry>& entries,
                             const std::optional<std::pair<int32_t, std::string>>& trailer = std::nullopt) {
     std::vector<uint8_t> b;
-    auto put = [&](const void* p, size_t n) { b.insert(b.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n); };
+    auto put = [&](const void* p, size_t n) {
+        b.insert(b.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+    };
     auto i32 = [&](int32_t v) { put(&v, 4); };
     i32(static_cast<int32_t>(entries.size()));
     for (const auto& e : entries) {
@@ -128,7 +130,8 @@ void write_legacy(const std::string& path, const std::map<std::string, std::vect
 
 TEST(RequantImatrix, LegacyFormat) {
     const std::string path = (test::temp_dir() / "m.dat").string();
-    test::write_file(path, legacy({{"a.weight", 3, {3, 6, 1}}, {"b.weight", 1, {5, 7}}}, std::make_pair(42, std::string("wiki.txt"))));
+    test::write_file(path, legacy({{"a.weight", 3, {3, 6, 1}}, {"b.weight", 1, {5, 7}}},
+                                  std::make_pair(42, std::string("wiki.txt"))));
     Imatrix m = load_imatrix(path);
     EXPECT_EQ(m.entries.at("a.weight"), (std::vector<float>{1, 2, 1.0f / 3}));
     EXPECT_EQ(m.entries.at("b.weight"), (std::vector<float>{5, 7}));
@@ -258,20 +261,22 @@ TEST(RequantImatrix, NonFiniteValuesAreRefused) {
 // order is named; a dry run reports it as a warning. IQ3_S, IQ3_M and the ternaries need none.
 TEST(RequantImatrix, LowBitIQuantsNeedAnImatrix) {
     GgufFile in = GgufFile::open(test::data_path("models/mini-llama-f16.gguf"));
-    const std::pair<const char*, const char*> needs[] = {{"IQ2_XXS", "IQ2_XXS"}, {"IQ2_XS", "IQ2_XS"}, {"IQ2_S", "IQ2_XS"},
-                                                         {"IQ2_M", "IQ2_S"},     {"IQ1_S", "IQ1_S"},   {"IQ1_M", "IQ1_M"},
-                                                         {"IQ3_XXS", "IQ2_S"},   {"IQ3_XS", "IQ3_XXS"}};
+    const std::pair<const char*, const char*> needs[] = {
+        {"IQ2_XXS", "IQ2_XXS"}, {"IQ2_XS", "IQ2_XS"}, {"IQ2_S", "IQ2_XS"},  {"IQ2_M", "IQ2_S"},
+        {"IQ1_S", "IQ1_S"},     {"IQ1_M", "IQ1_M"},   {"IQ3_XXS", "IQ2_S"}, {"IQ3_XS", "IQ3_XXS"}};
     for (const auto& [preset, type] : needs) {
         SCOPED_TRACE(preset);
         RequantOptions o;
         o.plan.preset = &find_preset(preset);
         EXPECT_EQ(error_of([&] { prepare_requant(in, o); }),
-                  fmt::format("{}: tensor 'blk.0.attn_k.weight': {} needs an importance matrix (pass --imatrix)", in.path(), type));
+                  fmt::format("{}: tensor 'blk.0.attn_k.weight': {} needs an importance matrix (pass --imatrix)",
+                              in.path(), type));
         o.dry_run = true;
         const RequantJob job = prepare_requant(in, o);
         EXPECT_FALSE(job.writable);
         ASSERT_FALSE(job.plan.warnings.empty());
-        EXPECT_NE(job.plan.warnings.back().find("needs an importance matrix"), std::string::npos) << job.plan.warnings.back();
+        EXPECT_NE(job.plan.warnings.back().find("needs an importance matrix"), std::string::npos)
+            << job.plan.warnings.back();
     }
     for (const char* preset : {"IQ3_S", "IQ3_M", "TQ1_0", "TQ2_0", "MXFP4_MOE"}) {
         RequantOptions o;
@@ -284,8 +289,10 @@ TEST(RequantImatrix, LowBitIQuantsNeedAnImatrix) {
     o.imatrix_path = test::data_path("models/mini-llama.imatrix.gguf");
     EXPECT_TRUE(prepare_requant(in, o).writable);
     o.exclude_weights = {"blk.1.attn_q"};
-    EXPECT_EQ(error_of([&] { prepare_requant(in, o); }),
-              in.path() + ": tensor 'blk.1.attn_q.weight': IQ2_XXS needs an importance matrix, and the imatrix has no entry for it");
+    EXPECT_EQ(
+        error_of([&] { prepare_requant(in, o); }),
+        in.path() +
+            ": tensor 'blk.1.attn_q.weight': IQ2_XXS needs an importance matrix, and the imatrix has no entry for it");
 }
 
 std::string tensor_sha(const GgufFile& f, const std::string& name) {
@@ -308,7 +315,8 @@ TEST(RequantImatrix, LegacyImatrixGivesTheSameTensors) {
     GgufFile f = GgufFile::open(out);
     auto text = test::read_file(test::shared_path("golden/llama-quantize.json"));
     const Json want = Json::parse(std::string(text.begin(), text.end())).at("tiny-llama-Q4_K_M-imat.gguf");
-    for (const auto& [tname, t] : want.at("tensors").items()) EXPECT_EQ(tensor_sha(f, tname), t.at("sha256").get<std::string>()) << tname;
+    for (const auto& [tname, t] : want.at("tensors").items())
+        EXPECT_EQ(tensor_sha(f, tname), t.at("sha256").get<std::string>()) << tname;
     EXPECT_EQ(*f.metadata().find("quantize.imatrix.file")->as_string(), dat);
     EXPECT_EQ(*f.metadata().find("quantize.imatrix.dataset")->as_string(), "calib.txt");
     EXPECT_EQ(f.metadata().find("quantize.imatrix.entries_count")->as_int(), 28);
@@ -359,11 +367,13 @@ TEST(RequantImatrix, ExpertImatrixSlicesPerExpert) {
     ASSERT_EQ(q.type, GgmlType::Q4_K);
 
     std::vector<float> rows(static_cast<size_t>(ne0 * ne1 * n_exp));
-    dequantize_row(t.type, in.tensor_data(static_cast<size_t>(in.find_tensor(name))).data(), rows.data(), ne0 * ne1 * n_exp);
+    dequantize_row(t.type, in.tensor_data(static_cast<size_t>(in.find_tensor(name))).data(), rows.data(),
+                   ne0 * ne1 * n_exp);
     std::vector<uint8_t> want(q.n_bytes);
     const uint64_t per_expert = row_size(GgmlType::Q4_K, ne0) * static_cast<uint64_t>(ne1);
     for (int64_t e = 0; e < n_exp; ++e)
-        quantize_chunk(GgmlType::Q4_K, rows.data() + e * ne0 * ne1, want.data() + e * per_expert, ne1, ne0, w.data() + e * ne0);
+        quantize_chunk(GgmlType::Q4_K, rows.data() + e * ne0 * ne1, want.data() + e * per_expert, ne1, ne0,
+                       w.data() + e * ne0);
     auto got = f.tensor_data(static_cast<size_t>(f.find_tensor(name)));
     EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
 }

@@ -104,18 +104,21 @@ TEST(RequantPresets, TargetTypesAndRules) {
     std::string e = error_of([] { parse_target_type("q9_0", "--output-tensor-type"); });
     EXPECT_NE(e.find("--output-tensor-type"), std::string::npos) << e;
     EXPECT_NE(e.find("unknown type 'q9_0'"), std::string::npos) << e;
-    for (auto n : {"F16", "BF16", "Q4_0", "Q8_0", "Q4_K", "Q6_K", "IQ4_XS"}) EXPECT_NE(e.find(n), std::string::npos) << n;
+    for (auto n : {"F16", "BF16", "Q4_0", "Q8_0", "Q4_K", "Q6_K", "IQ4_XS"})
+        EXPECT_NE(e.find(n), std::string::npos) << n;
     TensorTypeRule r = parse_tensor_type_rule("Blk\\.0\\.ATTN_V=q8_0");
     EXPECT_EQ(r.pattern, "blk\\.0\\.attn_v");  // lower-cased like llama-quantize
     EXPECT_EQ(r.type, GgmlType::Q8_0);
     EXPECT_NE(error_of([] { parse_tensor_type_rule("attn_v"); }).find("REGEX=TYPE"), std::string::npos);
     EXPECT_NE(error_of([] { parse_tensor_type_rule("attn_v=q3_z"); }).find("valid:"), std::string::npos);
-    EXPECT_NE(error_of([] { parse_tensor_type_rule("attn_(v=q8_0"); }).find("invalid regular expression"), std::string::npos);
+    EXPECT_NE(error_of([] { parse_tensor_type_rule("attn_(v=q8_0"); }).find("invalid regular expression"),
+              std::string::npos);
 }
 
 TEST(RequantPlan, TensorOrderIsLlamaLoaderOrder) {
-    std::vector<GgufTensorInfo> t = {info("blk.10.a.weight", {32}), info("blk.9.b.weight", {32}), info("output.weight", {32}),
-                                     info("blk.9.a.weight", {32}), info("token_embd.weight", {32}), info("blk.1.z.weight", {32})};
+    std::vector<GgufTensorInfo> t = {info("blk.10.a.weight", {32}),   info("blk.9.b.weight", {32}),
+                                     info("output.weight", {32}),     info("blk.9.a.weight", {32}),
+                                     info("token_embd.weight", {32}), info("blk.1.z.weight", {32})};
     std::vector<std::string> names;
     for (size_t i : llama_tensor_order(t)) names.push_back(t[i].name);
     EXPECT_EQ(names, (std::vector<std::string>{"output.weight", "token_embd.weight", "blk.1.z.weight", "blk.9.a.weight",
@@ -199,12 +202,13 @@ TEST(RequantPlan, RowLengthFallbacksWarnNamingTheTensor) {
     Model m = llama(2, 576, true, 9, 3);  // SmolLM2-like: 576 wide, tied embeddings
     RequantPlan p = plan(m, preset("Q4_K_M"));
     auto t = types(p);
-    EXPECT_EQ(t["token_embd.weight"], "Q8_0");  // tied: output rules, 576 % 256 != 0
-    EXPECT_EQ(t["blk.0.attn_q.weight"], "Q5_0");  // Q4_K -> Q5_0
-    EXPECT_EQ(t["blk.1.attn_v.weight"], "Q8_0");  // Q6_K -> Q8_0
+    EXPECT_EQ(t["token_embd.weight"], "Q8_0");      // tied: output rules, 576 % 256 != 0
+    EXPECT_EQ(t["blk.0.attn_q.weight"], "Q5_0");    // Q4_K -> Q5_0
+    EXPECT_EQ(t["blk.1.attn_v.weight"], "Q8_0");    // Q6_K -> Q8_0
     EXPECT_EQ(t["blk.0.ffn_down.weight"], "Q5_0");  // 1728 wide: Q4_K -> Q5_0
     bool named = false;
-    for (const auto& w : p.warnings) named |= w.find("'blk.1.attn_v.weight'") != std::string::npos && w.find("Q8_0") != std::string::npos;
+    for (const auto& w : p.warnings)
+        named |= w.find("'blk.1.attn_v.weight'") != std::string::npos && w.find("Q8_0") != std::string::npos;
     EXPECT_TRUE(named);
     auto q3 = types(plan(m, preset("Q3_K_S")));
     EXPECT_EQ(q3["blk.0.attn_q.weight"], "Q4_0");  // Q3_K -> Q4_0
@@ -232,10 +236,11 @@ TEST(RequantPlan, OverridePrecedence) {
     auto t = types(p);
     EXPECT_EQ(t["blk.0.attn_v.weight"], "Q8_0");  // first matching rule wins
     EXPECT_EQ(t["blk.1.attn_v.weight"], "Q5_0");
-    EXPECT_EQ(t["token_embd.weight"], "Q6_K");    // --token-embedding-type beats --tensor-type
-    EXPECT_EQ(t["output.weight"], "Q8_0");        // --output-tensor-type beats the mixture
+    EXPECT_EQ(t["token_embd.weight"], "Q6_K");  // --token-embedding-type beats --tensor-type
+    EXPECT_EQ(t["output.weight"], "Q8_0");      // --output-tensor-type beats the mixture
     size_t unused = 0;
-    for (const auto& w : p.warnings) unused += w.find("'nothing_matches=Q8_0' applies to no tensor") != std::string::npos;
+    for (const auto& w : p.warnings)
+        unused += w.find("'nothing_matches=Q8_0' applies to no tensor") != std::string::npos;
     EXPECT_EQ(unused, 1u);
 
     // A manual type skips the mixture rules, and their layer counters (as in llama-quantize):
@@ -292,7 +297,8 @@ TEST(RequantPlan, ExcludedTensorsAndTrailingUnitDims) {
     RequantPlan p = plan(m, preset("Q8_0"));
     for (const auto& t : p.tensors) {
         if (t.name.find("ssm_conv1d") != std::string::npos || t.name == "position_embd.weight" ||
-            t.name.find("attn_rel_b") != std::string::npos || t.name == "rope_freqs.bias" || t.name == "blk.0.extra.weight") {
+            t.name.find("attn_rel_b") != std::string::npos || t.name == "rope_freqs.bias" ||
+            t.name == "blk.0.extra.weight") {
             EXPECT_FALSE(t.convert()) << t.name;
         }
         if (t.name == "blk.0.extra.weight") {
@@ -430,7 +436,8 @@ TEST(RequantPlan, TernaryMxfp4AndQ1_0Presets) {
     const RequantPlan odd = plan(llama(1, 160, false, 2, 2), preset("Q1_0"));
     ASSERT_FALSE(odd.refusals.empty());
     EXPECT_EQ(odd.refusals[0].subject, "tensor 'token_embd.weight'");
-    EXPECT_NE(odd.refusals[0].what.find("required by Q1_0) and Q1_0 has no fallback"), std::string::npos) << odd.refusals[0].what;
+    EXPECT_NE(odd.refusals[0].what.find("required by Q1_0) and Q1_0 has no fallback"), std::string::npos)
+        << odd.refusals[0].what;
     EXPECT_EQ(types(odd)["output.weight"], "Q8_0");  // 160 % 128: Q8_0, which fits
 }
 
@@ -442,10 +449,9 @@ TEST(RequantPlan, ModelInfoFromMetadata) {
     EXPECT_TRUE(info.is_70b);
     // 70B: attn_v that would be Q3_K/Q4_K gets Q5_K.
     auto t = types(plan(m, preset("Q4_K_M")));
-    EXPECT_EQ(t["blk.1.attn_v.weight"], "Q6_K");   // use_more_bits
+    EXPECT_EQ(t["blk.1.attn_v.weight"], "Q6_K");  // use_more_bits
     EXPECT_EQ(t["blk.11.attn_v.weight"], "Q5_K");
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Every preset on the fixture models, type by type. The expected values were derived by hand from
@@ -466,7 +472,8 @@ std::string expected_type(const PresetRow& r, const std::string& name) {
     std::sscanf(name.c_str(), "blk.%d.", &blk);
     auto ends = [&](std::string_view s) { return std::string_view(name).ends_with(s); };
     auto per_block = [&](const std::vector<std::string_view>& v) {
-        return blk >= 0 && static_cast<size_t>(blk) < v.size() ? std::string(v[static_cast<size_t>(blk)]) : "(no block)";
+        return blk >= 0 && static_cast<size_t>(blk) < v.size() ? std::string(v[static_cast<size_t>(blk)])
+                                                               : "(no block)";
     };
     if (name == "output.weight") return std::string(r.output);
     if (name == "token_embd.weight") return std::string(r.token_embd);
@@ -504,16 +511,16 @@ TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
     OIW_NEED_SHARED("fixtures");
     const std::vector<PresetRow> rows = {
         //  preset    output tok_embd attn_q  attn_k  attn_v (blk 0, 1)  attn_out ffn_gate ffn_up  ffn_down (blk 0, 1)
-        {"F32",    "", "F32",  "F32",  "F32",  {"F32", "F32"},   "F32",  "F32",  "F32",  {"F32", "F32"}},
-        {"F16",    "", "F16",  "F16",  "F16",  {"F16", "F16"},   "F16",  "F16",  "F16",  {"F16", "F16"}},
-        {"BF16",   "", "BF16", "BF16", "BF16", {"BF16", "BF16"}, "BF16", "BF16", "BF16", {"BF16", "BF16"}},
-        {"Q4_0",   "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}},
-        {"Q4_1",   "", "Q8_0", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}, "Q4_1", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}},
-        {"Q5_0",   "", "Q8_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}, "Q5_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}},
-        {"Q5_1",   "", "Q8_0", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}},
-        {"Q8_0",   "", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}},
+        {"F32", "", "F32", "F32", "F32", {"F32", "F32"}, "F32", "F32", "F32", {"F32", "F32"}},
+        {"F16", "", "F16", "F16", "F16", {"F16", "F16"}, "F16", "F16", "F16", {"F16", "F16"}},
+        {"BF16", "", "BF16", "BF16", "BF16", {"BF16", "BF16"}, "BF16", "BF16", "BF16", {"BF16", "BF16"}},
+        {"Q4_0", "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}},
+        {"Q4_1", "", "Q8_0", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}, "Q4_1", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}},
+        {"Q5_0", "", "Q8_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}, "Q5_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}},
+        {"Q5_1", "", "Q8_0", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}},
+        {"Q8_0", "", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}},
         // Q2_K: attn_v Q3_K (n_gqa < 4), attn_output Q3_K, ffn_down Q3_K; 576-wide Q2_K/Q3_K -> Q4_0.
-        {"Q2_K",   "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q3_K", "Q3_K"}},
+        {"Q2_K", "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q3_K", "Q3_K"}},
         // Q2_K_S: no rule fires (n_gqa < 4, i < n/8 never): Q2_K everywhere, Q4_0 on 576.
         {"Q2_K_S", "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q2_K", "Q2_K"}},
         {"Q3_K_S", "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q3_K", "Q3_K"}},
@@ -527,37 +534,126 @@ TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
         {"Q4_K_M", "", "Q8_0", "Q5_0", "Q5_0", {"Q5_0", "Q8_0"}, "Q5_0", "Q5_0", "Q5_0", {"Q4_K", "Q6_K"}},
         {"Q5_K_S", "", "Q8_0", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_K", "Q5_K"}},
         {"Q5_K_M", "", "Q8_0", "Q5_1", "Q5_1", {"Q5_1", "Q8_0"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_K", "Q6_K"}},
-        {"Q6_K",   "", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q6_K", "Q6_K"}},
+        {"Q6_K", "", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q6_K", "Q6_K"}},
         // IQ4_NL: 576 % 32 == 0, so the tied token_embd gets Q6_K, then Q8_0 by fallback.
-        {"IQ4_NL", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}},
-        {"IQ4_XS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ4_XS", "IQ4_XS"}},
+        {"IQ4_NL",
+         "",
+         "Q8_0",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_NL", "IQ4_NL"},
+         "IQ4_NL",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_NL", "IQ4_NL"}},
+        {"IQ4_XS",
+         "",
+         "Q8_0",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_NL", "IQ4_NL"},
+         "IQ4_NL",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_XS", "IQ4_XS"}},
         // The 256-element i-quants and ternaries: token_embd Q8_0 (576 % 256), MXFP4_MOE Q8_0 for
         // all (no expert tensors); on 576-wide rows i-quants fall back to IQ4_NL, TQ and Q2_K to
         // Q4_0, Q4_K to Q5_0; ffn_down (1536 wide) keeps its type. Lowest-bit presets: attn_v Q2_K
         // (IQ3_S for IQ2_S/IQ2_M), attn_output IQ2_XXS for IQ1_*, IQ3_S for IQ2_S/IQ2_M.
         {"MXFP4_MOE", "", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}},
-        {"IQ2_XXS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ2_XXS", "IQ2_XXS"}},
-        {"IQ2_XS",  "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ2_XS", "IQ2_XS"}},
-        {"IQ2_S",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ2_XS", "IQ2_XS"}},
-        {"IQ2_M",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ2_S", "IQ2_S"}},
-        {"IQ1_S",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ1_S", "IQ1_S"}},
-        {"IQ1_M",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ1_M", "IQ1_M"}},
-        {"TQ1_0",   "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"TQ1_0", "TQ1_0"}},
-        {"TQ2_0",   "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"TQ2_0", "TQ2_0"}},
-        {"IQ3_S",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ3_S", "IQ3_S"}},
+        {"IQ2_XXS",
+         "",
+         "Q8_0",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"Q4_0", "Q4_0"},
+         "IQ4_NL",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ2_XXS", "IQ2_XXS"}},
+        {"IQ2_XS",
+         "",
+         "Q8_0",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"Q4_0", "Q4_0"},
+         "IQ4_NL",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ2_XS", "IQ2_XS"}},
+        {"IQ2_S",
+         "",
+         "Q8_0",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_NL", "IQ4_NL"},
+         "IQ4_NL",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ2_XS", "IQ2_XS"}},
+        {"IQ2_M",
+         "",
+         "Q8_0",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_NL", "IQ4_NL"},
+         "IQ4_NL",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ2_S", "IQ2_S"}},
+        {"IQ1_S", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ1_S", "IQ1_S"}},
+        {"IQ1_M", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q4_0", "Q4_0"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ1_M", "IQ1_M"}},
+        {"TQ1_0", "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"TQ1_0", "TQ1_0"}},
+        {"TQ2_0", "", "Q8_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}, "Q4_0", "Q4_0", "Q4_0", {"TQ2_0", "TQ2_0"}},
+        {"IQ3_S",
+         "",
+         "Q8_0",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_NL", "IQ4_NL"},
+         "IQ4_NL",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ3_S", "IQ3_S"}},
         // IQ3_XS: IQ3_XXS attn_q/attn_k and blk.0 ffn_gate/ffn_up, IQ3_S elsewhere: IQ4_NL on 576.
-        {"IQ3_XS",  "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ3_S", "IQ3_S"}},
+        {"IQ3_XS",
+         "",
+         "Q8_0",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_NL", "IQ4_NL"},
+         "IQ4_NL",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ3_S", "IQ3_S"}},
         // IQ3_M: attn_v and attn_output Q4_K (-> Q5_0).
-        {"IQ3_M",   "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q5_0", "Q5_0"}, "Q5_0", "IQ4_NL", "IQ4_NL", {"IQ3_S", "IQ3_S"}},
+        {"IQ3_M", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"Q5_0", "Q5_0"}, "Q5_0", "IQ4_NL", "IQ4_NL", {"IQ3_S", "IQ3_S"}},
     };
     expect_fixture_plan("smol-like-f16.gguf", rows);
     expect_fixture_plan("smol-like-f16.gguf", rows, true);  // imatrix rules need i < n/8 = 0: no change
     // IQ3_XXS: attn_q/attn_k IQ2_S, attn_output IQ3_S (all -> IQ4_NL); attn_v IQ3_S without an
     // imatrix, IQ3_XXS with one (-> IQ4_NL either way); ffn_down Q3_K without an imatrix.
+    expect_fixture_plan("smol-like-f16.gguf", {{"IQ3_XXS",
+                                                "",
+                                                "Q8_0",
+                                                "IQ4_NL",
+                                                "IQ4_NL",
+                                                {"IQ4_NL", "IQ4_NL"},
+                                                "IQ4_NL",
+                                                "IQ4_NL",
+                                                "IQ4_NL",
+                                                {"Q3_K", "Q3_K"}}});
     expect_fixture_plan("smol-like-f16.gguf",
-                        {{"IQ3_XXS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"Q3_K", "Q3_K"}}});
-    expect_fixture_plan("smol-like-f16.gguf",
-                        {{"IQ3_XXS", "", "Q8_0", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}, "IQ4_NL", "IQ4_NL", "IQ4_NL", {"IQ3_XXS", "IQ3_XXS"}}},
+                        {{"IQ3_XXS",
+                          "",
+                          "Q8_0",
+                          "IQ4_NL",
+                          "IQ4_NL",
+                          {"IQ4_NL", "IQ4_NL"},
+                          "IQ4_NL",
+                          "IQ4_NL",
+                          "IQ4_NL",
+                          {"IQ3_XXS", "IQ3_XXS"}}},
                         true);
 
     // Q2_K_S: only its Q2_K tensors need an imatrix (tensor_requires_imatrix), not the Q4_0 fallbacks.
@@ -578,16 +674,17 @@ TEST(RequantPlanFixtures, SmolLikeEveryPreset) {
 //    presets of the rows below that say so.
 TEST(RequantPlanFixtures, TinyMoeEveryPreset) {
     const std::vector<PresetRow> rows = {
-        //  preset    output  tok_embd  attn_q  attn_k  attn_v (blk 0, 1)  attn_out gate_exps up_exps down_exps (blk 0, 1)
-        {"F32",    "F32",  "F32",  "F32",  "F32",  {"F32", "F32"},   "F32",  "F32",  "F32",  {"F32", "F32"}},
-        {"F16",    "F16",  "F16",  "F16",  "F16",  {"F16", "F16"},   "F16",  "F16",  "F16",  {"F16", "F16"}},
-        {"BF16",   "BF16", "BF16", "BF16", "BF16", {"BF16", "BF16"}, "BF16", "BF16", "BF16", {"BF16", "BF16"}},
-        {"Q4_0",   "Q6_K", "Q4_0", "Q4_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}},
-        {"Q4_1",   "Q6_K", "Q4_1", "Q4_1", "Q8_0", {"Q8_0", "Q8_0"}, "Q4_1", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}},
-        {"Q5_0",   "Q6_K", "Q5_0", "Q5_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}},
-        {"Q5_1",   "Q6_K", "Q5_1", "Q5_1", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}},
-        {"Q8_0",   "Q8_0", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}},
-        {"Q2_K",   "Q6_K", "Q2_K", "Q2_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q2_K", "Q2_K", {"Q3_K", "Q3_K"}},
+        //  preset    output  tok_embd  attn_q  attn_k  attn_v (blk 0, 1)  attn_out gate_exps up_exps down_exps (blk 0,
+        //  1)
+        {"F32", "F32", "F32", "F32", "F32", {"F32", "F32"}, "F32", "F32", "F32", {"F32", "F32"}},
+        {"F16", "F16", "F16", "F16", "F16", {"F16", "F16"}, "F16", "F16", "F16", {"F16", "F16"}},
+        {"BF16", "BF16", "BF16", "BF16", "BF16", {"BF16", "BF16"}, "BF16", "BF16", "BF16", {"BF16", "BF16"}},
+        {"Q4_0", "Q6_K", "Q4_0", "Q4_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q4_0", "Q4_0", "Q4_0", {"Q4_0", "Q4_0"}},
+        {"Q4_1", "Q6_K", "Q4_1", "Q4_1", "Q8_0", {"Q8_0", "Q8_0"}, "Q4_1", "Q4_1", "Q4_1", {"Q4_1", "Q4_1"}},
+        {"Q5_0", "Q6_K", "Q5_0", "Q5_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_0", "Q5_0", "Q5_0", {"Q5_0", "Q5_0"}},
+        {"Q5_1", "Q6_K", "Q5_1", "Q5_1", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_1", "Q5_1", "Q5_1", {"Q5_1", "Q5_1"}},
+        {"Q8_0", "Q8_0", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}},
+        {"Q2_K", "Q6_K", "Q2_K", "Q2_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q2_K", "Q2_K", {"Q3_K", "Q3_K"}},
         {"Q2_K_S", "Q6_K", "Q2_K", "Q2_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q2_K", "Q2_K", "Q2_K", {"Q2_K", "Q2_K"}},
         {"Q3_K_S", "Q6_K", "Q3_K", "Q3_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q3_K", "Q3_K", {"Q3_K", "Q3_K"}},
         {"Q3_K_M", "Q6_K", "Q3_K", "Q3_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q3_K", "Q3_K", {"Q4_K", "Q4_K"}},
@@ -596,36 +693,98 @@ TEST(RequantPlanFixtures, TinyMoeEveryPreset) {
         {"Q4_K_M", "Q6_K", "Q4_K", "Q4_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q4_K", "Q4_K", {"Q4_K", "Q6_K"}},
         {"Q5_K_S", "Q6_K", "Q5_K", "Q5_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q5_K", "Q5_K", {"Q5_K", "Q5_K"}},
         {"Q5_K_M", "Q6_K", "Q5_K", "Q5_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "Q5_K", "Q5_K", {"Q5_K", "Q6_K"}},
-        {"Q6_K",   "Q6_K", "Q6_K", "Q6_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q6_K", "Q6_K", "Q6_K", {"Q6_K", "Q6_K"}},
-        {"IQ4_NL", "Q6_K", "IQ4_NL", "IQ4_NL", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ4_NL", "IQ4_NL", {"IQ4_NL", "IQ4_NL"}},
-        {"IQ4_XS", "Q6_K", "IQ4_XS", "IQ4_XS", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ4_XS", "IQ4_XS", {"IQ4_XS", "IQ4_XS"}},
+        {"Q6_K", "Q6_K", "Q6_K", "Q6_K", "Q8_0", {"Q8_0", "Q8_0"}, "Q6_K", "Q6_K", "Q6_K", {"Q6_K", "Q6_K"}},
+        {"IQ4_NL",
+         "Q6_K",
+         "IQ4_NL",
+         "IQ4_NL",
+         "Q8_0",
+         {"Q8_0", "Q8_0"},
+         "Q5_K",
+         "IQ4_NL",
+         "IQ4_NL",
+         {"IQ4_NL", "IQ4_NL"}},
+        {"IQ4_XS",
+         "Q6_K",
+         "IQ4_XS",
+         "IQ4_XS",
+         "Q8_0",
+         {"Q8_0", "Q8_0"},
+         "Q5_K",
+         "IQ4_XS",
+         "IQ4_XS",
+         {"IQ4_XS", "IQ4_XS"}},
         // Q1_0, TQ1_0, TQ2_0: outside the 8-expert attn_output list. TQ: token_embd Q4_K.
-        {"Q1_0",   "Q6_K", "Q1_0", "Q1_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q1_0", "Q1_0", "Q1_0", {"Q1_0", "Q1_0"}},
-        {"TQ1_0",  "Q6_K", "Q4_K", "TQ1_0", "Q8_0", {"Q8_0", "Q8_0"}, "TQ1_0", "TQ1_0", "TQ1_0", {"TQ1_0", "TQ1_0"}},
-        {"TQ2_0",  "Q6_K", "Q4_K", "TQ2_0", "Q8_0", {"Q8_0", "Q8_0"}, "TQ2_0", "TQ2_0", "TQ2_0", {"TQ2_0", "TQ2_0"}},
+        {"Q1_0", "Q6_K", "Q1_0", "Q1_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q1_0", "Q1_0", "Q1_0", {"Q1_0", "Q1_0"}},
+        {"TQ1_0", "Q6_K", "Q4_K", "TQ1_0", "Q8_0", {"Q8_0", "Q8_0"}, "TQ1_0", "TQ1_0", "TQ1_0", {"TQ1_0", "TQ1_0"}},
+        {"TQ2_0", "Q6_K", "Q4_K", "TQ2_0", "Q8_0", {"Q8_0", "Q8_0"}, "TQ2_0", "TQ2_0", "TQ2_0", {"TQ2_0", "TQ2_0"}},
         // MXFP4_MOE: 3-D experts MXFP4, everything else Q8_0.
         {"MXFP4_MOE", "Q8_0", "Q8_0", "Q8_0", "Q8_0", {"Q8_0", "Q8_0"}, "Q8_0", "MXFP4", "MXFP4", {"MXFP4", "MXFP4"}},
         // Lowest-bit presets: output Q5_K; attn_v Q4_K (n_expert >= 4), attn_k Q4_K and
         // attn_output Q5_K (8 experts); no ffn_down bump (the first 2/8 = 0 blocks).
-        {"IQ2_XXS", "Q5_K", "Q2_K", "IQ2_XXS", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_XXS", "IQ2_XXS", {"IQ2_XXS", "IQ2_XXS"}},
-        {"IQ2_XS",  "Q5_K", "Q2_K", "IQ2_XS", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_XS", "IQ2_XS", {"IQ2_XS", "IQ2_XS"}},
-        {"IQ2_S",   "Q5_K", "IQ3_S", "IQ2_XS", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_XS", "IQ2_XS", {"IQ2_XS", "IQ2_XS"}},
-        {"IQ2_M",   "Q5_K", "IQ3_S", "IQ2_S", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_S", "IQ2_S", {"IQ2_S", "IQ2_S"}},
-        {"IQ1_S",   "Q5_K", "Q2_K", "IQ1_S", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ1_S", "IQ1_S", {"IQ1_S", "IQ1_S"}},
-        {"IQ1_M",   "Q5_K", "Q2_K", "IQ1_M", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ1_M", "IQ1_M", {"IQ1_M", "IQ1_M"}},
+        {"IQ2_XXS",
+         "Q5_K",
+         "Q2_K",
+         "IQ2_XXS",
+         "Q4_K",
+         {"Q4_K", "Q4_K"},
+         "Q5_K",
+         "IQ2_XXS",
+         "IQ2_XXS",
+         {"IQ2_XXS", "IQ2_XXS"}},
+        {"IQ2_XS",
+         "Q5_K",
+         "Q2_K",
+         "IQ2_XS",
+         "Q4_K",
+         {"Q4_K", "Q4_K"},
+         "Q5_K",
+         "IQ2_XS",
+         "IQ2_XS",
+         {"IQ2_XS", "IQ2_XS"}},
+        {"IQ2_S",
+         "Q5_K",
+         "IQ3_S",
+         "IQ2_XS",
+         "Q4_K",
+         {"Q4_K", "Q4_K"},
+         "Q5_K",
+         "IQ2_XS",
+         "IQ2_XS",
+         {"IQ2_XS", "IQ2_XS"}},
+        {"IQ2_M", "Q5_K", "IQ3_S", "IQ2_S", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ2_S", "IQ2_S", {"IQ2_S", "IQ2_S"}},
+        {"IQ1_S", "Q5_K", "Q2_K", "IQ1_S", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ1_S", "IQ1_S", {"IQ1_S", "IQ1_S"}},
+        {"IQ1_M", "Q5_K", "Q2_K", "IQ1_M", "Q4_K", {"Q4_K", "Q4_K"}, "Q5_K", "IQ1_M", "IQ1_M", {"IQ1_M", "IQ1_M"}},
         // IQ3_S / IQ3_M: in the 8-expert attn_output list; IQ3_M's ffn_down Q4_K where
         // use_more_bits holds (blk.1).
-        {"IQ3_S",   "Q6_K", "IQ3_S", "IQ3_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_S", "IQ3_S", {"IQ3_S", "IQ3_S"}},
-        {"IQ3_M",   "Q6_K", "IQ3_S", "IQ3_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_S", "IQ3_S", {"IQ3_S", "Q4_K"}},
+        {"IQ3_S", "Q6_K", "IQ3_S", "IQ3_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_S", "IQ3_S", {"IQ3_S", "IQ3_S"}},
+        {"IQ3_M", "Q6_K", "IQ3_S", "IQ3_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_S", "IQ3_S", {"IQ3_S", "Q4_K"}},
     };
     expect_fixture_plan("tiny-moe-f16.gguf", rows);
     expect_fixture_plan("tiny-moe-f16.gguf", rows, true);
     // IQ3_XXS: attn_q IQ2_S, attn_k/attn_v Q8_0 (8 experts), attn_output Q5_K; ffn_down_exps Q3_K
     // without an imatrix.
+    expect_fixture_plan("tiny-moe-f16.gguf", {{"IQ3_XXS",
+                                               "Q5_K",
+                                               "IQ3_S",
+                                               "IQ2_S",
+                                               "Q8_0",
+                                               {"Q8_0", "Q8_0"},
+                                               "Q5_K",
+                                               "IQ3_XXS",
+                                               "IQ3_XXS",
+                                               {"Q3_K", "Q3_K"}}});
     expect_fixture_plan("tiny-moe-f16.gguf",
-                        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_XXS", "IQ3_XXS", {"Q3_K", "Q3_K"}}});
-    expect_fixture_plan("tiny-moe-f16.gguf",
-                        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "Q8_0", {"Q8_0", "Q8_0"}, "Q5_K", "IQ3_XXS", "IQ3_XXS", {"IQ3_XXS", "IQ3_XXS"}}},
+                        {{"IQ3_XXS",
+                          "Q5_K",
+                          "IQ3_S",
+                          "IQ2_S",
+                          "Q8_0",
+                          {"Q8_0", "Q8_0"},
+                          "Q5_K",
+                          "IQ3_XXS",
+                          "IQ3_XXS",
+                          {"IQ3_XXS", "IQ3_XXS"}}},
                         true);
 }
 
@@ -647,13 +806,38 @@ TEST(RequantPlanFixtures, TinyLlamaEveryPreset) {
         {"Q2_K", "Q6_K", "Q2_K", "Q2_K", "Q2_K", all("Q3_K"), "Q3_K", "Q2_K", "Q2_K", all("Q3_K")},
         {"Q2_K_S", "Q6_K", "Q2_K", "Q2_K", "Q2_K", all("Q2_K"), "Q2_K", "Q2_K", "Q2_K", all("Q2_K")},
         {"Q3_K_S", "Q6_K", "Q3_K", "Q3_K", "Q3_K", all("Q3_K"), "Q3_K", "Q3_K", "Q3_K", all("Q3_K")},
-        {"Q3_K_M", "Q6_K", "Q3_K", "Q3_K", "Q3_K", {"Q5_K", "Q5_K", "Q4_K", "Q4_K"}, "Q4_K", "Q3_K", "Q3_K", all("Q4_K")},
+        {"Q3_K_M",
+         "Q6_K",
+         "Q3_K",
+         "Q3_K",
+         "Q3_K",
+         {"Q5_K", "Q5_K", "Q4_K", "Q4_K"},
+         "Q4_K",
+         "Q3_K",
+         "Q3_K",
+         all("Q4_K")},
         {"Q3_K_L", "Q6_K", "Q3_K", "Q3_K", "Q3_K", all("Q5_K"), "Q5_K", "Q3_K", "Q3_K", all("Q5_K")},
         {"Q4_K_S", "Q6_K", "Q4_K", "Q4_K", "Q4_K", all("Q5_K"), "Q4_K", "Q4_K", "Q4_K", all("Q4_K")},
-        {"Q4_K_M", "Q6_K", "Q4_K", "Q4_K", "Q4_K", {"Q4_K", "Q4_K", "Q6_K", "Q6_K"}, "Q4_K", "Q4_K", "Q4_K",
+        {"Q4_K_M",
+         "Q6_K",
+         "Q4_K",
+         "Q4_K",
+         "Q4_K",
+         {"Q4_K", "Q4_K", "Q6_K", "Q6_K"},
+         "Q4_K",
+         "Q4_K",
+         "Q4_K",
          {"Q4_K", "Q4_K", "Q6_K", "Q6_K"}},
         {"Q5_K_S", "Q6_K", "Q5_K", "Q5_K", "Q5_K", all("Q5_K"), "Q5_K", "Q5_K", "Q5_K", all("Q5_K")},
-        {"Q5_K_M", "Q6_K", "Q5_K", "Q5_K", "Q5_K", {"Q5_K", "Q5_K", "Q6_K", "Q6_K"}, "Q5_K", "Q5_K", "Q5_K",
+        {"Q5_K_M",
+         "Q6_K",
+         "Q5_K",
+         "Q5_K",
+         "Q5_K",
+         {"Q5_K", "Q5_K", "Q6_K", "Q6_K"},
+         "Q5_K",
+         "Q5_K",
+         "Q5_K",
          {"Q5_K", "Q5_K", "Q6_K", "Q6_K"}},
         {"Q6_K", "Q6_K", "Q6_K", "Q6_K", "Q6_K", all("Q6_K"), "Q6_K", "Q6_K", "Q6_K", all("Q6_K")},
         {"IQ4_NL", "Q6_K", "IQ4_NL", "IQ4_NL", "IQ4_NL", all("IQ4_NL"), "IQ4_NL", "IQ4_NL", "IQ4_NL", all("IQ4_NL")},
@@ -674,11 +858,12 @@ TEST(RequantPlanFixtures, TinyLlamaEveryPreset) {
     };
     expect_fixture_plan("tiny-llama-f16.gguf", rows);
     expect_fixture_plan("tiny-llama-f16.gguf", rows, true);
-    expect_fixture_plan("tiny-llama-f16.gguf",
-                        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "IQ2_S", all("IQ3_S"), "IQ3_S", "IQ3_XXS", "IQ3_XXS", all("Q3_K")}});
-    expect_fixture_plan("tiny-llama-f16.gguf",
-                        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "IQ2_S", all("IQ3_XXS"), "IQ3_S", "IQ3_XXS", "IQ3_XXS", all("IQ3_XXS")}},
-                        true);
+    expect_fixture_plan("tiny-llama-f16.gguf", {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "IQ2_S", all("IQ3_S"), "IQ3_S",
+                                                 "IQ3_XXS", "IQ3_XXS", all("Q3_K")}});
+    expect_fixture_plan(
+        "tiny-llama-f16.gguf",
+        {{"IQ3_XXS", "Q5_K", "IQ3_S", "IQ2_S", "IQ2_S", all("IQ3_XXS"), "IQ3_S", "IQ3_XXS", "IQ3_XXS", all("IQ3_XXS")}},
+        true);
 }
 
 // llama-2-tiny-random: n_embd 8, n_ff 32, 1 layer, untied. Every quantized preset fails in
@@ -739,8 +924,8 @@ TEST(RequantPlan, SeventyBillionTypeByArchitecture) {
         // Q3_K_S attn_v: Q3_K, raised to Q5_K for 70B.
         EXPECT_EQ(types(plan(m, preset("Q3_K_S")))["blk.40.attn_v.weight"], "Q5_K");
     }
-    EXPECT_FALSE(quant_model_info(llama(80, 256, false, 8, 8).kvs).is_70b);        // llama without GQA: 65B
-    EXPECT_FALSE(quant_model_info(llama(80, 256, false, 8, 2, 8).kvs).is_70b);     // 8 experts
+    EXPECT_FALSE(quant_model_info(llama(80, 256, false, 8, 8).kvs).is_70b);     // llama without GQA: 65B
+    EXPECT_FALSE(quant_model_info(llama(80, 256, false, 8, 2, 8).kvs).is_70b);  // 8 experts
     EXPECT_FALSE(quant_model_info(llama(79, 256, false, 8, 8, 0, "qwen2").kvs).is_70b);
     EXPECT_FALSE(quant_model_info(llama(80, 256, false, 8, 8, 0, "qwen3").kvs).is_70b);
 }

@@ -79,7 +79,8 @@ TEST(RequantPoison, CopiedTensorsAreValidated) {
     const std::string in = write_model("norm.gguf", ramp(256 * 8), norm);
     const std::string out = (test::temp_dir() / "norm-out.gguf").string();
     const std::string e = error_of([&] { requantize(in, out, preset_options("Q8_0"), 1); });
-    EXPECT_NE(e.find("tensor 'blk.0.attn_norm.weight': row 0: input F32 data: NaN at element 200"), std::string::npos) << e;
+    EXPECT_NE(e.find("tensor 'blk.0.attn_norm.weight': row 0: input F32 data: NaN at element 200"), std::string::npos)
+        << e;
     EXPECT_FALSE(std::filesystem::exists(out));
 }
 
@@ -111,7 +112,8 @@ TEST(RequantPoison, GridSearchFailureNamesTensorAndRow) {
         SCOPED_TRACE(preset);
         const std::string out = (test::temp_dir() / "grid-out.gguf").string();
         const std::string e = error_of([&] { requantize(in, out, preset_options(preset), 2); });
-        EXPECT_EQ(e, in + ": tensor 'blk.0.ffn_up.weight': row 3: IQ3_S: no grid point fits the block (non-finite values?)");
+        EXPECT_EQ(
+            e, in + ": tensor 'blk.0.ffn_up.weight': row 3: IQ3_S: no grid point fits the block (non-finite values?)");
         EXPECT_FALSE(std::filesystem::exists(out));
     }
 }
@@ -136,7 +138,8 @@ TEST(RequantPoison, QuantizedInputWithBadScale) {
     RequantOptions o = preset_options("Q4_0");
     o.allow_requantize = true;
     std::string e = error_of([&] { requantize(bad, out, o, 2); });
-    EXPECT_NE(e.find("tensor 'blk.0.ffn_up.weight': row 2: input Q8_0 data: NaN scale d in block 1"), std::string::npos) << e;
+    EXPECT_NE(e.find("tensor 'blk.0.ffn_up.weight': row 2: input Q8_0 data: NaN scale d in block 1"), std::string::npos)
+        << e;
     e = error_of([&] { requantize(bad, out, preset_options("Q8_0"), 2); });  // Q8_0 -> Q8_0: a copy
     EXPECT_NE(e.find("row 2: input Q8_0 data: NaN scale d in block 1"), std::string::npos) << e;
     EXPECT_FALSE(std::filesystem::exists(out));
@@ -152,7 +155,9 @@ TEST(RequantPoison, DryRunReportsRefusalsAsWarnings) {
     RequantOptions o;
     o.plan.preset = &find_preset("Q4_K_M");
     const std::string e = error_of([&] { prepare_requant(in, o); });
-    EXPECT_EQ(e, path + ": tensor 'output.weight': row length 8 is not a multiple of 32 (required by Q8_0) and Q8_0 has no fallback type");
+    EXPECT_EQ(e, path +
+                     ": tensor 'output.weight': row length 8 is not a multiple of 32 (required by Q8_0) and Q8_0 has "
+                     "no fallback type");
     o.dry_run = true;
     RequantJob job = prepare_requant(in, o);
     EXPECT_FALSE(job.writable);

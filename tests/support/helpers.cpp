@@ -22,7 +22,9 @@ std::string shared_path(const std::string& rel) { return (fs::path(OIW_SHARED_DI
 
 bool shared_available(const std::string& rel) { return fs::exists(shared_path(rel)); }
 
-std::string data_path(const std::string& rel) { return (fs::path(OIW_SOURCE_DIR) / "tests/data" / rel).lexically_normal().string(); }
+std::string data_path(const std::string& rel) {
+    return (fs::path(OIW_SOURCE_DIR) / "tests/data" / rel).lexically_normal().string();
+}
 
 std::string tool_path(const std::string& name) {
     const std::string path = (fs::path(OIW_BIN_DIR) / name).string();
@@ -122,7 +124,11 @@ std::vector<float> read_f32(const GgufFile& f, const std::string& name) {
 namespace {
 Golden load_golden() {
     Golden g{GgufFile::open(data_path("golden/quant-input.gguf")),
-             GgufFile::open(data_path("golden/quant-expected.gguf")), {}, {}, 0, 0};
+             GgufFile::open(data_path("golden/quant-expected.gguf")),
+             {},
+             {},
+             0,
+             0};
     g.x = read_f32(g.input, "input");
     g.importance = read_f32(g.input, "importance");
     g.n_per_row = g.input.tensors()[static_cast<size_t>(g.input.find_tensor("input"))].ne[0];

@@ -14,9 +14,9 @@
 #include "libformat/gguf/gguf.h"
 
 // Skips the current test with a one-line reason when ../shared/<rel> is absent (a bare clone).
-#define OIW_NEED_SHARED(rel)                                                                  \
-    do {                                                                                     \
-        if (!::oiw::test::shared_available(rel))                                             \
+#define OIW_NEED_SHARED(rel)                                                                      \
+    do {                                                                                          \
+        if (!::oiw::test::shared_available(rel))                                                  \
             GTEST_SKIP() << "needs ../shared/" << (rel) << " (absent: not a CI or dev checkout)"; \
     } while (0)
 

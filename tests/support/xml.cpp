@@ -30,7 +30,8 @@ const XmlElement* XmlElement::child(std::string_view n) const {
 namespace {
 
 bool allowed(char32_t c) {
-    return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+    return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) ||
+           (c >= 0x10000 && c <= 0x10FFFF);
 }
 
 void utf8_append(std::string& o, char32_t c) {
@@ -55,7 +56,9 @@ struct Parser {
     std::string_view s;
     size_t p = 0;
 
-    [[noreturn]] void fail(const std::string& what) const { throw std::runtime_error("XML: " + what + " at byte " + std::to_string(p)); }
+    [[noreturn]] void fail(const std::string& what) const {
+        throw std::runtime_error("XML: " + what + " at byte " + std::to_string(p));
+    }
     bool at(std::string_view t) const { return s.substr(p, t.size()) == t; }
     void expect(std::string_view t) {
         if (!at(t)) fail("expected '" + std::string(t) + "'");
@@ -65,7 +68,9 @@ struct Parser {
         while (p < s.size() && (s[p] == ' ' || s[p] == '\t' || s[p] == '\n' || s[p] == '\r')) ++p;
     }
     static bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
-    static bool name_char(char c) { return name_start(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.'; }
+    static bool name_char(char c) {
+        return name_start(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.';
+    }
     std::string name() {
         if (p >= s.size() || !name_start(s[p])) fail("expected a name");
         const size_t b = p;
@@ -75,7 +80,11 @@ struct Parser {
     // One character (UTF-8 decoded and checked) appended to `o`.
     void character(std::string& o) {
         const auto c0 = static_cast<unsigned char>(s[p]);
-        size_t n = c0 < 0x80 ? 1 : c0 >= 0xC2 && c0 <= 0xDF ? 2 : c0 >= 0xE0 && c0 <= 0xEF ? 3 : c0 >= 0xF0 && c0 <= 0xF4 ? 4 : 0;
+        size_t n = c0 < 0x80                  ? 1
+                   : c0 >= 0xC2 && c0 <= 0xDF ? 2
+                   : c0 >= 0xE0 && c0 <= 0xEF ? 3
+                   : c0 >= 0xF0 && c0 <= 0xF4 ? 4
+                                              : 0;
         if (n == 0 || p + n > s.size()) fail("invalid UTF-8");
         char32_t c = n == 1 ? c0 : n == 2 ? (c0 & 0x1F) : n == 3 ? (c0 & 0x0F) : (c0 & 0x07);
         for (size_t k = 1; k < n; ++k) {
@@ -93,7 +102,8 @@ struct Parser {
         const size_t semi = s.find(';', p);
         if (semi == std::string_view::npos || semi - p > 10) fail("unterminated reference");
         const std::string_view r = s.substr(p, semi - p);
-        static const std::pair<std::string_view, char> kNamed[] = {{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
+        static const std::pair<std::string_view, char> kNamed[] = {
+            {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
         bool done = false;
         for (const auto& [n, c] : kNamed)
             if (r == n) o += c, done = true;
@@ -101,7 +111,8 @@ struct Parser {
             if (r.size() < 2 || r[0] != '#') fail("unknown entity '" + std::string(r) + "'");
             const bool hex = r[1] == 'x';
             const std::string digits(r.substr(hex ? 2 : 1));
-            if (digits.empty() || digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string::npos)
+            if (digits.empty() ||
+                digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string::npos)
                 fail("bad character reference");
             const unsigned long c = std::stoul(digits, nullptr, hex ? 16 : 10);
             if (c > 0x10FFFF || !allowed(static_cast<char32_t>(c))) fail("reference to a forbidden character");
@@ -120,8 +131,10 @@ struct Parser {
     void misc() {
         for (;;) {
             spaces();
-            if (at("<!--")) comment();
-            else return;
+            if (at("<!--"))
+                comment();
+            else
+                return;
         }
     }
     XmlElement element() {
@@ -151,8 +164,10 @@ struct Parser {
             std::string v;
             while (p < s.size() && s[p] != q) {
                 if (s[p] == '<') fail("'<' in an attribute value");
-                if (s[p] == '&') reference(v);
-                else character(v);
+                if (s[p] == '&')
+                    reference(v);
+                else
+                    character(v);
             }
             expect(std::string_view(&q, 1));
             e.attrs.emplace_back(std::move(k), std::move(v));
@@ -166,12 +181,18 @@ struct Parser {
                 expect(">");
                 return e;
             }
-            if (at("<!--")) comment();
-            else if (at("<![CDATA[") || at("<?") || at("<!")) fail("unexpected markup declaration");
-            else if (at("<")) e.children.push_back(element());
-            else if (at("&")) reference(e.text);
-            else if (at("]]>")) fail("']]>' in text");
-            else character(e.text);
+            if (at("<!--"))
+                comment();
+            else if (at("<![CDATA[") || at("<?") || at("<!"))
+                fail("unexpected markup declaration");
+            else if (at("<"))
+                e.children.push_back(element());
+            else if (at("&"))
+                reference(e.text);
+            else if (at("]]>"))
+                fail("']]>' in text");
+            else
+                character(e.text);
         }
     }
     XmlElement document() {

@@ -34,7 +34,8 @@ std::string q(const std::string& s) { return "'" + s + "'"; }
 void expect_same_files(const fs::path& got, const fs::path& want) {
     const auto names = listing(want);
     ASSERT_EQ(listing(got), names);
-    for (const auto& f : names) EXPECT_EQ(test::read_file((got / f).string()), test::read_file((want / f).string())) << f;
+    for (const auto& f : names)
+        EXPECT_EQ(test::read_file((got / f).string()), test::read_file((want / f).string())) << f;
 }
 
 TEST(SplitCli, ParallelShardRunsEqualOneRunAndMergeToTheUnsplitOutput) {
@@ -48,24 +49,33 @@ TEST(SplitCli, ParallelShardRunsEqualOneRunAndMergeToTheUnsplitOutput) {
     const size_t n = names.size();
     ASSERT_GE(n, 3u);
     std::string all;
-    for (size_t k = 1; k <= n; ++k) all += fmt::format("{} {} {} --shard {}/{} & ", tool, q((each / "q.gguf").string()), opts, k, n);
+    for (size_t k = 1; k <= n; ++k)
+        all += fmt::format("{} {} {} --shard {}/{} & ", tool, q((each / "q.gguf").string()), opts, k, n);
     ASSERT_EQ(test::run("sh -c " + q(all + "wait"), &log, true), 0) << log;
     expect_same_files(each, one);
     // Merged (from the last shard), the set is the unsplit conversion.
-    ASSERT_EQ(test::run(tool + " " + q((plain / "q.gguf").string()) + " --preset Q4_0 --threads 1", &log, true), 0) << log;
+    ASSERT_EQ(test::run(tool + " " + q((plain / "q.gguf").string()) + " --preset Q4_0 --threads 1", &log, true), 0)
+        << log;
     const std::string merged = (plain / "merged.gguf").string();
-    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((each / names.back()).string()) + " " + q(merged), &log, true), 0) << log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((each / names.back()).string()) + " " + q(merged),
+                        &log, true),
+              0)
+        << log;
     const GgufFile m = GgufFile::open(merged), u = GgufFile::open((plain / "q.gguf").string());
     ASSERT_EQ(m.tensors().size(), u.tensors().size());
     const size_t header = m.data_offset();  // the merged header has split.* keys the unsplit one lacks
     auto a = m.bytes().subspan(header), b = u.bytes().subspan(u.data_offset());
     EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
     // gguf-inspect sees one model; diff finds nothing between it and the unsplit output.
-    ASSERT_EQ(test::run(test::tool_path("gguf-inspect") + " --no-audit " + q((each / names[1]).string()), &log, true), 0) << log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-inspect") + " --no-audit " + q((each / names[1]).string()), &log, true),
+              0)
+        << log;
     EXPECT_NE(log.find(fmt::format("== Shards ({}) ==", n)), std::string::npos) << log;
     EXPECT_NE(log.find(fmt::format("shards           {} (file size: all shards)", n)), std::string::npos) << log;
-    EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " diff --data " + q((each / names[0]).string()) + " " + q((plain / "q.gguf").string()),
-                        &log, true), 0)
+    EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " diff --data " + q((each / names[0]).string()) + " " +
+                            q((plain / "q.gguf").string()),
+                        &log, true),
+              0)
         << log;
     EXPECT_NE(log.find("verdict  identical"), std::string::npos) << log;
 }
@@ -74,18 +84,27 @@ TEST(SplitCli, ParallelShardRunsEqualOneRunAndMergeToTheUnsplitOutput) {
 // split is pinned to llama-gguf-split's bytes by GgufSplit.SplitAndMergeMatchLlamaGgufSplit).
 TEST(SplitCli, WritersSplitLikeGgufEditSplitsTheirSingleOutput) {
     const std::string in = test::data_path("models/mini-llama-f16.gguf");
-    struct Writer { const char* tool; const char* args; };
-    for (const Writer& w : {Writer{"gguf-prune-vocab", "--keep-range 0-99 -q"}, Writer{"gguf-requant", "--preset Q5_K_M"},
-                            Writer{"gguf-edit", "--set general.name=str:x -q"}}) {
+    struct Writer {
+        const char* tool;
+        const char* args;
+    };
+    for (const Writer& w :
+         {Writer{"gguf-prune-vocab", "--keep-range 0-99 -q"}, Writer{"gguf-requant", "--preset Q5_K_M"},
+          Writer{"gguf-edit", "--set general.name=str:x -q"}}) {
         SCOPED_TRACE(w.tool);
         const fs::path single = test::temp_dir(), direct = test::temp_dir(), resplit = test::temp_dir();
         const std::string cmd = test::tool_path(w.tool) + " " + q(in) + " ";
         std::string log;
         ASSERT_EQ(test::run(cmd + q((single / "o.gguf").string()) + " " + w.args, &log, true), 0) << log;
-        ASSERT_EQ(test::run(cmd + q((direct / "o.gguf").string()) + " " + w.args + " --split-max-tensors 6 --no-tensor-first-split", &log, true), 0)
+        ASSERT_EQ(test::run(cmd + q((direct / "o.gguf").string()) + " " + w.args +
+                                " --split-max-tensors 6 --no-tensor-first-split",
+                            &log, true),
+                  0)
             << log;
-        ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((single / "o.gguf").string()) + " " + q((resplit / "o.gguf").string()) +
-                                " --split-max-tensors 6 --no-tensor-first-split", &log, true), 0)
+        ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((single / "o.gguf").string()) + " " +
+                                q((resplit / "o.gguf").string()) + " --split-max-tensors 6 --no-tensor-first-split",
+                            &log, true),
+                  0)
             << log;
         EXPECT_EQ(listing(direct).size(), 5u);
         expect_same_files(direct, resplit);
@@ -98,13 +117,21 @@ TEST(SplitCli, PlanExecutedShardByShard) {
     const fs::path dir = test::temp_dir(), each = test::temp_dir(), resplit = test::temp_dir();
     const std::string plan = (dir / "p.plan").string(), rq = test::tool_path("gguf-requant") + " " + q(in) + " ";
     std::string log;
-    ASSERT_EQ(test::run(test::tool_path("gguf-plan") + " " + q(in) + " --no-cache --target-bpw 5 -o " + q(plan), &log, true), 0) << log;
+    ASSERT_EQ(
+        test::run(test::tool_path("gguf-plan") + " " + q(in) + " --no-cache --target-bpw 5 -o " + q(plan), &log, true),
+        0)
+        << log;
     ASSERT_EQ(test::run(rq + q((dir / "o.gguf").string()) + " --plan " + q(plan), &log, true), 0) << log;
-    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((dir / "o.gguf").string()) + " " + q((resplit / "o.gguf").string()) +
-                            " --split-max-tensors 8", &log, true), 0)
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q((dir / "o.gguf").string()) + " " +
+                            q((resplit / "o.gguf").string()) + " --split-max-tensors 8",
+                        &log, true),
+              0)
         << log;
     for (int k = 1; k <= 3; ++k)
-        ASSERT_EQ(test::run(rq + q((each / "o.gguf").string()) + " --plan " + q(plan) + fmt::format(" --split-max-tensors 8 --shard {}/3", k), &log, true), 0)
+        ASSERT_EQ(test::run(rq + q((each / "o.gguf").string()) + " --plan " + q(plan) +
+                                fmt::format(" --split-max-tensors 8 --shard {}/3", k),
+                            &log, true),
+                  0)
             << log;
     EXPECT_EQ(listing(each).size(), 3u);
     expect_same_files(each, resplit);
@@ -114,26 +141,42 @@ TEST(SplitCli, PlanExecutedShardByShard) {
 // GGUF, and back to one GGUF file with the same tensors.
 TEST(SplitCli, Oiw4FromASplitModel) {
     const fs::path dir = test::temp_dir();
-    const std::string q4 = (dir / "q.gguf").string(), o4 = (dir / "q.oiw4").string(), back = (dir / "back.gguf").string();
+    const std::string q4 = (dir / "q.gguf").string(), o4 = (dir / "q.oiw4").string(),
+                      back = (dir / "back.gguf").string();
     std::string log;
-    ASSERT_EQ(test::run(test::tool_path("gguf-requant") + " " + q(test::data_path("models/mini-llama-f16.gguf")) + " " + q(q4) +
-                            " --preset Q4_0 --split-max-tensors 8", &log, true), 0) << log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-requant") + " " + q(test::data_path("models/mini-llama-f16.gguf")) + " " +
+                            q(q4) + " --preset Q4_0 --split-max-tensors 8",
+                        &log, true),
+              0)
+        << log;
     const std::string shard2 = (dir / "q-00002-of-00003.gguf").string();
     ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " " + q(shard2) + " " + q(o4), &log, true), 0) << log;
     ASSERT_EQ(test::run(test::tool_path("oiw4-check") + " " + q(shard2) + " " + q(o4), &log, true), 0) << log;
     // The whole model (all 3 shards), not the 6 matrices of the shard named.
-    EXPECT_NE(log.find("overall: 21 tensors, 21 bit-identical, 0 failed (0 missing in converted, 0 extra)"), std::string::npos) << log;
+    EXPECT_NE(log.find("overall: 21 tensors, 21 bit-identical, 0 failed (0 missing in converted, 0 extra)"),
+              std::string::npos)
+        << log;
     ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " --to-gguf " + q(o4) + " " + q(back), &log, true), 0) << log;
-    EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " diff --data " + q(back) + " " + q(shard2), &log, true), 0) << log;
+    EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " diff --data " + q(back) + " " + q(shard2), &log, true), 0)
+        << log;
     // --to-gguf with a split option: the shards gguf-edit makes of the single file.
     const fs::path direct = test::temp_dir(), resplit = test::temp_dir();
-    ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " --to-gguf " + q(o4) + " " + q((direct / "b.gguf").string()) + " --split-max-tensors 5",
-                        &log, true), 0) << log;
+    ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " --to-gguf " + q(o4) + " " +
+                            q((direct / "b.gguf").string()) + " --split-max-tensors 5",
+                        &log, true),
+              0)
+        << log;
     EXPECT_NE(log.find("b-00001-of-00005.gguf .. "), std::string::npos) << log;
-    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q(back) + " " + q((resplit / "b.gguf").string()) + " --split-max-tensors 5", &log, true), 0)
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q(back) + " " + q((resplit / "b.gguf").string()) +
+                            " --split-max-tensors 5",
+                        &log, true),
+              0)
         << log;
     expect_same_files(direct, resplit);
-    EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " " + q(shard2) + " " + q((dir / "x.oiw4").string()) + " --split-max-tensors 5", &log, true), 2)
+    EXPECT_EQ(test::run(test::tool_path("oiw4-convert") + " " + q(shard2) + " " + q((dir / "x.oiw4").string()) +
+                            " --split-max-tensors 5",
+                        &log, true),
+              2)
         << log;
 }
 
@@ -143,7 +186,10 @@ TEST(SplitCli, InspectOneShardAlone) {
     const fs::path dir = test::temp_dir();
     std::string log;
     ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " -q " + q(test::data_path("models/mini-llama-f16.gguf")) + " " +
-                            q((dir / "m.gguf").string()) + " --split-max-tensors 8", &log, true), 0) << log;
+                            q((dir / "m.gguf").string()) + " --split-max-tensors 8",
+                        &log, true),
+              0)
+        << log;
     fs::remove(dir / "m-00002-of-00003.gguf");
     const std::string first = q((dir / "m-00001-of-00003.gguf").string());
     EXPECT_EQ(test::run(test::tool_path("gguf-inspect") + " " + first, &log, true), 2) << log;
@@ -157,8 +203,12 @@ TEST(SplitCli, InspectOneShardAlone) {
 TEST(SplitCli, UsageErrorsWriteNothing) {
     const std::string in = test::data_path("models/mini-llama-f16.gguf");
     const fs::path dir = test::temp_dir();
-    const std::string base = test::tool_path("gguf-requant") + " " + q(in) + " " + q((dir / "q.gguf").string()) + " --preset Q8_0 ";
-    struct Case { const char* args; const char* says; };
+    const std::string base =
+        test::tool_path("gguf-requant") + " " + q(in) + " " + q((dir / "q.gguf").string()) + " --preset Q8_0 ";
+    struct Case {
+        const char* args;
+        const char* says;
+    };
     for (const Case& c : {Case{"--shard 1/2", "--shard: needs --split-max-size or --split-max-tensors"},
                           Case{"--split-max-tensors 7 --shard 1/9", "this split makes 3 shards, not 9"},
                           Case{"--split-max-size 1.5G", "--split-max-size '1.5G': expected a positive whole number"},
@@ -216,7 +266,10 @@ TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
     const std::string in = (dir / "in.gguf").string();
     std::string log;
     ASSERT_EQ(test::run(test::tool_path("gguf-synth") + " " + q(in) +
-                            " --n-embd 512 --n-layer 2 --n-ff 1536 --n-vocab 8000 --type F32", &log, true), 0) << log;
+                            " --n-embd 512 --n-layer 2 --n-ff 1536 --n-vocab 8000 --type F32",
+                        &log, true),
+              0)
+        << log;
     const std::string opts = " --preset Q4_K_M --threads 1 --reference-kernels --split-max-size 4M";
     const std::string tool = test::tool_path("gguf-requant");
     ASSERT_EQ(test::run(tool + " " + q(in) + " " + q((ref / "q.gguf").string()) + opts, &log, true), 0) << log;
@@ -225,8 +278,8 @@ TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
     ASSERT_GE(n, 2u);
     // Shard 1 (the largest: token_embd) is killed while it writes.
     const std::string out_path = (out / "q.gguf").string(), shard = "1/" + std::to_string(n);
-    const pid_t pid = spawn({tool, in, out_path, "--preset", "Q4_K_M", "--threads", "1", "--reference-kernels", "--split-max-size", "4M",
-                             "--shard", shard});
+    const pid_t pid = spawn({tool, in, out_path, "--preset", "Q4_K_M", "--threads", "1", "--reference-kernels",
+                             "--split-max-size", "4M", "--shard", shard});
     ASSERT_GT(pid, 0);
     const bool seen = wait_for([&] { return open_into(pid, out) > 0; });
     ::kill(pid, SIGKILL);
@@ -237,9 +290,12 @@ TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
     EXPECT_TRUE(listing(out).empty()) << listing(out).front();
     // Every other shard, then the rerun of the killed one: the set is complete and identical.
     for (unsigned k = 2; k <= n; ++k)
-        ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}/{}", tool, q(in), q(out_path), opts, k, n), &log, true), 0) << log;
+        ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}/{}", tool, q(in), q(out_path), opts, k, n), &log, true),
+                  0)
+            << log;
     ASSERT_EQ(listing(out).size(), n - 1);
-    ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}", tool, q(in), q(out_path), opts, shard), &log, true), 0) << log;
+    ASSERT_EQ(test::run(fmt::format("{} {} {}{} --shard {}", tool, q(in), q(out_path), opts, shard), &log, true), 0)
+        << log;
     expect_same_files(out, ref);
 }
 
@@ -251,19 +307,23 @@ struct SplitWriter {
 // Every GGUF writer, each writing one shard per tensor of the same small synthetic model (its
 // FFN tensors larger than shard 1, which holds the embeddings: see FailedSplitRunLeaves...).
 std::vector<SplitWriter> split_writers(const fs::path& dir) {
-    const std::string synth = " --n-embd 64 --n-layer 2 --n-ff 1024 --n-vocab 64 --tied --type F16", split = " --split-max-tensors 1";
-    const std::string src = (dir / "src.gguf").string(), shards = (dir / "s" / "s.gguf").string(), o4 = (dir / "src.oiw4").string();
+    const std::string synth = " --n-embd 64 --n-layer 2 --n-ff 1024 --n-vocab 64 --tied --type F16",
+                      split = " --split-max-tensors 1";
+    const std::string src = (dir / "src.gguf").string(), shards = (dir / "s" / "s.gguf").string(),
+                      o4 = (dir / "src.oiw4").string();
     std::string log;
     fs::create_directories(dir / "s");
-    for (const std::string& cmd : {test::tool_path("gguf-synth") + " " + q(src) + synth,
-                                   test::tool_path("gguf-edit") + " -q " + q(src) + " " + q(shards) + split,
-                                   test::tool_path("gguf-requant") + " " + q(src) + " " + q((dir / "q4.gguf").string()) + " --preset Q4_0",
-                                   test::tool_path("oiw4-convert") + " " + q((dir / "q4.gguf").string()) + " " + q(o4)})
+    for (const std::string& cmd :
+         {test::tool_path("gguf-synth") + " " + q(src) + synth,
+          test::tool_path("gguf-edit") + " -q " + q(src) + " " + q(shards) + split,
+          test::tool_path("gguf-requant") + " " + q(src) + " " + q((dir / "q4.gguf").string()) + " --preset Q4_0",
+          test::tool_path("oiw4-convert") + " " + q((dir / "q4.gguf").string()) + " " + q(o4)})
         EXPECT_EQ(test::run(cmd, &log, true), 0) << cmd << "\n" << log;
     const std::string first = q(split_path((dir / "s" / "s").string(), 0, 20));
     return {{"gguf-edit", test::tool_path("gguf-edit") + " -q " + q(src), split},
             {"gguf-requant", test::tool_path("gguf-requant") + " " + q(src), " --preset Q8_0 --threads 1" + split},
-            {"gguf-requant --keep-split", test::tool_path("gguf-requant") + " " + first, " --preset Q8_0 --threads 1 --keep-split"},
+            {"gguf-requant --keep-split", test::tool_path("gguf-requant") + " " + first,
+             " --preset Q8_0 --threads 1 --keep-split"},
             {"gguf-prune-vocab", test::tool_path("gguf-prune-vocab") + " " + q(src), " --keep-range 0-31 -q" + split},
             {"gguf-synth", test::tool_path("gguf-synth"), synth + split},
             {"oiw4-convert --to-gguf", test::tool_path("oiw4-convert") + " --to-gguf " + q(o4), split}};
@@ -276,7 +336,8 @@ std::vector<SplitWriter> split_writers(const fs::path& dir) {
 TEST(SplitCli, FailedSplitRunLeavesTheOldSetAsItWas) {
     const fs::path dir = test::temp_dir();
     const auto writers = split_writers(dir);
-    ASSERT_TRUE(fs::exists(dir / "s" / "s-00020-of-00020.gguf")) << fmt::format("{}", fmt::join(listing(dir / "s"), " "));
+    ASSERT_TRUE(fs::exists(dir / "s" / "s-00020-of-00020.gguf"))
+        << fmt::format("{}", fmt::join(listing(dir / "s"), " "));
     for (const SplitWriter& w : writers) {
         for (const std::string env : {"", "env OIW_ATOMIC_NO_TMPFILE=1 "}) {
             SCOPED_TRACE(env + w.name);
@@ -290,11 +351,14 @@ TEST(SplitCli, FailedSplitRunLeavesTheOldSetAsItWas) {
             uint64_t limit = 0, fails = 0;
             size_t k = 0;
             for (const auto& [name, f] : old) {
-                if (k++ < 2 || f.bytes.size() <= limit) limit = std::max<uint64_t>(limit, f.bytes.size());
-                else if (!fails) fails = k;
+                if (k++ < 2 || f.bytes.size() <= limit)
+                    limit = std::max<uint64_t>(limit, f.bytes.size());
+                else if (!fails)
+                    fails = k;
             }
             ASSERT_GT(fails, 2u) << "no shard after the second is larger than the first two";
-            const std::string limited = "sh -c \"trap '' XFSZ; exec " + env + "prlimit --fsize=" + std::to_string(limit) + " " + cmd + "\"";
+            const std::string limited =
+                "sh -c \"trap '' XFSZ; exec " + env + "prlimit --fsize=" + std::to_string(limit) + " " + cmd + "\"";
             for (const fs::path& d : {out, test::temp_dir()}) {
                 const auto before = test::dir_snapshot(d);
                 EXPECT_EQ(test::run(limited, &log, true), 2) << log;
@@ -312,13 +376,23 @@ TEST(SplitCli, InterruptedSplitRunLeavesTheOldSetAsItWas) {
     fs::create_directories(ref);
     const std::string in = (dir / "in.gguf").string(), tool = test::tool_path("gguf-requant");
     std::string log;
-    ASSERT_EQ(test::run(test::tool_path("gguf-synth") + " " + q(in) + " --n-embd 512 --n-layer 2 --n-ff 1536 --n-vocab 8000 --type F32", &log,
-                        true), 0) << log;
-    const std::vector<std::string> opts = {"--preset", "Q4_K_M", "--threads", "1", "--reference-kernels", "--split-max-size", "1M"};
-    ASSERT_EQ(test::run(tool + " " + q(in) + " " + q((ref / "q.gguf").string()) + " " + fmt::format("{}", fmt::join(opts, " ")), &log, true), 0)
+    ASSERT_EQ(test::run(test::tool_path("gguf-synth") + " " + q(in) +
+                            " --n-embd 512 --n-layer 2 --n-ff 1536 --n-vocab 8000 --type F32",
+                        &log, true),
+              0)
+        << log;
+    const std::vector<std::string> opts = {"--preset",         "Q4_K_M", "--threads", "1", "--reference-kernels",
+                                           "--split-max-size", "1M"};
+    ASSERT_EQ(test::run(tool + " " + q(in) + " " + q((ref / "q.gguf").string()) + " " +
+                            fmt::format("{}", fmt::join(opts, " ")),
+                        &log, true),
+              0)
         << log;
     ASSERT_GE(listing(ref).size(), 4u);
-    struct Case { int sig; bool named; };
+    struct Case {
+        int sig;
+        bool named;
+    };
     for (const Case c : {Case{SIGINT, false}, Case{SIGINT, true}, Case{SIGTERM, true}, Case{SIGKILL, false}}) {
         SCOPED_TRACE(fmt::format("{}, {} temp files", strsignal(c.sig), c.named ? "named" : "unnamed"));
         const fs::path out = test::temp_dir();
@@ -326,7 +400,8 @@ TEST(SplitCli, InterruptedSplitRunLeavesTheOldSetAsItWas) {
         const auto old = test::dir_snapshot(out);
         std::vector<std::string> args = {tool, in, (out / "q.gguf").string()};
         args.insert(args.end(), opts.begin(), opts.end());
-        const pid_t pid = spawn(args, c.named ? std::vector<std::string>{"OIW_ATOMIC_NO_TMPFILE=1"} : std::vector<std::string>{});
+        const pid_t pid =
+            spawn(args, c.named ? std::vector<std::string>{"OIW_ATOMIC_NO_TMPFILE=1"} : std::vector<std::string>{});
         ASSERT_GT(pid, 0);
         const auto hidden = [&] {
             size_t n = 0;

@@ -46,7 +46,8 @@ Pruned prune(const std::string& model, const std::vector<int64_t>& ids, const Pr
 // The fixture texts of llama.cpp's tokenizer tests (the same texts for both vocabularies).
 std::vector<std::string> fixture_texts() {
     std::vector<std::string> t;
-    for (const auto& c : oiw::test::read_tokenizer_cases(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"))) t.push_back(c.text);
+    for (const auto& c : oiw::test::read_tokenizer_cases(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf")))
+        t.push_back(c.text);
     return t;
 }
 
@@ -65,8 +66,10 @@ std::string raw_text(const Vocab& v, int32_t id) {
     std::string out;
     if (v.model() == Model::Spm) {
         for (size_t i = 0; i < t.size(); ++i) {
-            if (t.compare(i, 3, "\xe2\x96\x81") == 0) out += ' ', i += 2;
-            else out += t[i];
+            if (t.compare(i, 3, "\xe2\x96\x81") == 0)
+                out += ' ', i += 2;
+            else
+                out += t[i];
         }
         return out;
     }
@@ -86,14 +89,16 @@ std::string raw_text(const Vocab& v, int32_t id) {
 std::vector<std::string> random_texts(const Pruned& p, size_t count, uint32_t seed) {
     std::mt19937 rng(seed);
     std::vector<int32_t> normal, other;  // special and byte tokens' texts also go through the merger
-    for (int32_t old : p.plan.original_ids) (p.vin.is_special(old) || p.vin.is_byte_token(old) ? other : normal).push_back(old);
+    for (int32_t old : p.plan.original_ids)
+        (p.vin.is_special(old) || p.vin.is_byte_token(old) ? other : normal).push_back(old);
     std::vector<std::string> texts;
     const char* seps[] = {"", "", " ", "\n", "  ", "."};
     for (size_t i = 0; i < count && !normal.empty(); ++i) {
         std::string t;
         const int k = 1 + static_cast<int>(rng() % 5);
         for (int j = 0; j < k; ++j) {
-            t += raw_text(p.vin, rng() % 6 == 0 && !other.empty() ? other[rng() % other.size()] : normal[rng() % normal.size()]);
+            t += raw_text(
+                p.vin, rng() % 6 == 0 && !other.empty() ? other[rng() % other.size()] : normal[rng() % normal.size()]);
             t += seps[rng() % 6];
             if (rng() % 8 == 0) t += static_cast<char>(' ' + rng() % 95);
         }
@@ -110,7 +115,8 @@ struct ClosureCount {
 
 ClosureCount closure_property(const Pruned& p, const std::vector<std::string>& texts) {
     std::vector<int32_t> old_to_new(p.plan.n_vocab_before, -1);
-    for (size_t i = 0; i < p.plan.original_ids.size(); ++i) old_to_new[static_cast<size_t>(p.plan.original_ids[i])] = static_cast<int32_t>(i);
+    for (size_t i = 0; i < p.plan.original_ids.size(); ++i)
+        old_to_new[static_cast<size_t>(p.plan.original_ids[i])] = static_cast<int32_t>(i);
     ClosureCount c;
     for (const std::string& t : texts) {
         for (bool parse_special : {false, true}) {
@@ -143,7 +149,8 @@ void check_kept_equal(const Pruned& p) {
     if (const oiw::GgufValue* s = kv(p.in, "tokenizer.ggml.scores")) {
         const oiw::GgufValue* so = kv(p.out, "tokenizer.ggml.scores");
         ASSERT_NE(so, nullptr);
-        for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(so->array_number(i), s->array_number(static_cast<uint64_t>(ids[i])));
+        for (size_t i = 0; i < ids.size(); ++i)
+            ASSERT_EQ(so->array_number(i), s->array_number(static_cast<uint64_t>(ids[i])));
     }
     size_t n_special = 0;
     for (const auto& k : p.in.metadata()) {
@@ -151,7 +158,8 @@ void check_kept_equal(const Pruned& p) {
         const oiw::GgufValue* o = kv(p.out, k.key);
         ASSERT_NE(o, nullptr) << k.key;
         EXPECT_EQ(o->type(), k.value.type()) << k.key;
-        EXPECT_EQ(p.vout.text(static_cast<int32_t>(*o->as_int())), p.vin.text(static_cast<int32_t>(*k.value.as_int()))) << k.key;
+        EXPECT_EQ(p.vout.text(static_cast<int32_t>(*o->as_int())), p.vin.text(static_cast<int32_t>(*k.value.as_int())))
+            << k.key;
         ++n_special;
     }
     EXPECT_GE(n_special, 2u);
@@ -180,9 +188,11 @@ void check_kept_equal(const Pruned& p) {
         ASSERT_EQ(to.ne[1], static_cast<int64_t>(ids.size())) << ti.name;
         const uint64_t row = oiw::row_size(ti.type, ti.ne[0]);
         for (size_t i = 0; i < ids.size(); ++i)
-            ASSERT_TRUE(std::equal(dout.begin() + i * row, dout.begin() + (i + 1) * row, din.begin() + ids[i] * row)) << ti.name << " row " << i;
+            ASSERT_TRUE(std::equal(dout.begin() + i * row, dout.begin() + (i + 1) * row, din.begin() + ids[i] * row))
+                << ti.name << " row " << i;
     }
-    EXPECT_EQ(gathered, static_cast<size_t>(std::count_if(p.plan.vocab_dim.begin(), p.plan.vocab_dim.end(), [](int d) { return d >= 0; })));
+    EXPECT_EQ(gathered, static_cast<size_t>(std::count_if(p.plan.vocab_dim.begin(), p.plan.vocab_dim.end(),
+                                                          [](int d) { return d >= 0; })));
 }
 
 // Keeping every id: the same file except the added map key.
@@ -208,14 +218,17 @@ void check_model(const std::string& model, size_t min_gathered) {
     const Vocab v = Vocab::load(oiw::open_model(model).metadata());
     const Pruned p = prune(model, ids_of_texts(v, 23));
     EXPECT_LT(p.plan.n_vocab_after, p.plan.n_vocab_before);
-    EXPECT_GE(static_cast<size_t>(std::count_if(p.plan.vocab_dim.begin(), p.plan.vocab_dim.end(), [](int d) { return d >= 0; })), min_gathered);
+    EXPECT_GE(static_cast<size_t>(
+                  std::count_if(p.plan.vocab_dim.begin(), p.plan.vocab_dim.end(), [](int d) { return d >= 0; })),
+              min_gathered);
     check_kept_equal(p);
     const ClosureCount fixture = closure_property(p, fixture_texts());
     const ClosureCount random = closure_property(p, random_texts(p, 300, 42));
     EXPECT_GE(fixture.eligible, 46u) << "the 23 kept texts, both ways of parsing specials";
     EXPECT_GE(random.eligible, 100u);
     std::printf("%s: n_vocab %zu -> %zu (closure +%zu); closure property on %zu fixture and %zu random tokenizations\n",
-                model.c_str(), p.plan.n_vocab_before, p.plan.n_vocab_after, p.plan.closure_added, fixture.eligible, random.eligible);
+                model.c_str(), p.plan.n_vocab_before, p.plan.n_vocab_after, p.plan.closure_added, fixture.eligible,
+                random.eligible);
     check_full_set_is_identity(model);
 }
 
@@ -287,7 +300,8 @@ TEST(VocabPrune, SpecialIdOutOfRangeIsAnError) {
 }
 
 // A 4-token vocabulary with the given tensors (F32, zero data) and optional <arch>.vocab_size.
-std::string tiny_model(const std::string& name, const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
+std::string tiny_model(const std::string& name,
+                       const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
                        std::optional<uint32_t> vocab_size = std::nullopt) {
     std::vector<GgufKV> kvs = {
         {"general.architecture", oiw::GgufValue::make_string("llama")},
@@ -321,20 +335,25 @@ std::string prune_error(const std::string& path) {
 
 TEST(VocabPrune, RefusesAModelWhoseEmbeddingsOrVocabSizeDisagreeWithTheVocabulary) {
     EXPECT_NE(prune_error(tiny_model("rows.gguf", {{"token_embd.weight", {8, 6}}}))
-                  .find("tensor 'token_embd.weight': it has 6 entries along its last dimension, but the vocabulary has 4 tokens"),
+                  .find("tensor 'token_embd.weight': it has 6 entries along its last dimension, but the vocabulary has "
+                        "4 tokens"),
               std::string::npos);
-    EXPECT_NE(prune_error(tiny_model("out.gguf", {{"token_embd.weight", {8, 4}}, {"output.weight", {8, 5}}})).find("tensor 'output.weight'"),
+    EXPECT_NE(prune_error(tiny_model("out.gguf", {{"token_embd.weight", {8, 4}}, {"output.weight", {8, 5}}}))
+                  .find("tensor 'output.weight'"),
               std::string::npos);
-    EXPECT_NE(prune_error(tiny_model("vs.gguf", {{"token_embd.weight", {8, 4}}}, 6)).find("key 'llama.vocab_size': it says 6"),
+    EXPECT_NE(prune_error(tiny_model("vs.gguf", {{"token_embd.weight", {8, 4}}}, 6))
+                  .find("key 'llama.vocab_size': it says 6"),
               std::string::npos);
 }
 
 TEST(VocabPrune, GathersVocabularyRolesByNameNeverByACoincidenceOfSizes) {
-    const std::string path = tiny_model("roles.gguf", {{"token_embd.weight", {8, 4}},
-                                                       {"blk.0.ffn_gate_shexp.weight", {8, 4}},
-                                                       {"blk.0.attn_q.weight", {4, 4}},
-                                                       {"output.bias", {4}},
-                                                       {"output.weight", {8, 4}}}, 4);
+    const std::string path = tiny_model("roles.gguf",
+                                        {{"token_embd.weight", {8, 4}},
+                                         {"blk.0.ffn_gate_shexp.weight", {8, 4}},
+                                         {"blk.0.attn_q.weight", {4, 4}},
+                                         {"output.bias", {4}},
+                                         {"output.weight", {8, 4}}},
+                                        4);
     const oiw::Model f = oiw::open_model(path);
     const PrunePlan plan = oiw::vocab::plan_prune(f, Vocab::load(f.metadata()), {3}, PruneOptions{false});
     ASSERT_EQ(plan.n_vocab_after, 4u) << "unk, bos, eos are always kept, 3 requested";
@@ -368,7 +387,8 @@ TEST(VocabPrune, PruningTwiceComposesTheMap) {
 // A control token whose text the SPM merger can build ("<" + "s" -> "<s", "<s" + ">" -> "<s>"):
 // with parse_special off, "<s>" tokenizes to it through the merger, so the closure keeps "<s".
 TEST(VocabPrune, ClosureCoversSpecialTokensTheMergerBuilds) {
-    const std::vector<std::string> texts = {"<unk>", "<s>", "</s>", "<0x3C>", "<0x73>", "<0x3E>", "<", "s", ">", "<s", "x"};
+    const std::vector<std::string> texts = {"<unk>", "<s>", "</s>", "<0x3C>", "<0x73>", "<0x3E>",
+                                            "<",     "s",   ">",    "<s",     "x"};
     const std::vector<int32_t> types = {2, 3, 3, 6, 6, 6, 1, 1, 1, 1, 1};
     const std::vector<float> scores = {0, 0, 0, 0, 0, 0, -5, -5, -5, -1, -5};
     std::vector<uint8_t> t(types.size() * 4), sc(scores.size() * 4);
@@ -377,12 +397,13 @@ TEST(VocabPrune, ClosureCoversSpecialTokensTheMergerBuilds) {
     const std::string path = (oiw::test::temp_dir() / "spm-special.gguf").string();
     {
         oiw::GgufWriter w(path);
-        w.set_kvs(oiw::Metadata({{"general.architecture", oiw::GgufValue::make_string("llama")},
-                                 {"tokenizer.ggml.model", oiw::GgufValue::make_string("llama")},
-                                 {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array(texts)},
-                                 {"tokenizer.ggml.scores", oiw::GgufValue::make_array(oiw::GgufType::F32, sc, scores.size())},
-                                 {"tokenizer.ggml.token_type", oiw::GgufValue::make_array(oiw::GgufType::I32, t, types.size())},
-                                 {"tokenizer.ggml.add_space_prefix", oiw::GgufValue::make_bool(false)}}));
+        w.set_kvs(oiw::Metadata(
+            {{"general.architecture", oiw::GgufValue::make_string("llama")},
+             {"tokenizer.ggml.model", oiw::GgufValue::make_string("llama")},
+             {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array(texts)},
+             {"tokenizer.ggml.scores", oiw::GgufValue::make_array(oiw::GgufType::F32, sc, scores.size())},
+             {"tokenizer.ggml.token_type", oiw::GgufValue::make_array(oiw::GgufType::I32, t, types.size())},
+             {"tokenizer.ggml.add_space_prefix", oiw::GgufValue::make_bool(false)}}));
         w.finish();
     }
     const Pruned with = prune(path, {10});

@@ -53,7 +53,11 @@ TEST(VocabPruneCli, JsonReportAndMap) {
     const std::string ids = write_text(dir, "ids.txt", "[1, 500, 600]\n700\n");
     const std::string out = (dir / "out.gguf").string(), map = (dir / "map.json").string();
     std::string text;
-    ASSERT_EQ(run(tool() + " " + kMini + " " + out + " --json --keep-ids " + ids + " --keep-range 300-302 --map-out " + map, &text), 0) << text;
+    ASSERT_EQ(
+        run(tool() + " " + kMini + " " + out + " --json --keep-ids " + ids + " --keep-range 300-302 --map-out " + map,
+            &text),
+        0)
+        << text;
     const auto j = nlohmann::json::parse(text);
     EXPECT_EQ(j.at("n_vocab_before").get<int>(), 1024);
     const int after = j.at("n_vocab_after").get<int>();
@@ -62,9 +66,12 @@ TEST(VocabPruneCli, JsonReportAndMap) {
         << "each kept id is counted once (BOS is requested, so not also 'always kept')";
     EXPECT_EQ(j.at("always_kept").get<int>(), 258);  // <unk>, </s> and the 256 byte tokens
     // F16 rows of 256 elements: 512 bytes per token saved in each of token_embd and output.
-    EXPECT_EQ(j.at("embedding_bytes_before").get<uint64_t>() - j.at("embedding_bytes_after").get<uint64_t>(), (1024u - after) * 512u);
-    EXPECT_EQ(j.at("lm_head_bytes_before").get<uint64_t>() - j.at("lm_head_bytes_after").get<uint64_t>(), (1024u - after) * 512u);
-    EXPECT_EQ(j.at("bytes_per_token_before").get<uint64_t>() - j.at("bytes_per_token_after").get<uint64_t>(), (1024u - after) * 512u)
+    EXPECT_EQ(j.at("embedding_bytes_before").get<uint64_t>() - j.at("embedding_bytes_after").get<uint64_t>(),
+              (1024u - after) * 512u);
+    EXPECT_EQ(j.at("lm_head_bytes_before").get<uint64_t>() - j.at("lm_head_bytes_after").get<uint64_t>(),
+              (1024u - after) * 512u);
+    EXPECT_EQ(j.at("bytes_per_token_before").get<uint64_t>() - j.at("bytes_per_token_after").get<uint64_t>(),
+              (1024u - after) * 512u)
         << "untied: the embedding lookup reads one row, the lm_head all of them";
     EXPECT_EQ(j.at("gathered_tensors"), nlohmann::json::array({"token_embd.weight", "output.weight"}));
     std::ifstream mf(map);
@@ -81,12 +88,16 @@ TEST(VocabPruneCli, DryRunWritesNothingAndCountsTopN) {
     const std::string counts = write_text(dir, "c.txt", "900 5\n901 50\n902 7\n903 1\n");
     const std::string out = (dir / "out.gguf").string();
     std::string text;
-    ASSERT_EQ(run(tool() + " " + kMini + " " + out + " --dry-run --json --counts " + counts + " --top 2", &text), 0) << text;
+    ASSERT_EQ(run(tool() + " " + kMini + " " + out + " --dry-run --json --counts " + counts + " --top 2", &text), 0)
+        << text;
     EXPECT_FALSE(fs::exists(out));
     const auto j = nlohmann::json::parse(text);
     EXPECT_TRUE(j.at("dry_run").get<bool>());
     EXPECT_EQ(j.at("requested").get<int>(), 2);  // 901 and 902
-    ASSERT_EQ(run(tool() + " " + kMini + " " + out + " --counts " + counts + " --top 2 -q --map-out " + (dir / "m.json").string(), &text), 0);
+    ASSERT_EQ(run(tool() + " " + kMini + " " + out + " --counts " + counts + " --top 2 -q --map-out " +
+                      (dir / "m.json").string(),
+                  &text),
+              0);
     std::ifstream mf(dir / "m.json");
     const auto ids = nlohmann::json::parse(mf).at("original_ids");
     EXPECT_NE(std::find(ids.begin(), ids.end(), 901), ids.end());
@@ -151,7 +162,10 @@ TEST(VocabPruneCli, KeepTextMemoryFollowsTheVocabularyNotTheText) {
     for (const std::string& model : {kMini, kGpt2}) {
         std::string want, got;
         ASSERT_EQ(run(tool() + " " + model + " --dry-run --json --keep-text " + small, &want), 0) << want;
-        ASSERT_EQ(run("ulimit -v 393216; " + tool() + " " + model + " --dry-run --json --keep-text " + big + " 2>&1", &got), 0) << got;
+        ASSERT_EQ(
+            run("ulimit -v 393216; " + tool() + " " + model + " --dry-run --json --keep-text " + big + " 2>&1", &got),
+            0)
+            << got;
         const auto w = nlohmann::json::parse(want), g = nlohmann::json::parse(got);
         EXPECT_EQ(g.at("n_vocab_after"), w.at("n_vocab_after")) << model;
         EXPECT_EQ(g.at("requested"), w.at("requested")) << model;
@@ -160,7 +174,8 @@ TEST(VocabPruneCli, KeepTextMemoryFollowsTheVocabularyNotTheText) {
     const std::string word = write_text(dir, "word.txt", "a " + std::string(2u << 20, 'x') + " b\n");
     std::string err;
     EXPECT_EQ(run(tool() + " " + kGpt2 + " --dry-run --keep-text " + word + " 2>&1 >/dev/null", &err), 2);
-    EXPECT_NE(err.find("word.txt: more than 1048576 bytes without a place the tokenizer can be cut"), std::string::npos) << err;
+    EXPECT_NE(err.find("word.txt: more than 1048576 bytes without a place the tokenizer can be cut"), std::string::npos)
+        << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 #endif
 }

@@ -19,9 +19,7 @@ namespace {
 using oiw::vocab::TokenStream;
 using oiw::vocab::Vocab;
 
-Vocab load(const std::string& path) {
-    return Vocab::load(oiw::open_model(path).metadata());
-}
+Vocab load(const std::string& path) { return Vocab::load(oiw::open_model(path).metadata()); }
 
 // Tokenizes every case; returns how many match llama.cpp's ids.
 size_t check_all(const std::string& name) {
@@ -46,7 +44,8 @@ TEST(VocabTokenizer, SpmAddsBosWhenAskedAndParsesSpecialTokens) {
     const Vocab v = load(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"));
     // "Hello world" is 15043 3186 (a case above); <s> and </s> are control tokens 1 and 2.
     EXPECT_EQ(v.tokenize("Hello world", true, false), (std::vector<int32_t>{1, 15043, 3186}));
-    EXPECT_EQ(v.tokenize("</s>Hello world", false, true), (std::vector<int32_t>{2, 15043, 3186}));  // dummy prefix after a special token
+    EXPECT_EQ(v.tokenize("</s>Hello world", false, true),
+              (std::vector<int32_t>{2, 15043, 3186}));  // dummy prefix after a special token
     EXPECT_NE(v.tokenize("</s>", false, false), (std::vector<int32_t>{2}));
 }
 
@@ -86,8 +85,9 @@ TEST(VocabTokenizer, OtherPreTokenizerAndDuplicateTokensAreRefused) {
                                             {"tokenizer.ggml.pre", s("llama-bpe")},
                                             {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})}});
     EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'llama-bpe')"), std::string::npos) << pre;
-    const std::string dup = tokenize_error({{"tokenizer.ggml.model", s("llama")},
-                                            {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b", "a"})}});
+    const std::string dup =
+        tokenize_error({{"tokenizer.ggml.model", s("llama")},
+                        {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b", "a"})}});
     EXPECT_NE(dup.find("duplicate token 'a'"), std::string::npos) << dup;
 }
 
@@ -100,18 +100,29 @@ TEST(VocabTokenizer, ByteToUnicodeIsGpt2Map) {
 
 TEST(VocabTokenizer, Gpt2PretokenizerSplitsLikeTheRegex) {
     const auto w = oiw::vocab::gpt2_pretokenize("Hello, y'all!  3x\n");
-    const std::vector<std::string> want = {"Hello", ",", "\xc4\xa0y", "'", "all", "!", "\xc4\xa0", "\xc4\xa0" "3", "x", "\xc4\x8a"};
+    const std::vector<std::string> want = {"Hello",
+                                           ",",
+                                           "\xc4\xa0y",
+                                           "'",
+                                           "all",
+                                           "!",
+                                           "\xc4\xa0",
+                                           "\xc4\xa0"
+                                           "3",
+                                           "x",
+                                           "\xc4\x8a"};
     EXPECT_EQ(w, want);
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
     using oiw::vocab::decode_utf8;
-    EXPECT_EQ(decode_utf8("a\xc3"), (std::vector<uint32_t>{'a', 0xFFFD}));                   // truncated
-    EXPECT_EQ(decode_utf8("\x80z"), (std::vector<uint32_t>{0xFFFD, 'z'}));                    // stray continuation
-    EXPECT_EQ(decode_utf8("\xf7\xbf\xbf\xbf"), (std::vector<uint32_t>(4, 0xFFFD)));           // above U+10FFFF
-    EXPECT_EQ(decode_utf8("\xc0\xaf"), (std::vector<uint32_t>{0x2F}));                        // overlong: as llama.cpp
+    EXPECT_EQ(decode_utf8("a\xc3"), (std::vector<uint32_t>{'a', 0xFFFD}));           // truncated
+    EXPECT_EQ(decode_utf8("\x80z"), (std::vector<uint32_t>{0xFFFD, 'z'}));           // stray continuation
+    EXPECT_EQ(decode_utf8("\xf7\xbf\xbf\xbf"), (std::vector<uint32_t>(4, 0xFFFD)));  // above U+10FFFF
+    EXPECT_EQ(decode_utf8("\xc0\xaf"), (std::vector<uint32_t>{0x2F}));               // overlong: as llama.cpp
     const Vocab v = load(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf"));
-    EXPECT_EQ(v.tokenize("\xf7\xbf\xbf\xbf", false, false), v.tokenize("\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", false, false));
+    EXPECT_EQ(v.tokenize("\xf7\xbf\xbf\xbf", false, false),
+              v.tokenize("\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", false, false));
 }
 
 // ---- TokenStream: tokenize() of the whole text, in pieces ----
@@ -134,11 +145,42 @@ std::vector<int32_t> streamed(const Vocab& v, std::string_view text, bool add_sp
 // chunks), runs of spaces and newlines, contractions, digits, U+2581 itself, malformed UTF-8,
 // multi-byte letters, spaces and digits (a chunk that ends inside one must not decide a word).
 std::string random_text(std::mt19937& rng, size_t n_pieces) {
-    static const char* const kPieces[] = {
-        "a", "b", "ab", "Hello", " world", " ", "  ", "   ", "\n", "\n\n", "\t", "'s", "'re", "'", "1", "23", " 456",
-        "\xc3\xa9", "\xe2\x80\x94", "\xe2\x96\x81", "\xe2", "\xf0\x9f", "\x80", "\xf0\x9f\x98\x80", "</s>", "<s>",
-        "<|endoftext|>", "<unk>", ".", "!!", " the", "ing", "\xe4\xb8\xad\xe6\x96\x87",
-        "\xf0\xa0\x80\x80" /* U+20000, a letter */, "\xe3\x80\x80" /* U+3000, a space */, "\xd9\xa3" /* U+0663, a digit */};
+    static const char* const kPieces[] = {"a",
+                                          "b",
+                                          "ab",
+                                          "Hello",
+                                          " world",
+                                          " ",
+                                          "  ",
+                                          "   ",
+                                          "\n",
+                                          "\n\n",
+                                          "\t",
+                                          "'s",
+                                          "'re",
+                                          "'",
+                                          "1",
+                                          "23",
+                                          " 456",
+                                          "\xc3\xa9",
+                                          "\xe2\x80\x94",
+                                          "\xe2\x96\x81",
+                                          "\xe2",
+                                          "\xf0\x9f",
+                                          "\x80",
+                                          "\xf0\x9f\x98\x80",
+                                          "</s>",
+                                          "<s>",
+                                          "<|endoftext|>",
+                                          "<unk>",
+                                          ".",
+                                          "!!",
+                                          " the",
+                                          "ing",
+                                          "\xe4\xb8\xad\xe6\x96\x87",
+                                          "\xf0\xa0\x80\x80" /* U+20000, a letter */,
+                                          "\xe3\x80\x80" /* U+3000, a space */,
+                                          "\xd9\xa3" /* U+0663, a digit */};
     std::uniform_int_distribution<size_t> pick(0, std::size(kPieces) - 1);
     std::string t;
     for (size_t i = 0; i < n_pieces; ++i) t += kPieces[pick(rng)];
@@ -162,7 +204,8 @@ void check_stream_equals_tokenize(const std::string& name) {
         for (const bool special : {false, true}) {
             const auto want = v.tokenize(t, special, special);
             for (const auto& chunk : chunkings) {
-                ASSERT_EQ(streamed(v, t, special, special, chunk), want) << name << " chunk " << chunk[0] << ": '" << t << "'";
+                ASSERT_EQ(streamed(v, t, special, special, chunk), want)
+                    << name << " chunk " << chunk[0] << ": '" << t << "'";
                 ++compared;
             }
         }
@@ -180,8 +223,8 @@ TEST(TokenStream, Gpt2InPiecesEqualsWholeText) { check_stream_equals_tokenize("g
 TEST(TokenStream, SpmTokensSpanningSpacesAreNeverCut) {
     const auto s = [](const char* x) { return oiw::GgufValue::make_string(x); };
     const std::string sp = "\xe2\x96\x81";  // U+2581
-    std::vector<std::string> toks = {"<unk>", "<s>", "</s>", "a", "b", "\n", sp, "ab", "a" + sp + "b", sp + sp + sp, sp + "a", "b\n",
-                                     "\nb", "<x>", "x><x"};
+    std::vector<std::string> toks = {"<unk>",        "<s>",        "</s>",   "a",   "b",   "\n",  sp,    "ab",
+                                     "a" + sp + "b", sp + sp + sp, sp + "a", "b\n", "\nb", "<x>", "x><x"};
     std::vector<float> scores;
     std::vector<int32_t> types;
     for (size_t i = 0; i < toks.size(); ++i) {

@@ -1,10 +1,10 @@
 // Header-only CLI11 glue for the tools: usage errors print one line and exit with status 2.
 #pragma once
-#include <string>
 #include <charconv>
+#include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "oiw_version.h"
 
@@ -50,8 +50,8 @@ inline CLI::Validator at_least_one() {
 }  // namespace oiw
 
 // Drop-in replacement for CLI11_PARSE with exit status 2 on usage errors.
-#define OIW_CLI_PARSE(app, argc, argv)                                   \
-    do {                                                                 \
-        int oiw_cli_rc_ = ::oiw::parse_cli((app), (argc), (argv));       \
-        if (oiw_cli_rc_ >= 0) return oiw_cli_rc_;                        \
+#define OIW_CLI_PARSE(app, argc, argv)                             \
+    do {                                                           \
+        int oiw_cli_rc_ = ::oiw::parse_cli((app), (argc), (argv)); \
+        if (oiw_cli_rc_ >= 0) return oiw_cli_rc_;                  \
     } while (0)

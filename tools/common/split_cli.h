@@ -18,11 +18,16 @@ struct SplitCli {
 
 // Adds the split options to `app`.
 inline void add_split_options(CLI::App& app, SplitCli& c) {
-    auto* size = app.add_option("--split-max-size", c.max_size, "write gguf-split shards of at most SIZE tensor bytes each (e.g. 4G, 500M)");
-    auto* count = app.add_option("--split-max-tensors", c.max_tensors, "write gguf-split shards of at most N tensors each")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+    auto* size = app.add_option("--split-max-size", c.max_size,
+                                "write gguf-split shards of at most SIZE tensor bytes each (e.g. 4G, 500M)");
+    auto* count =
+        app.add_option("--split-max-tensors", c.max_tensors, "write gguf-split shards of at most N tensors each")
+            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
     size->excludes(count);
-    app.add_flag("--no-tensor-first-split", c.no_tensor_first_split, "shard 1 holds only the metadata (llama-gguf-split's option)");
-    app.add_option("--shard", c.shard, "K/N: write only shard K of the N shards the split makes (one machine per shard)");
+    app.add_flag("--no-tensor-first-split", c.no_tensor_first_split,
+                 "shard 1 holds only the metadata (llama-gguf-split's option)");
+    app.add_option("--shard", c.shard,
+                   "K/N: write only shard K of the N shards the split makes (one machine per shard)");
 }
 
 // The parsed options. Throws FormatError(Usage) for a bad SIZE or K/N, or --shard /
@@ -33,8 +38,11 @@ inline SplitOptions split_options(const SplitCli& c, bool other_split = false) {
     o.max_tensors = c.max_tensors;
     o.no_tensor_first_split = c.no_tensor_first_split;
     if (c.shard) parse_shard(*c.shard, o);
-    const char* needs_split = o.no_tensor_first_split ? "--no-tensor-first-split" : o.shard && !other_split ? "--shard" : nullptr;
-    if (!o.active() && needs_split) throw FormatError(ErrorKind::Usage, "", needs_split, "needs --split-max-size or --split-max-tensors");
+    const char* needs_split = o.no_tensor_first_split   ? "--no-tensor-first-split"
+                              : o.shard && !other_split ? "--shard"
+                                                        : nullptr;
+    if (!o.active() && needs_split)
+        throw FormatError(ErrorKind::Usage, "", needs_split, "needs --split-max-size or --split-max-tensors");
     return o;
 }
 

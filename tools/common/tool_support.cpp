@@ -6,8 +6,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
@@ -31,7 +31,9 @@ int run_tool(std::string_view tool, const std::function<int()>& body) {
     }
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         const int e = errno;
-        if (!reported) fmt::print(stderr, "{}: error: cannot write to standard output: {}\n", tool, e ? std::strerror(e) : "write error");
+        if (!reported)
+            fmt::print(stderr, "{}: error: cannot write to standard output: {}\n", tool,
+                       e ? std::strerror(e) : "write error");
         return kExitError;
     }
     return rc;
@@ -39,7 +41,8 @@ int run_tool(std::string_view tool, const std::function<int()>& body) {
 
 void write_stdout(std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+        throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
 }
 
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
@@ -67,8 +70,8 @@ GgufValue parse_int_as(GgufType t, const std::string& key, std::string_view s) {
     T v{};
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, 10);
     if (digits.empty() || digits.starts_with('+') || ec != std::errc() || end != digits.data() + digits.size())
-        bad_value(key, fmt::format("'{}' is not a base-10 integer from {} to {} ({})", s, +std::numeric_limits<T>::min(),
-                                   +std::numeric_limits<T>::max(), gguf_type_name(t)));
+        bad_value(key, fmt::format("'{}' is not a base-10 integer from {} to {} ({})", s,
+                                   +std::numeric_limits<T>::min(), +std::numeric_limits<T>::max(), gguf_type_name(t)));
     return GgufValue::make_scalar<T>(t, v);
 }
 
@@ -135,8 +138,12 @@ GgufKV parse_string_array_assignment(std::string_view spec) {
 }
 
 Progress::Progress(std::string label, uint64_t total_items, uint64_t total_bytes)
-    : label_(std::move(label)), total_items_(total_items), total_bytes_(total_bytes), enabled_(is_tty(2)),
-      start_(std::chrono::steady_clock::now()), last_(start_) {}
+    : label_(std::move(label)),
+      total_items_(total_items),
+      total_bytes_(total_bytes),
+      enabled_(is_tty(2)),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 Progress::~Progress() { done(); }
 
@@ -149,7 +156,8 @@ void Progress::update(uint64_t i, uint64_t bytes, std::string_view what) {
     double mbs = secs > 0 ? bytes / 1e6 / secs : 0;
     double eta = (bytes > 0 && total_bytes_ > bytes) ? secs * (double(total_bytes_) / bytes - 1) : 0;
     std::string name(what.substr(0, 40));
-    fmt::print(stderr, "\r\x1b[2K{} [{}/{}] {:<40} {:7.1f} MB/s  ETA {:4.0f}s", label_, i + 1, total_items_, name, mbs, eta);
+    fmt::print(stderr, "\r\x1b[2K{} [{}/{}] {:<40} {:7.1f} MB/s  ETA {:4.0f}s", label_, i + 1, total_items_, name, mbs,
+               eta);
     std::fflush(stderr);
 }
 

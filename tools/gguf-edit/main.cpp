@@ -2,8 +2,8 @@
 //                  [--rename-tensor OLD=NEW] [--split-max-size S | --split-max-tensors N]:
 // metadata surgery; tensor bytes are copied untouched. A split IN is merged (llama-gguf-split
 // --merge); the split options write shards (llama-gguf-split --split).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "converters/edit/gguf_edit.h"
 #include "tools/common/cli_parse.h"
@@ -35,10 +35,11 @@ int run(const Options& o) {
     for (const auto& s : o.rename) plan.renames.push_back(split_rename(s));
     oiw::EditResult r = oiw::write_edited(in, plan, o.out, oiw::split_options(o.split));
     if (r.relaid_out)
-        fmt::print(stderr, "gguf-edit: warning: {}: tensor layout was not canonical; offsets in {} were recomputed\n", o.in, o.out);
+        fmt::print(stderr, "gguf-edit: warning: {}: tensor layout was not canonical; offsets in {} were recomputed\n",
+                   o.in, o.out);
     if (!o.quiet) {
-        fmt::print("{}: {} keys changed, {} added, {} removed, {} tensors renamed\n", oiw::written_text(r.written), r.kv_set, r.kv_added,
-                   r.kv_removed, r.tensors_renamed);
+        fmt::print("{}: {} keys changed, {} added, {} removed, {} tensors renamed\n", oiw::written_text(r.written),
+                   r.kv_set, r.kv_added, r.kv_removed, r.tensors_renamed);
     }
     return oiw::kExitOk;
 }
@@ -47,8 +48,10 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
     Options o;
-    CLI::App app{"gguf-edit: edit GGUF metadata without touching tensor bytes (no edits = byte-exact copy);\n"
-                 "also merges a split model (IN: any shard) and splits one (--split-max-size/--split-max-tensors)", "gguf-edit"};
+    CLI::App app{
+        "gguf-edit: edit GGUF metadata without touching tensor bytes (no edits = byte-exact copy);\n"
+        "also merges a split model (IN: any shard) and splits one (--split-max-size/--split-max-tensors)",
+        "gguf-edit"};
     app.add_option("IN", o.in, "input .gguf")->required();
     app.add_option("OUT", o.out, "output .gguf (written atomically; must not be IN)")->required();
     app.add_option("--set", o.set, "KEY=TYPE:VALUE (TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str)");

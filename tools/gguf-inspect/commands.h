@@ -21,13 +21,15 @@ inline void write_output(const std::string& path, const std::string& text) {
     out.commit();
 }
 
-// gguf-inspect [report] FILE [--json|--markdown] [--full] [--profile NAME] [--bandwidth BW] [--hash [ALGO]] [--html OUT]
+// gguf-inspect [report] FILE [--json|--markdown] [--full] [--profile NAME] [--bandwidth BW] [--hash [ALGO]] [--html
+// OUT]
 int run_report(int argc, char** argv);
 // gguf-inspect FILE.oiw4 [--json] [--hash [ALGO]]: encodings, planes, checksums, bytes per token.
 int run_oiw4_report(const std::string& path, bool json, const std::string& hash);
 // gguf-inspect diff A B [--data] [--json|--html OUT] [--full]
 int run_diff(int argc, char** argv);
-// gguf-inspect hash FILE [--xxh64] [--sha1] [--sha256] [--uuid] [--all] [--no-layer] [-c MANIFEST]: llama-gguf-hash's output.
+// gguf-inspect hash FILE [--xxh64] [--sha1] [--sha256] [--uuid] [--all] [--no-layer] [-c MANIFEST]: llama-gguf-hash's
+// output.
 int run_hash(int argc, char** argv);
 
 }  // namespace oiw::inspect_tool

@@ -18,22 +18,25 @@ namespace oiw::inspect_tool {
 using namespace oiw::inspect;
 
 int run_diff(int argc, char** argv) {
-    CLI::App app{"Compare two GGUF files: metadata, tensors, per-token traffic, and with --data the tensor bytes.\n"
-                 "Exit status: 0 identical, 1 different, 2 error.",
-                 "gguf-inspect diff"};
+    CLI::App app{
+        "Compare two GGUF files: metadata, tensors, per-token traffic, and with --data the tensor bytes.\n"
+        "Exit status: 0 identical, 1 different, 2 error.",
+        "gguf-inspect diff"};
     std::string pa, pb, html, plan, imatrix;
     bool data = false, json = false, full = false;
     std::string color = "auto";
     app.add_option("A", pa, "first GGUF file")->required();
     auto* b_opt = app.add_option("B", pb, "second GGUF file");
-    auto* plan_opt = app.add_option("--plan", plan, "compare A with what `gguf-requant A OUT --plan PLAN` would write (instead of B)")
+    auto* plan_opt = app.add_option("--plan", plan,
+                                    "compare A with what `gguf-requant A OUT --plan PLAN` would write (instead of B)")
                          ->type_name("PLAN")
                          ->excludes(b_opt);
     app.add_option("--imatrix", imatrix, "with --plan: the imatrix the plan was made with (its keys are in the output)")
         ->needs(plan_opt);
     app.add_flag("--data", data, "also compare tensor bytes (reads both files)");
     auto* j = app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
-    app.add_option("--html", html, "write a self-contained HTML page (both type maps, per-layer bytes/token) to OUT; - for stdout")
+    app.add_option("--html", html,
+                   "write a self-contained HTML page (both type maps, per-layer bytes/token) to OUT; - for stdout")
         ->type_name("OUT")
         ->excludes(j);
     app.add_flag("--full", full, "show every array element and every tensor name");
@@ -48,7 +51,8 @@ int run_diff(int argc, char** argv) {
         throw FormatError(ErrorKind::Usage, "", "", std::string(e.what()) + " (see --help)");
     }
 
-    if (pb.empty() && plan.empty()) throw FormatError(ErrorKind::Usage, "", "B", "second file (or --plan PLAN) required");
+    if (pb.empty() && plan.empty())
+        throw FormatError(ErrorKind::Usage, "", "B", "second file (or --plan PLAN) required");
     const Model a = open_model(pa);
     const Model b = plan.empty() ? open_model(pb) : plan_preview(a, read_plan_file(plan), imatrix);
     const Analysis aa = analyze(a), ab = analyze(b);
@@ -57,8 +61,10 @@ int run_diff(int argc, char** argv) {
     o.full = full;
     o.color = want_color(color);
     const DiffReport r{a, aa, b, ab, d, plan.empty() ? "" : plan + " (planned)"};
-    if (!html.empty()) write_output(html, render_diff_html(r, o));
-    else write_stdout(json ? render_diff_json(r, o) : render_diff_table(r, o));
+    if (!html.empty())
+        write_output(html, render_diff_html(r, o));
+    else
+        write_stdout(json ? render_diff_json(r, o) : render_diff_table(r, o));
     return d.identical() ? kExitOk : kExitDiffers;
 }
 

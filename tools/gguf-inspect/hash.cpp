@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "inspect/digest.h"
 #include "inspect/gguf_hash.h"
@@ -34,20 +34,27 @@ struct HashOptions {
 
 // Parses the arguments into `o`; returns -1 to go on, else the exit status (0 after --help / --version).
 int parse(HashOptions& o, int argc, char** argv) {
-    CLI::App app{"Per-tensor and whole-model hashes, exactly as llama.cpp's llama-gguf-hash prints them; -c checks a manifest.\n"
-                 "Exit status: 0 ok, 1 mismatch, 3 manifest has no entry for the file, 4 no known hash type in the manifest,\n"
-                 "5 manifest unreadable, 2 other errors.",
-                 "gguf-inspect hash"};
-    app.add_option("FILE", o.path, "GGUF file, any shard of a split model (hashed as one model), or OIW4 file")->required();
+    CLI::App app{
+        "Per-tensor and whole-model hashes, exactly as llama.cpp's llama-gguf-hash prints them; -c checks a manifest.\n"
+        "Exit status: 0 ok, 1 mismatch, 3 manifest has no entry for the file, 4 no known hash type in the manifest,\n"
+        "5 manifest unreadable, 2 other errors.",
+        "gguf-inspect hash"};
+    app.add_option("FILE", o.path, "GGUF file, any shard of a split model (hashed as one model), or OIW4 file")
+        ->required();
     app.add_flag("--xxh64", o.sel.xxh64, "use xxh64 hash");
     app.add_flag("--sha1", o.sel.sha1, "use sha1 hash");
     app.add_flag("--sha256", o.sel.sha256, "use sha256 hash");
     app.add_flag("--all", o.all, "use all hash (xxh64, sha1, sha256)");
     app.add_flag("--no-layer", o.no_layer, "exclude per layer hash");
     app.add_flag("--uuid", o.sel.uuid, "generate UUIDv5 ID");
-    app.add_option("-c,--check", o.manifest, "verify against a manifest")->type_name("MANIFEST")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.add_flag("--shard-only", o.shard_only, "a shard of a split model: hash this file alone (as llama-gguf-hash does)");
-    app.add_option("--name", o.name, "the file name printed and looked up in the manifest (default: FILE as given), e.g. the source GGUF's for an OIW4 file")
+    app.add_option("-c,--check", o.manifest, "verify against a manifest")
+        ->type_name("MANIFEST")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.add_flag("--shard-only", o.shard_only,
+                 "a shard of a split model: hash this file alone (as llama-gguf-hash does)");
+    app.add_option("--name", o.name,
+                   "the file name printed and looked up in the manifest (default: FILE as given), e.g. the source "
+                   "GGUF's for an OIW4 file")
         ->type_name("NAME");
     app.add_option("--threads", o.threads, "worker threads (default 0: all cores)");
     add_version_flag(app);
@@ -99,11 +106,14 @@ int run_hash(int argc, char** argv) {
     // The model is opened (and validated) before anything but a manifest error is printed.
     std::optional<Oiw4File> oiw4;
     std::optional<Model> model;
-    if (is_oiw4_file(o.path)) oiw4.emplace(Oiw4File::open(o.path));
-    else model.emplace(open_for_hash(o));
+    if (is_oiw4_file(o.path))
+        oiw4.emplace(Oiw4File::open(o.path));
+    else
+        model.emplace(open_for_hash(o));
     const TensorBytes src = oiw4 ? tensor_bytes(*oiw4) : tensor_bytes(*model);
     const GgufHashes h = gguf_hashes(src, sel, o.threads);
-    const GgufHashReport r = render_gguf_hash(o.name.empty() ? o.path : o.name, src, h, sel, check ? &manifest : nullptr, o.manifest);
+    const GgufHashReport r =
+        render_gguf_hash(o.name.empty() ? o.path : o.name, src, h, sel, check ? &manifest : nullptr, o.manifest);
     write_stdout((check ? manifest_header(o.manifest, manifest) : "") + r.text);
     return r.exit_code;
 }

@@ -28,12 +28,15 @@ std::vector<uint64_t> bytes_per_token(const Oiw4File& f) {
     for (size_t i = 0; i < infos.size(); ++i) {
         unsigned __int128 planes = 0;
         for (const auto& p : f.tensors()[i].planes) planes += p.decoded_size;
-        out.push_back(infos[i].n_bytes ? static_cast<uint64_t>(planes * a.tensors[i].bytes_per_token / infos[i].n_bytes) : 0);
+        out.push_back(infos[i].n_bytes ? static_cast<uint64_t>(planes * a.tensors[i].bytes_per_token / infos[i].n_bytes)
+                                       : 0);
     }
     return out;
 }
 
-std::string digest(std::span<const uint8_t> b, const std::string& algo) { return algo == "sha256" ? sha256_hex(b) : xxh3_hex(b); }
+std::string digest(std::span<const uint8_t> b, const std::string& algo) {
+    return algo == "sha256" ? sha256_hex(b) : xxh3_hex(b);
+}
 
 std::string render_json(const Oiw4File& f, const std::vector<uint64_t>& bpt, const std::string& algo) {
     json::Writer w;
@@ -47,7 +50,8 @@ std::string render_json(const Oiw4File& f, const std::vector<uint64_t>& bpt, con
     w.field("metadata_count", static_cast<uint64_t>(f.metadata().size()));
     w.key("provenance");
     w.begin_object();
-    for (const auto& kv : f.provenance()) w.field(kv.key, kv.value.as_string() ? *kv.value.as_string() : kv.value.to_string(64));
+    for (const auto& kv : f.provenance())
+        w.field(kv.key, kv.value.as_string() ? *kv.value.as_string() : kv.value.to_string(64));
     w.end_object();
     uint64_t total = 0;
     for (auto b : bpt) total += b;
@@ -91,31 +95,35 @@ std::string render_json(const Oiw4File& f, const std::vector<uint64_t>& bpt, con
 std::string render_text(const Oiw4File& f, const std::vector<uint64_t>& bpt, const std::string& algo) {
     // Every string from the file (and the path) goes through escape_text: no control byte of a
     // hostile name reaches the terminal.
-    std::string out = fmt::format("{}: OIW4 v1, {} bytes, {} tensors{}, header xxh3 {:016x}\n", escape_text(f.path()), f.file_size(), f.tensors().size(),
-                                  f.compressed() ? ", zstd-compressed planes" : "", f.header_xxh3());
+    std::string out =
+        fmt::format("{}: OIW4 v1, {} bytes, {} tensors{}, header xxh3 {:016x}\n", escape_text(f.path()), f.file_size(),
+                    f.tensors().size(), f.compressed() ? ", zstd-compressed planes" : "", f.header_xxh3());
     out += fmt::format("source: GGUF v{}, {} metadata keys\n", f.gguf_version(), f.metadata().size());
-    for (const auto& kv : f.provenance()) out += fmt::format("  {} = {}\n", escape_text(kv.key), escape_text(kv.value.to_string(8)));
+    for (const auto& kv : f.provenance())
+        out += fmt::format("  {} = {}\n", escape_text(kv.key), escape_text(kv.value.to_string(8)));
     std::map<std::string, std::pair<uint64_t, uint64_t>> by_enc;  // count, bytes per token
     uint64_t total = 0;
-    out += fmt::format("\n{:<32} {:<7} {:<16} {:<10} {:>12}  planes (name offset size xxh3{})\n", "tensor", "type", "shape", "encoding",
-                       "bytes/token", algo.empty() ? "" : " " + algo);
+    out += fmt::format("\n{:<32} {:<7} {:<16} {:<10} {:>12}  planes (name offset size xxh3{})\n", "tensor", "type",
+                       "shape", "encoding", "bytes/token", algo.empty() ? "" : " " + algo);
     for (size_t i = 0; i < f.tensors().size(); ++i) {
         const auto& t = f.tensors()[i];
         std::string planes;
         for (size_t p = 0; p < t.planes.size(); ++p) {
             const auto& pl = t.planes[p];
-            planes += fmt::format("{}{} {} {}{} {:016x}", p ? "; " : "", pl.name, pl.offset, pl.size, pl.codec == Oiw4Codec::None ? "" : " zstd", pl.xxh3);
+            planes += fmt::format("{}{} {} {}{} {:016x}", p ? "; " : "", pl.name, pl.offset, pl.size,
+                                  pl.codec == Oiw4Codec::None ? "" : " zstd", pl.xxh3);
             if (!algo.empty()) planes += " " + digest(f.plane_data(i, p), algo);
         }
-        out += fmt::format("{:<32} {:<7} {:<16} {:<10} {:>12}  {}\n", escape_text(t.info.name), type_name(t.info.type), t.info.shape_string(),
-                           encoding_name(t.encoding), bpt[i], planes);
+        out += fmt::format("{:<32} {:<7} {:<16} {:<10} {:>12}  {}\n", escape_text(t.info.name), type_name(t.info.type),
+                           t.info.shape_string(), encoding_name(t.encoding), bpt[i], planes);
         auto& e = by_enc[std::string(encoding_name(t.encoding))];
         ++e.first;
         e.second += bpt[i];
         total += bpt[i];
     }
     out += "\nby encoding:\n";
-    for (const auto& [enc, e] : by_enc) out += fmt::format("  {:<10} {:>5} tensors {:>14} bytes/token\n", enc, e.first, e.second);
+    for (const auto& [enc, e] : by_enc)
+        out += fmt::format("  {:<10} {:>5} tensors {:>14} bytes/token\n", enc, e.first, e.second);
     out += fmt::format("bytes per token: {}\n", total);
     return out;
 }

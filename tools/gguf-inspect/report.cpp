@@ -3,16 +3,16 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "inspect/audit.h"
 #include "inspect/digest.h"
 #include "inspect/model.h"
 #include "inspect/profile.h"
 #include "inspect/render.h"
-#include "tools/common/cli_parse.h"
 #include "libformat/oiw4/oiw4.h"
+#include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
 
@@ -28,8 +28,10 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--hash" && !(i + 1 < argc && hash_from_name(argv[i + 1]))) args.push_back("--hash=xxh3");
-        else args.push_back(a);
+        if (a == "--hash" && !(i + 1 < argc && hash_from_name(argv[i + 1])))
+            args.push_back("--hash=xxh3");
+        else
+            args.push_back(a);
     }
     return args;
 }
@@ -37,16 +39,18 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
 }  // namespace
 
 int run_report(int argc, char** argv) {
-    CLI::App app{"Audit a GGUF model: tensor types, bytes per token, slow paths on a runtime profile.\n"
-                 "Also: gguf-inspect diff A.gguf B.gguf; gguf-inspect hash FILE (llama-gguf-hash; see --help there).",
-                 "gguf-inspect"};
+    CLI::App app{
+        "Audit a GGUF model: tensor types, bytes per token, slow paths on a runtime profile.\n"
+        "Also: gguf-inspect diff A.gguf B.gguf; gguf-inspect hash FILE (llama-gguf-hash; see --help there).",
+        "gguf-inspect"};
     std::string path, profile_name(kDefaultProfile), bandwidth, hash, html;
     bool json = false, markdown = false, full = false, no_audit = false, list_profiles = false, shard_only = false;
     std::string color = "auto";
     app.add_option("FILE", path, "GGUF file to inspect");
     auto* j = app.add_flag("--json", json, "JSON output (schema: docs/gguf-inspect.md)");
     auto* md = app.add_flag("--markdown", markdown, "Markdown output (exact integers)")->excludes(j);
-    app.add_option("--html", html, "write a self-contained HTML report (type map, bytes/token charts) to OUT; - for stdout")
+    app.add_option("--html", html,
+                   "write a self-contained HTML report (type map, bytes/token charts) to OUT; - for stdout")
         ->type_name("OUT")
         ->excludes(j)
         ->excludes(md);
@@ -54,7 +58,8 @@ int run_report(int argc, char** argv) {
     app.add_option("--profile", profile_name, "runtime profile for the slow-path audit (name or path)")
         ->capture_default_str();
     app.add_flag("--no-audit", no_audit, "skip the slow-path audit");
-    app.add_flag("--shard-only", shard_only, "a shard of a split model: inspect this file alone (split keys shown; other shards not needed)");
+    app.add_flag("--shard-only", shard_only,
+                 "a shard of a split model: inspect this file alone (split keys shown; other shards not needed)");
     app.add_flag("--list-profiles", list_profiles, "list the runtime profiles and exit");
     app.add_option("--bandwidth", bandwidth, "memory bandwidth for the tokens/s ceiling, e.g. 20GB/s");
     app.add_option("--hash", hash, "per-tensor digest of the data bytes: xxh3 (default) or sha256")
@@ -98,7 +103,8 @@ int run_report(int argc, char** argv) {
             return open_model(path);
         } catch (const FormatError& e) {
             if (e.kind() != ErrorKind::BadSplit) throw;
-            throw FormatError(e.kind(), "", "", std::string(e.what()) + " (--shard-only inspects the given file alone)");
+            throw FormatError(e.kind(), "", "",
+                              std::string(e.what()) + " (--shard-only inspects the given file alone)");
         }
     }();
     const Analysis a = analyze(f);

@@ -1,16 +1,16 @@
 // gguf-plan IN.gguf --target SIZE|--target-bpw X|--target-bytes-per-token B|--target-tokens-per-s T
 // [options] -o PLAN: per-tensor types minimising the imatrix-weighted error within a budget.
 #include <chrono>
-#include <memory>
 #include <cstdio>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "converters/planner/errtable.h"
 #include "converters/planner/planner.h"
-#include "libformat/io/text_file.h"
 #include "libformat/escape.h"
 #include "libformat/io/atomic_file.h"
+#include "libformat/io/text_file.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-plan/options.h"
 
@@ -19,11 +19,12 @@ namespace oiw::plan_cli {
 // Measures the error table, with progress on a TTY (stderr; quiet when piped).
 PlanTable measured_table(const Model& in, const ToolOptions& o) {
     std::unique_ptr<Progress> bar;
-    PlanTable t = measure_plan(in, o.types, o.imatrix, o.excluded,
-                               [&](size_t done, size_t total, uint64_t w_done, uint64_t w_total, const std::string& tensor) {
-                                   if (!bar) bar = std::make_unique<Progress>("gguf-plan: measuring", total, w_total * 4);
-                                   bar->update(done - 1, w_done * 4, tensor);
-                               });
+    PlanTable t =
+        measure_plan(in, o.types, o.imatrix, o.excluded,
+                     [&](size_t done, size_t total, uint64_t w_done, uint64_t w_total, const std::string& tensor) {
+                         if (!bar) bar = std::make_unique<Progress>("gguf-plan: measuring", total, w_total * 4);
+                         bar->update(done - 1, w_done * 4, tensor);
+                     });
     if (bar) bar->done();
     return t;
 }
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
         ro.dry_run = true;
         const uint64_t size = prepare_requant(in, ro).file_size;
         if (size != r.file_size)
-            throw FormatError(ErrorKind::BadData, o.in, "plan", fmt::format("predicted {} bytes, gguf-requant plans {}", r.file_size, size));
+            throw FormatError(ErrorKind::BadData, o.in, "plan",
+                              fmt::format("predicted {} bytes, gguf-requant plans {}", r.file_size, size));
         const std::string text = format_plan_file(table, r);
         if (!o.out.empty()) {
             AtomicFile f(o.out, in.files());
@@ -79,11 +81,16 @@ int main(int argc, char** argv) {
         }
         const double t_measure = std::chrono::duration<double>(measured - start).count();
         const double t_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (o.json) fmt::print("{}", format_plan_json(table, r));
-        else if (o.out.empty()) fmt::print("{}", text);
-        fmt::print(stderr, "gguf-plan: {} tensors, predicted {} bytes ({:.4f} bpw, {} bytes/token), error {:.6g} (lower bound {:.6g}); "
-                           "measured in {:.2f} s, planned in {:.3f} s\n",
-                   table.tensors.size(), r.file_size, r.bpw, r.bytes_per_token, r.error, r.lower_bound, t_measure, t_total - t_measure);
+        if (o.json)
+            fmt::print("{}", format_plan_json(table, r));
+        else if (o.out.empty())
+            fmt::print("{}", text);
+        fmt::print(stderr,
+                   "gguf-plan: {} tensors, predicted {} bytes ({:.4f} bpw, {} bytes/token), error {:.6g} (lower bound "
+                   "{:.6g}); "
+                   "measured in {:.2f} s, planned in {:.3f} s\n",
+                   table.tensors.size(), r.file_size, r.bpw, r.bytes_per_token, r.error, r.lower_bound, t_measure,
+                   t_total - t_measure);
         return kExitOk;
     });
 }

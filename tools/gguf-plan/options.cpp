@@ -27,15 +27,15 @@ double parse_size(const std::string& text, const std::string& option) {
     try {
         const double v = inspect::parse_bandwidth(text);
         if (v > 0 && std::isfinite(v)) return v;
-    } catch (const FormatError&) {
-    }
+    } catch (const FormatError&) {}
     throw FormatError(ErrorKind::Usage, "", option, "'" + text + "' is not a size (e.g. 4200000000, 4.2GB, 3.5GiB)");
 }
 
 int parse_options(int argc, char** argv, ToolOptions& o) {
-    CLI::App app{"gguf-plan: per-tensor quantization types that minimise the imatrix-weighted error within a budget\n"
-                 "(the plan is executed by gguf-requant IN OUT --plan PLAN, or llama-quantize --tensor-type-file)",
-                 "gguf-plan"};
+    CLI::App app{
+        "gguf-plan: per-tensor quantization types that minimise the imatrix-weighted error within a budget\n"
+        "(the plan is executed by gguf-requant IN OUT --plan PLAN, or llama-quantize --tensor-type-file)",
+        "gguf-plan"};
     std::string profile, size, bpw, bpt, tps, bandwidth, types, gains;
     std::vector<std::string> pins;
     app.add_option("IN", o.in, "input .gguf")->required();
@@ -46,13 +46,17 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_option("--target-tokens-per-s", tps, "decode speed: with --bandwidth, bytes per token = bandwidth / T");
     app.add_option("--bandwidth", bandwidth, "memory bandwidth for --target-tokens-per-s (20GB/s, 25GiB/s)");
     app.add_option("--imatrix", o.imatrix, "importance matrix (GGUF or legacy .dat); without: unit weights");
-    app.add_option("--types", types, "comma-separated candidate types (default: Q2_K,Q3_K,Q4_K,Q5_K,Q6_K,Q8_0,IQ4_XS + 32-block fallbacks)");
-    app.add_option("--profile", profile, "runtime profile (gguf-inspect's): types without a SIMD dot there are not candidates");
+    app.add_option(
+        "--types", types,
+        "comma-separated candidate types (default: Q2_K,Q3_K,Q4_K,Q5_K,Q6_K,Q8_0,IQ4_XS + 32-block fallbacks)");
+    app.add_option("--profile", profile,
+                   "runtime profile (gguf-inspect's): types without a SIMD dot there are not candidates");
     app.add_option("--pin", pins, "REGEX=TYPE: matching tensors get TYPE (repeatable, first match wins)");
     app.add_option("--tie", o.choose.ties, "REGEX: matching tensors of one layer share a type (repeatable)");
     app.add_option("--gains", gains, "file of REGEX=GAIN lines tried before the default gains");
     bool no_cache = false;
-    app.add_option("--cache", o.cache, "error-table sidecar (default: IN.errtable; re-planning the same input skips the measurement)");
+    app.add_option("--cache", o.cache,
+                   "error-table sidecar (default: IN.errtable; re-planning the same input skips the measurement)");
     app.add_flag("--no-cache", no_cache, "measure, neither read nor write the sidecar");
     app.add_flag("--json", o.json, "the plan as JSON on stdout");
     OIW_CLI_PARSE(app, argc, argv);
@@ -60,13 +64,18 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     return run_tool("gguf-plan", [&] {
         const int n_targets = !size.empty() + !bpw.empty() + !bpt.empty() + !tps.empty();
         if (n_targets != 1)
-            throw FormatError(ErrorKind::Usage, "", "budget", "give exactly one of --target, --target-bpw, --target-bytes-per-token, --target-tokens-per-s");
-        if (!tps.empty() && bandwidth.empty()) throw FormatError(ErrorKind::Usage, "", "--target-tokens-per-s", "needs --bandwidth");
+            throw FormatError(
+                ErrorKind::Usage, "", "budget",
+                "give exactly one of --target, --target-bpw, --target-bytes-per-token, --target-tokens-per-s");
+        if (!tps.empty() && bandwidth.empty())
+            throw FormatError(ErrorKind::Usage, "", "--target-tokens-per-s", "needs --bandwidth");
         PlanBudget& b = o.choose.budget;
         if (!size.empty()) b = {BudgetKind::FileSize, std::floor(parse_size(size, "--target"))};
         if (!bpw.empty()) b = {BudgetKind::Bpw, parse_positive(bpw, "--target-bpw")};
         if (!bpt.empty()) b = {BudgetKind::BytesPerToken, std::floor(parse_size(bpt, "--target-bytes-per-token"))};
-        if (!tps.empty()) b = {BudgetKind::BytesPerToken, std::floor(inspect::parse_bandwidth(bandwidth) / parse_positive(tps, "--target-tokens-per-s"))};
+        if (!tps.empty())
+            b = {BudgetKind::BytesPerToken,
+                 std::floor(inspect::parse_bandwidth(bandwidth) / parse_positive(tps, "--target-tokens-per-s"))};
         std::istringstream list(types);
         for (std::string t; std::getline(list, t, ',');) o.types.push_back(parse_target_type(t, "--types"));
         for (const auto& p : pins) o.choose.pins.push_back(parse_tensor_type_rule(p));

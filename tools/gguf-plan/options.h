@@ -8,12 +8,12 @@
 namespace oiw::plan_cli {
 
 struct ToolOptions {
-    std::string in, out;            // out empty: the plan goes to stdout
-    std::string imatrix;            // --imatrix
-    std::vector<GgmlType> types;    // --types (empty: default_plan_types())
-    std::vector<GgmlType> excluded; // --profile: types without a SIMD dot there
-    ChooseOptions choose;           // budget, gains, pins, ties
-    std::string cache;              // error-table sidecar ("" with --no-cache)
+    std::string in, out;             // out empty: the plan goes to stdout
+    std::string imatrix;             // --imatrix
+    std::vector<GgmlType> types;     // --types (empty: default_plan_types())
+    std::vector<GgmlType> excluded;  // --profile: types without a SIMD dot there
+    ChooseOptions choose;            // budget, gains, pins, ties
+    std::string cache;               // error-table sidecar ("" with --no-cache)
     bool json = false;
 };
 

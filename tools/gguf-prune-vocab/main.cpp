@@ -3,8 +3,8 @@
 // gguf-prune-vocab tokenize MODEL FILE [--no-bos] [--no-escape] [--no-parse-special]
 // Drops unused tokens from the vocabulary, the embeddings and the lm_head (converters/vocab/).
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -53,7 +53,8 @@ int64_t parse_int(const std::string& tok, const std::string& file) {
 // Whitespace-separated ids; '[', ']' and ',' also separate, so `tokenize` output is accepted.
 std::vector<int64_t> read_ids(const std::string& path) {
     std::string text = read_text(path);
-    std::replace_if(text.begin(), text.end(), [](char c) { return c == '[' || c == ']' || c == ','; }, ' ');
+    std::replace_if(
+        text.begin(), text.end(), [](char c) { return c == '[' || c == ']' || c == ','; }, ' ');
     std::istringstream in(text);
     std::vector<int64_t> ids;
     for (std::string tok; in >> tok;) ids.push_back(parse_int(tok, path));
@@ -149,7 +150,8 @@ std::string process_escapes(const std::string& in) {
 int run_tokenize(int argc, char** argv) {
     std::string model, file;
     bool no_bos = false, no_escape = false, no_parse_special = false;
-    CLI::App app{"Print the token ids of a text file as llama.cpp's `llama-tokenize --ids -f FILE` does", "gguf-prune-vocab tokenize"};
+    CLI::App app{"Print the token ids of a text file as llama.cpp's `llama-tokenize --ids -f FILE` does",
+                 "gguf-prune-vocab tokenize"};
     app.add_option("MODEL", model, "model or vocabulary .gguf")->required();
     app.add_option("FILE", file, "text file")->required();
     app.add_flag("--no-bos", no_bos, "do not add BOS even if the model asks for it");
@@ -173,7 +175,9 @@ struct Options {
     oiw::SplitCli split;
 };
 
-uint64_t group_bytes(const oiw::inspect::Analysis& a, oiw::inspect::Group g) { return a.by_group[static_cast<size_t>(g)].n_bytes; }
+uint64_t group_bytes(const oiw::inspect::Analysis& a, oiw::inspect::Group g) {
+    return a.by_group[static_cast<size_t>(g)].n_bytes;
+}
 
 std::string report(const Options& o, const oiw::vocab::PrunePlan& p, const oiw::inspect::Analysis& before,
                    const oiw::inspect::Analysis& after, const std::vector<std::string>& gathered) {
@@ -210,8 +214,8 @@ std::string report(const Options& o, const oiw::vocab::PrunePlan& p, const oiw::
         return w.take() + "\n";
     }
     std::string s = fmt::format("{}{}\n", o.in, o.dry_run ? " (dry run)" : " -> " + o.out);
-    s += fmt::format("  n_vocab      {} -> {} ({} requested, {} always kept, {} added by the closure{})\n", p.n_vocab_before,
-                     p.n_vocab_after, p.requested, p.always_kept, p.closure_added,
+    s += fmt::format("  n_vocab      {} -> {} ({} requested, {} always kept, {} added by the closure{})\n",
+                     p.n_vocab_before, p.n_vocab_after, p.requested, p.always_kept, p.closure_added,
                      p.closure_skipped.empty() ? "" : "; closure skipped: " + p.closure_skipped);
     if (p.merges_before) s += fmt::format("  merges       {} -> {}\n", p.merges_before, p.merges_after);
     s += fmt::format("  embeddings   {} -> {} bytes\n", emb0, emb1);
@@ -224,7 +228,8 @@ std::string report(const Options& o, const oiw::vocab::PrunePlan& p, const oiw::
 
 int run_prune(const Options& o) {
     if (!o.dry_run && o.out.empty()) throw FormatError(ErrorKind::Usage, "", "OUT", "required unless --dry-run");
-    if (o.counts.empty() != (o.top == 0)) throw FormatError(ErrorKind::Usage, "", "--counts/--top", "use them together (--top N >= 1)");
+    if (o.counts.empty() != (o.top == 0))
+        throw FormatError(ErrorKind::Usage, "", "--counts/--top", "use them together (--top N >= 1)");
     const oiw::Model in = oiw::open_model(o.in);
     const oiw::vocab::Vocab v = oiw::vocab::Vocab::load(in.metadata());
     std::vector<int64_t> ids;
@@ -264,7 +269,8 @@ int run_prune(const Options& o) {
         if (map) map->commit();
     }
     if (!o.quiet || o.json)
-        oiw::write_stdout(report(o, plan, oiw::inspect::analyze(in), oiw::inspect::analyze(plan.kvs, plan.tensors), gathered));
+        oiw::write_stdout(
+            report(o, plan, oiw::inspect::analyze(in), oiw::inspect::analyze(plan.kvs, plan.tensors), gathered));
     return oiw::kExitOk;
 }
 
@@ -274,9 +280,10 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "tokenize") == 0)
         return oiw::run_tool("gguf-prune-vocab", [&] { return run_tokenize(argc - 1, argv + 1); });
     Options o;
-    CLI::App app{"gguf-prune-vocab: drop unused tokens from the vocabulary, embeddings and lm_head\n"
-                 "  (subcommand: gguf-prune-vocab tokenize MODEL FILE [--no-bos])",
-                 "gguf-prune-vocab"};
+    CLI::App app{
+        "gguf-prune-vocab: drop unused tokens from the vocabulary, embeddings and lm_head\n"
+        "  (subcommand: gguf-prune-vocab tokenize MODEL FILE [--no-bos])",
+        "gguf-prune-vocab"};
     app.add_option("IN", o.in, "input .gguf")->required();
     app.add_option("OUT", o.out, "output .gguf (written atomically; must not be IN)");
     app.add_option("--keep-ids", o.keep_ids, "file of whitespace-separated token ids to keep");

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
             return v;
         };
         if (o.plan) {  // before writing: the plan as gguf-requant plans it (exit 2, nothing written)
-            const std::string why = plan_mismatch(*o.plan, types_of(job.plan.tensors, [](const TensorPlan& t) { return t.dst_type; }), job.file_size);
+            const std::string why = plan_mismatch(
+                *o.plan, types_of(job.plan.tensors, [](const TensorPlan& t) { return t.dst_type; }), job.file_size);
             if (!why.empty()) throw FormatError(ErrorKind::Usage, "", "--plan", why);
         }
         for (const auto& w : job.plan.warnings) fmt::print(stderr, "gguf-requant: warning: {}\n", w);
@@ -35,19 +36,24 @@ int main(int argc, char** argv) {
             write_requant(in, job, o.out, o.threads,
                           [&](size_t i, uint64_t bytes, std::string_view name) { bar.update(i, bytes, name); });
             bar.done();
-            if (o.plan && !job.split.active()) {  // after writing: the file itself (shards: checked before writing only) (exit 1, the file is left for inspection)
+            if (o.plan && !job.split.active()) {  // after writing: the file itself (shards: checked before writing
+                                                  // only) (exit 1, the file is left for inspection)
                 const Model out = open_model(o.out);
-                const std::string why = plan_mismatch(*o.plan, types_of(out.tensors(), [](const GgufTensorInfo& t) { return t.type; }),
-                                                      std::filesystem::file_size(o.out));
+                const std::string why =
+                    plan_mismatch(*o.plan, types_of(out.tensors(), [](const GgufTensorInfo& t) { return t.type; }),
+                                  std::filesystem::file_size(o.out));
                 if (!why.empty()) {
-                    fmt::print(stderr, "gguf-requant: error: {}: written file differs from the plan: {}\n", escape_text(o.out), why);
+                    fmt::print(stderr, "gguf-requant: error: {}: written file differs from the plan: {}\n",
+                               escape_text(o.out), why);
                     return kExitDiffers;
                 }
             }
             seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         }
-        if (o.json) fmt::print("{}", requant_cli::json_report(o, job, seconds));
-        else if (o.requant.dry_run || is_tty(1)) fmt::print("{}", requant_cli::text_report(o, job, seconds));
+        if (o.json)
+            fmt::print("{}", requant_cli::json_report(o, job, seconds));
+        else if (o.requant.dry_run || is_tty(1))
+            fmt::print("{}", requant_cli::text_report(o, job, seconds));
         return kExitOk;
     });
 }

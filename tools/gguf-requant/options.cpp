@@ -17,16 +17,18 @@ GgufKV parse_override(const std::string& spec) {
     GgufKV kv = parse_kv_assignment(spec);
     const auto eq = spec.find('=');
     if (spec.compare(eq + 1, 4, "int:") == 0)
-        kv.value = GgufValue::make_scalar<uint32_t>(GgufType::U32, static_cast<uint32_t>(std::llabs(*kv.value.as_int())));
+        kv.value =
+            GgufValue::make_scalar<uint32_t>(GgufType::U32, static_cast<uint32_t>(std::llabs(*kv.value.as_int())));
     return kv;
 }
 
 }  // namespace
 
 int parse_options(int argc, char** argv, ToolOptions& o) {
-    CLI::App app{"gguf-requant: convert / requantize a GGUF model with llama-quantize's presets and mixture rules\n"
-                 "(output identical to llama-quantize's, written atomically; the input is never modified)",
-                 "gguf-requant"};
+    CLI::App app{
+        "gguf-requant: convert / requantize a GGUF model with llama-quantize's presets and mixture rules\n"
+        "(output identical to llama-quantize's, written atomically; the input is never modified)",
+        "gguf-requant"};
     std::string preset, output_type, embd_type;
     std::vector<std::string> type_rules, type_files, overrides;
     RequantOptions& r = o.requant;
@@ -34,9 +36,13 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_option("IN", o.in, "input .gguf")->required();
     app.add_option("OUT", o.out, "output .gguf (not needed with --dry-run)");
     std::string plan;
-    app.add_option("--preset", preset, "llama-quantize type: Q4_K_M, Q8_0, ... (an unknown name lists them all; with --plan: the plan's)");
-    app.add_option("--plan", plan, "execute a gguf-plan plan; fails unless every tensor gets its planned type and the file its predicted size");
-    auto* tt = app.add_option("--tensor-type", type_rules, "REGEX=TYPE: tensors whose name matches get TYPE (first match wins)");
+    app.add_option("--preset", preset,
+                   "llama-quantize type: Q4_K_M, Q8_0, ... (an unknown name lists them all; with --plan: the plan's)");
+    app.add_option(
+        "--plan", plan,
+        "execute a gguf-plan plan; fails unless every tensor gets its planned type and the file its predicted size");
+    auto* tt = app.add_option("--tensor-type", type_rules,
+                              "REGEX=TYPE: tensors whose name matches get TYPE (first match wins)");
     auto* tf = app.add_option("--tensor-type-file", type_files, "file of REGEX=TYPE entries separated by whitespace");
     app.add_option("--output-tensor-type", output_type, "type of output.weight");
     app.add_option("--token-embedding-type", embd_type, "type of token_embd.weight");
@@ -44,22 +50,28 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_flag("--pure", p.pure, "no mixture rules: every quantized tensor gets the preset's type");
     app.add_option("--keep", p.keep, "REGEX: copy matching tensors unchanged (repeatable)");
     app.add_option("--imatrix", r.imatrix_path, "importance matrix (GGUF from llama-imatrix, or legacy .dat)");
-    app.add_option("--include-weights", r.include_weights, "use the imatrix only for entries containing this (repeatable)");
-    app.add_option("--exclude-weights", r.exclude_weights, "do not use the imatrix for entries containing this (repeatable)");
+    app.add_option("--include-weights", r.include_weights,
+                   "use the imatrix only for entries containing this (repeatable)");
+    app.add_option("--exclude-weights", r.exclude_weights,
+                   "do not use the imatrix for entries containing this (repeatable)");
     app.add_flag("--allow-requantize", r.allow_requantize, "allow quantized input (dequantized first: lower quality)");
     app.add_option("--override-kv", overrides, "KEY=TYPE:VALUE written to the output metadata (repeatable)");
-    app.add_option("--threads", o.threads, "worker threads (at most the hardware threads and the work available; default: all)")
+    app.add_option("--threads", o.threads,
+                   "worker threads (at most the hardware threads and the work available; default: all)")
         ->check(at_least_one());
-    app.add_flag("--reference-kernels", r.reference_kernels, "use the scalar reference quantizers (benchmark baseline; identical bytes)");
+    app.add_flag("--reference-kernels", r.reference_kernels,
+                 "use the scalar reference quantizers (benchmark baseline; identical bytes)");
     app.add_flag("--dry-run", r.dry_run, "print the plan per tensor and the totals; write nothing");
     app.add_flag("--json", o.json, "report as JSON on stdout");
     SplitCli split;
     add_split_options(app, split);
-    app.add_flag("--keep-split", r.keep_split, "one output shard per input shard, as llama-quantize --keep-split writes them");
+    app.add_flag("--keep-split", r.keep_split,
+                 "one output shard per input shard, as llama-quantize --keep-split writes them");
     OIW_CLI_PARSE(app, argc, argv);
 
     return run_tool("gguf-requant", [&] {
-        if (o.out.empty() && !r.dry_run) throw FormatError(ErrorKind::Usage, "", "OUT", "output path required (or --dry-run)");
+        if (o.out.empty() && !r.dry_run)
+            throw FormatError(ErrorKind::Usage, "", "OUT", "output path required (or --dry-run)");
         if (!plan.empty()) {
             o.plan = read_plan_file(plan);
             if (preset.empty()) preset = o.plan->preset;
@@ -74,7 +86,8 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
         for (const CLI::Option* opt : app.parse_order()) {
             if (opt == tt) p.tensor_types.push_back(parse_tensor_type_rule(type_rules.at(next_rule++)));
             if (opt == tf)
-                for (auto& rule : read_tensor_type_file(type_files.at(next_file++))) p.tensor_types.push_back(std::move(rule));
+                for (auto& rule : read_tensor_type_file(type_files.at(next_file++)))
+                    p.tensor_types.push_back(std::move(rule));
         }
         for (const auto& spec : overrides) r.override_kv.push_back(parse_override(spec));
         r.split = split_options(split, r.keep_split);

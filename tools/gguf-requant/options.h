@@ -10,10 +10,10 @@
 namespace oiw::requant_cli {
 
 struct ToolOptions {
-    std::string in, out;       // OUT may be empty with --dry-run
-    RequantOptions requant;    // everything the engine needs (requant.dry_run: plan only, write nothing)
-    unsigned threads = 0;      // 0: all hardware threads
-    bool json = false;         // report as JSON on stdout
+    std::string in, out;           // OUT may be empty with --dry-run
+    RequantOptions requant;        // everything the engine needs (requant.dry_run: plan only, write nothing)
+    unsigned threads = 0;          // 0: all hardware threads
+    bool json = false;             // report as JSON on stdout
     std::optional<PlanFile> plan;  // --plan: its rules come first; checked before and after writing
 };
 

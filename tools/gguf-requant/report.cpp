@@ -13,15 +13,16 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-double bpw(uint64_t bytes, uint64_t elements) { return elements ? 8.0 * static_cast<double>(bytes) / static_cast<double>(elements) : 0; }
-
-std::string shape_text(const TensorPlan& t) {
-    return "[" + fmt::format("{}", fmt::join(t.shape, ", ")) + "]";
+double bpw(uint64_t bytes, uint64_t elements) {
+    return elements ? 8.0 * static_cast<double>(bytes) / static_cast<double>(elements) : 0;
 }
+
+std::string shape_text(const TensorPlan& t) { return "[" + fmt::format("{}", fmt::join(t.shape, ", ")) + "]"; }
 
 // Output file k (one, or shard k of the split; "OUT" stands for a dry run's missing name).
 std::string out_path(const ToolOptions& o, const RequantJob& job, size_t k) {
-    return output_path(o.out.empty() ? "OUT" : o.out, job.split, static_cast<unsigned>(k), static_cast<unsigned>(job.out_sizes.size()));
+    return output_path(o.out.empty() ? "OUT" : o.out, job.split, static_cast<unsigned>(k),
+                       static_cast<unsigned>(job.out_sizes.size()));
 }
 
 }  // namespace
@@ -42,20 +43,24 @@ std::string text_report(const ToolOptions& o, const RequantJob& job, std::option
             const TensorPlan& t = ts[i];
             s += fmt::format("[{:4}/{:4}] {:<40} {:<18} ", i + 1, ts.size(), escape_text(t.name), shape_text(t));
             if (t.convert())
-                s += fmt::format("{:>7} -> {:<7} {:9.2f} MiB -> {:9.2f} MiB\n", type_name(t.src_type), type_name(t.dst_type),
-                                 t.src_bytes / kMiB, t.dst_bytes / kMiB);
+                s += fmt::format("{:>7} -> {:<7} {:9.2f} MiB -> {:9.2f} MiB\n", type_name(t.src_type),
+                                 type_name(t.dst_type), t.src_bytes / kMiB, t.dst_bytes / kMiB);
             else
                 s += fmt::format("{:>7}    {:<7} {:9.2f} MiB (copy)\n", type_name(t.src_type), "", t.src_bytes / kMiB);
         }
     }
     s += fmt::format("{} -> {}: preset {} (file type {}), {} tensors, {:.2f} M params\n", escape_text(o.in),
-                     o.out.empty() ? "(dry run)" : escape_text(o.out), o.requant.plan.preset->name, job.ftype, ts.size(), job.n_elements / 1e6);
-    s += fmt::format("  model size {:9.2f} MiB ({:.2f} bpw)\n", job.src_bytes / kMiB, bpw(job.src_bytes, job.n_elements));
-    s += fmt::format("  quant size {:9.2f} MiB ({:.2f} bpw), file {} bytes, {:.2f} MiB read per token\n", job.dst_bytes / kMiB,
-                     bpw(job.dst_bytes, job.n_elements), job.file_size, planned_bytes_per_token(job) / kMiB);
+                     o.out.empty() ? "(dry run)" : escape_text(o.out), o.requant.plan.preset->name, job.ftype,
+                     ts.size(), job.n_elements / 1e6);
+    s += fmt::format("  model size {:9.2f} MiB ({:.2f} bpw)\n", job.src_bytes / kMiB,
+                     bpw(job.src_bytes, job.n_elements));
+    s += fmt::format("  quant size {:9.2f} MiB ({:.2f} bpw), file {} bytes, {:.2f} MiB read per token\n",
+                     job.dst_bytes / kMiB, bpw(job.dst_bytes, job.n_elements), job.file_size,
+                     planned_bytes_per_token(job) / kMiB);
     if (job.split.active())
         for (size_t k = 0; k < job.out_sizes.size(); ++k)
-            s += fmt::format("  shard {}/{} {} {} bytes{}\n", k + 1, job.out_sizes.size(), escape_text(out_path(o, job, k)), job.out_sizes[k],
+            s += fmt::format("  shard {}/{} {} {} bytes{}\n", k + 1, job.out_sizes.size(),
+                             escape_text(out_path(o, job, k)), job.out_sizes[k],
                              job.split.writes_shard(k) ? "" : " (not written by this run)");
     if (seconds)
         s += fmt::format("  {:.2f} s, {:.1f} M params/s, {:.1f} MB/s in\n", *seconds, job.n_elements / 1e6 / *seconds,
@@ -68,8 +73,10 @@ std::string json_report(const ToolOptions& o, const RequantJob& job, std::option
     w.begin_object();
     w.field("input", o.in);
     w.key("output");
-    if (o.out.empty() || o.requant.dry_run) w.null();
-    else w.value(o.out);
+    if (o.out.empty() || o.requant.dry_run)
+        w.null();
+    else
+        w.value(o.out);
     w.field("dry_run", o.requant.dry_run);
     w.field("preset", o.requant.plan.preset->name);
     w.field("file_type", job.ftype);

@@ -1,8 +1,8 @@
 // gguf-synth OUT [--n-embd N ...] [--sparse] [--split-max-size S | --split-max-tensors N]: writes a
 // deterministic synthetic llama / MoE model (samples, benchmarks, tests), as one file or as
 // gguf-split shards; --sparse leaves the tensor data as holes (zeros) for scale tests.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "converters/synth/synth.h"
 #include "tools/common/cli_parse.h"
@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
     oiw::SynthOptions o;
     std::string out, type = "F16";
     oiw::SplitCli split;
-    CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights", "gguf-synth"};
+    CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights",
+                 "gguf-synth"};
     app.add_option("OUT", out, "output .gguf")->required();
     app.add_option("--name", o.name, "general.name");
     app.add_option("--n-embd", o.n_embd, "embedding width")->check(oiw::at_least_one());
@@ -27,7 +28,8 @@ int main(int argc, char** argv) {
     app.add_flag("--tied", o.tied, "tie embeddings (no output.weight)");
     app.add_option("--type", type, "matrix type: F32, F16, BF16 or a quantized type (Q8_0, Q4_K, ...)");
     app.add_option("--seed", o.seed, "random seed");
-    app.add_flag("--sparse", o.sparse, "leave the tensor data as holes (zeros): full-size files that cost only their headers on disk");
+    app.add_flag("--sparse", o.sparse,
+                 "leave the tensor data as holes (zeros): full-size files that cost only their headers on disk");
     oiw::add_split_options(app, split);
     OIW_CLI_PARSE(app, argc, argv);
     return oiw::run_tool("gguf-synth", [&] {

@@ -4,8 +4,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <random>
 
 #include "converters/matmul/kernels.h"
@@ -94,7 +94,8 @@ int run_bench(const BenchOptions& o) {
     const Oiw4Planes w{qs.data(), d.data(), rows, cols};
     const double oiw4_bytes = static_cast<double>(qs.size() + d.size() * 4);
     std::vector<Q8Act> acts;
-    for (int v = 0; v < kMaxBatch; ++v) acts.push_back(make_q8_act(random_floats(rng, static_cast<size_t>(cols)).data(), cols));
+    for (int v = 0; v < kMaxBatch; ++v)
+        acts.push_back(make_q8_act(random_floats(rng, static_cast<size_t>(cols)).data(), cols));
     const Q8Act* ap[kMaxBatch];
     for (int v = 0; v < kMaxBatch; ++v) ap[v] = &acts[static_cast<size_t>(v)];
     std::vector<float> y(static_cast<size_t>(rows) * kMaxBatch);
@@ -123,7 +124,8 @@ int run_bench(const BenchOptions& o) {
             q40[i].d = fp32_to_fp16(d[i]);
             std::memcpy(q40[i].qs, &qs[i * 16], 16);
         }
-        const double t = best_time(o.min_time, [&] { q4_0_gemv(best, q40.data(), rows, cols, acts[0], y.data(), threads); });
+        const double t =
+            best_time(o.min_time, [&] { q4_0_gemv(best, q40.data(), rows, cols, acts[0], y.data(), threads); });
         record(fmt::format("q4_0-{}", isa_name(best)), t, macs, static_cast<double>(q40.size() * sizeof(block_q4_0)));
     }
     qs = {};
@@ -140,7 +142,8 @@ int run_bench(const BenchOptions& o) {
                 b.dmin[r] = fp32_to_fp16(0.0005f);
             }
         }
-        const Q8KAct ka = unpack_q8_K(quantize_activation(GgmlType::Q8_K, random_floats(rng, static_cast<size_t>(cols)).data(), cols));
+        const Q8KAct ka = unpack_q8_K(
+            quantize_activation(GgmlType::Q8_K, random_floats(rng, static_cast<size_t>(cols)).data(), cols));
         const Q4Kx8View v{x8.data(), rows, cols};
         const Isa kisa = cpu_runs(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
         const double t = best_time(o.min_time, [&] { q4kx8_gemv(kisa, v, ka, y.data(), threads); });
@@ -155,14 +158,16 @@ int run_bench(const BenchOptions& o) {
         fmt::print("{{\"rows\":{},\"cols\":{},\"read_bandwidth_gbs\":{:.3f},\"kernels\":[", rows, cols, bw);
         for (size_t i = 0; i < results.size(); ++i) {
             const auto& r = results[i];
-            fmt::print("{}{{\"name\":{},\"threads\":{},\"gmacs\":{:.3f},\"weight_gbs\":{:.3f},\"pct_of_bandwidth\":{:.1f}}}",
-                       i ? "," : "", json_str(r.name), r.threads, r.gmacs, r.weight_gbs, r.pct);
+            fmt::print(
+                "{}{{\"name\":{},\"threads\":{},\"gmacs\":{:.3f},\"weight_gbs\":{:.3f},\"pct_of_bandwidth\":{:.1f}}}",
+                i ? "," : "", json_str(r.name), r.threads, r.gmacs, r.weight_gbs, r.pct);
         }
         fmt::print("]}}\n");
     } else {
-        fmt::print("read bandwidth: {:.2f} GB/s ({} threads, streaming sum over {} MiB, best before/after)\n", bw, threads,
-                   o.bandwidth_mib);
-        fmt::print("{}x{}:\n{:<22} {:>7} {:>9} {:>10} {:>8}\n", rows, cols, "kernel", "threads", "GMAC/s", "weight GB/s", "% of bw");
+        fmt::print("read bandwidth: {:.2f} GB/s ({} threads, streaming sum over {} MiB, best before/after)\n", bw,
+                   threads, o.bandwidth_mib);
+        fmt::print("{}x{}:\n{:<22} {:>7} {:>9} {:>10} {:>8}\n", rows, cols, "kernel", "threads", "GMAC/s",
+                   "weight GB/s", "% of bw");
         for (const auto& r : results)
             fmt::print("{:<22} {:>7} {:>9.2f} {:>10.2f} {:>7.1f}%\n", r.name, r.threads, r.gmacs, r.weight_gbs, r.pct);
     }

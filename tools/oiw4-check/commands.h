@@ -1,4 +1,5 @@
-// oiw4-check subcommands: compare (SOURCE CONVERTED, whole models, compare.cpp), self (--self FILE, self.cpp), bench (bench.cpp).
+// oiw4-check subcommands: compare (SOURCE CONVERTED, whole models, compare.cpp), self (--self FILE, self.cpp), bench
+// (bench.cpp).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -8,13 +9,13 @@ namespace oiw::check {
 
 struct CompareOptions {
     std::string source, converted;
-    std::string tensor_regex;          // empty: every tensor of both models
+    std::string tensor_regex;  // empty: every tensor of both models
     int vectors = 4;
     uint64_t seed = 1;
-    std::string activations;           // raw little-endian f32 file (empty: seeded vectors)
+    std::string activations;                    // raw little-endian f32 file (empty: seeded vectors)
     std::map<std::string, double> max_rel_rms;  // per converted kind: overrides the kernel table's limit
     bool json = false;
-    int threads = 0;                   // 0: hardware threads
+    int threads = 0;  // 0: hardware threads
 };
 int run_compare(const CompareOptions& o);
 

@@ -81,7 +81,8 @@ std::vector<float> load_activations(const std::string& path) {
     std::memcpy(v.data(), b.data(), b.size());
     for (size_t i = 0; i < v.size(); ++i)
         if (!std::isfinite(v[i]))
-            throw FormatError(ErrorKind::BadData, path, fmt::format("float {}", i), fmt::format("is {} (activations must be finite)", v[i]));
+            throw FormatError(ErrorKind::BadData, path, fmt::format("float {}", i),
+                              fmt::format("is {} (activations must be finite)", v[i]));
     return v;
 }
 
@@ -248,7 +249,8 @@ void kind_json(json::Writer& w, std::string_view key, const TensorEntry* e) {
     e ? w.value(e->kind) : w.null();
 }
 
-void print_json(const CompareOptions& o, const std::vector<Row>& rows, const std::map<std::string, Sum>& per, const Sum& all) {
+void print_json(const CompareOptions& o, const std::vector<Row>& rows, const std::map<std::string, Sum>& per,
+                const Sum& all) {
     json::Writer w;
     w.begin_object();
     w.field("source", o.source);
@@ -292,7 +294,8 @@ void print_text(const std::vector<Row>& rows, const std::map<std::string, Sum>& 
         const std::string name = escape_text(r.name());
         const std::string src = r.src ? r.src_kind() : "-", dst = r.dst ? r.dst_kind() : "-";
         if (!r.matrix || !r.exact.present) {
-            fmt::print("{:<40} {:>6} -> {:<9} {:>11} {:>11} {:>11} {:>11}  {}\n", name, src, dst, "", "", "", "", r.verdict);
+            fmt::print("{:<40} {:>6} -> {:<9} {:>11} {:>11} {:>11} {:>11}  {}\n", name, src, dst, "", "", "", "",
+                       r.verdict);
             continue;
         }
         fmt::print("{:<40} {:>6} -> {:<9} {:>11.4e} {:>11.4e} {:>11.8f} {:>11.4e}  {}{}\n", name, src, dst,
@@ -300,8 +303,10 @@ void print_text(const std::vector<Row>& rows, const std::map<std::string, Sum>& 
                    r.limit < 0 ? "" : fmt::format(" (limit {:.3g})", r.limit));
     }
     for (const auto& [k, s] : per)
-        fmt::print("summary {:<9} {} tensors, {} bit-identical, worst rRMS exact {:.4e} integer {:.4e}, min cosine {:.8f}, {} failed\n",
-                   k, s.n, s.identical, s.worst_exact, s.worst_integer, s.min_cos, s.failed);
+        fmt::print(
+            "summary {:<9} {} tensors, {} bit-identical, worst rRMS exact {:.4e} integer {:.4e}, min cosine {:.8f}, {} "
+            "failed\n",
+            k, s.n, s.identical, s.worst_exact, s.worst_integer, s.min_cos, s.failed);
     fmt::print("overall: {} tensors, {} bit-identical, {} failed ({} missing in converted, {} extra)\n", all.n,
                all.identical, all.failed, all.missing, all.extra);
 }

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
         BenchOptions o;
         CLI::App app{"oiw4-check bench: read bandwidth, then GMAC/s of each GEMV kernel", "oiw4-check bench"};
         app.add_option("--rows", o.rows, "matrix rows")->check(CLI::Range(int64_t{8}, int64_t{1} << 22));
-        app.add_option("--cols", o.cols, "matrix columns (a multiple of 256)")->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
+        app.add_option("--cols", o.cols, "matrix columns (a multiple of 256)")
+            ->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
         app.add_option("--threads", o.threads, "threads (0: all cores)");
         app.add_option("--bandwidth-mib", o.bandwidth_mib, "buffer of the read-bandwidth measurement (MiB)")
             ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
             s.seed = c.seed;
             return run_self(s);
         }
-        if (files.size() != 2) throw oiw::FormatError(oiw::ErrorKind::Usage, "", "", "expected SOURCE CONVERTED, --self FILE or bench");
+        if (files.size() != 2)
+            throw oiw::FormatError(oiw::ErrorKind::Usage, "", "", "expected SOURCE CONVERTED, --self FILE or bench");
         c.source = files[0];
         c.converted = files[1];
         for (const auto& l : limits) {

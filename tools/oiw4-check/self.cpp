@@ -26,7 +26,8 @@ using namespace matmul;
 
 // The operands one tensor offers the kernels (views, or buffers owned here).
 struct Operands {
-    Operands(std::string n, std::string k, int64_t r, int64_t c) : name(std::move(n)), kind(std::move(k)), rows(r), cols(c) {}
+    Operands(std::string n, std::string k, int64_t r, int64_t c)
+        : name(std::move(n)), kind(std::move(k)), rows(r), cols(c) {}
     std::string name, kind;
     int64_t rows = 0, cols = 0;
     const block_q4_0* q40 = nullptr;  // Q4_0 rows, when the tensor is Q4_0
@@ -68,7 +69,8 @@ bool from_ggml(GgmlType type, const uint8_t* bytes, Operands& op) {
 }
 
 // Bit-identity of got[0..n) and ref[0..n); names the first differing row.
-void expect_same(const std::string& what, const float* got, const float* ref, int64_t n, std::vector<std::string>& bad) {
+void expect_same(const std::string& what, const float* got, const float* ref, int64_t n,
+                 std::vector<std::string>& bad) {
     for (int64_t i = 0; i < n; ++i) {
         if (std::memcmp(&got[i], &ref[i], 4) != 0) {
             bad.push_back(fmt::format("{} row {}: {} vs reference {}", what, i, got[i], ref[i]));
@@ -101,8 +103,8 @@ std::vector<std::string> check_operands(const Operands& op, std::mt19937_64& rng
                 for (const bool two : {false, true}) {
                     if (two && b != 1) continue;
                     oiw4_gemv(isa, op.w4, ap, b, got.data(), threads, two);
-                    expect_same(fmt::format("oiw4-{}-b{}{}", isa_name(isa), b, two ? "-2row" : ""), got.data(), ref.data(),
-                                rows * b, bad);
+                    expect_same(fmt::format("oiw4-{}-b{}{}", isa_name(isa), b, two ? "-2row" : ""), got.data(),
+                                ref.data(), rows * b, bad);
                 }
             }
         }
@@ -146,7 +148,9 @@ void for_each_operands(const std::string& path, Fn&& fn) {
                     op.w4 = Oiw4Planes{v.qs, v.d, v.rows, v.cols};
                     break;
                 }
-                case Oiw4Encoding::Q4Kx8: op.x8 = Q4Kx8View{reinterpret_cast<const block_q4_Kx8*>(data), op.rows, op.cols}; break;
+                case Oiw4Encoding::Q4Kx8:
+                    op.x8 = Q4Kx8View{reinterpret_cast<const block_q4_Kx8*>(data), op.rows, op.cols};
+                    break;
                 case Oiw4Encoding::Q4Kx8Il4: ok = false; break;  // no optimized kernel reads interleave 4
             }
             if (ok) fn(op);
@@ -173,7 +177,8 @@ int run_self(const SelfOptions& o) {
         ++checked;
         failed += !bad.empty();
         for (const auto& b : bad) lines.push_back(op.name + ": " + b);
-        if (!o.json) fmt::print("{:<40} {:<6} {}\n", escape_text(op.name), op.kind, bad.empty() ? "bit-identical" : "DIFFERS");
+        if (!o.json)
+            fmt::print("{:<40} {:<6} {}\n", escape_text(op.name), op.kind, bad.empty() ? "bit-identical" : "DIFFERS");
     });
     if (o.json) {
         fmt::print("{{\"file\":{},\"isa\":{},\"tensors_checked\":{},\"failed\":{},\"failures\":[", json_str(o.file),

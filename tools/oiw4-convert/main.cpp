@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "converters/repack/oiw4_convert.h"
 #include "inspect/json.h"
@@ -32,11 +32,12 @@ struct Options {
     int compress = 0;  // zstd level; 0: not compressing
     unsigned threads = 0;
     std::string max_output_size = "1T";  // --decompress: planes may decode to at most this
-    SplitCli split;    // --to-gguf: write gguf-split shards
+    SplitCli split;                      // --to-gguf: write gguf-split shards
 };
 
 void need_files(const Options& o, size_t n, const char* usage) {
-    if (o.files.size() != n) throw FormatError(ErrorKind::Usage, "", "", fmt::format("expected {} (see --help)", usage));
+    if (o.files.size() != n)
+        throw FormatError(ErrorKind::Usage, "", "", fmt::format("expected {} (see --help)", usage));
 }
 
 std::string human(uint64_t b) {
@@ -45,7 +46,9 @@ std::string human(uint64_t b) {
     return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
 }
 
-double ratio(const CodecTotals& t) { return t.stored ? static_cast<double>(t.decoded) / static_cast<double>(t.stored) : 1.0; }
+double ratio(const CodecTotals& t) {
+    return t.stored ? static_cast<double>(t.decoded) / static_cast<double>(t.stored) : 1.0;
+}
 
 void json_totals(json::Writer& j, const CodecTotals& t) {
     j.field("planes", t.planes);
@@ -60,8 +63,10 @@ void print_plan(const Options& o, const Model& in, const Oiw4Plan& plan) {
         j.begin_object();
         j.field("input", o.files[0]);
         j.key("output");
-        if (o.dry_run) j.null();
-        else j.value(o.files[1]);
+        if (o.dry_run)
+            j.null();
+        else
+            j.value(o.files[1]);
         j.field("dry_run", o.dry_run);
         j.key("tensors");
         j.begin_array();
@@ -95,7 +100,8 @@ void print_plan(const Options& o, const Model& in, const Oiw4Plan& plan) {
         return;
     }
     if (!o.dry_run) {
-        fmt::print("wrote {}: {} tensors, {} ({} bytes)\n", escape_text(o.files[1]), plan.tensors.size(), human(plan.out_size), plan.out_size);
+        fmt::print("wrote {}: {} tensors, {} ({} bytes)\n", escape_text(o.files[1]), plan.tensors.size(),
+                   human(plan.out_size), plan.out_size);
         return;
     }
     std::map<std::string, int> count;
@@ -104,13 +110,14 @@ void print_plan(const Options& o, const Model& in, const Oiw4Plan& plan) {
         std::string planes;
         for (const auto& p : tp.planes) planes += fmt::format("{}{} {}", planes.empty() ? "" : ", ", p.name, p.size);
         const std::string enc = std::string(encoding_name(tp.encoding)) + (tp.requant ? " (requant)" : "");
-        fmt::print("{:<32} {:<7} {:<20} -> {:<16} {}\n", escape_text(t.name), type_name(t.type), t.shape_string(), enc, planes);
+        fmt::print("{:<32} {:<7} {:<20} -> {:<16} {}\n", escape_text(t.name), type_name(t.type), t.shape_string(), enc,
+                   planes);
         ++count[enc];
     }
     std::string by;
     for (const auto& [e, n] : count) by += fmt::format("{}{} {}", by.empty() ? "" : ", ", n, e);
-    fmt::print("{} tensors ({}): {} ({} bytes) -> {} ({} bytes)\n", plan.tensors.size(), by, human(in.file_size()), in.file_size(),
-               human(plan.out_size), plan.out_size);
+    fmt::print("{} tensors ({}): {} ({} bytes) -> {} ({} bytes)\n", plan.tensors.size(), by, human(in.file_size()),
+               in.file_size(), human(plan.out_size), plan.out_size);
 }
 
 // Planes and bytes per encoding and in total; ratio = decoded / compressed bytes.
@@ -128,8 +135,10 @@ void print_codec(const Options& o, const CodecReport& r, unsigned threads) {
         j.field("input", o.files[0]);
         j.field("output", o.files[1]);
         j.key("level");
-        if (o.decompress) j.null();
-        else j.value(o.compress);
+        if (o.decompress)
+            j.null();
+        else
+            j.value(o.compress);
         j.field("threads", threads);
         j.key("encodings");
         j.begin_array();
@@ -148,8 +157,9 @@ void print_codec(const Options& o, const CodecReport& r, unsigned threads) {
         fmt::print("{}\n", j.str());
         return;
     }
-    fmt::print("{} {} -> {} (zstd{}, {} thread{})\n", o.decompress ? "decompressed" : "compressed", escape_text(o.files[0]),
-               escape_text(o.files[1]), o.decompress ? "" : fmt::format(" level {}", o.compress), threads, threads == 1 ? "" : "s");
+    fmt::print("{} {} -> {} (zstd{}, {} thread{})\n", o.decompress ? "decompressed" : "compressed",
+               escape_text(o.files[0]), escape_text(o.files[1]),
+               o.decompress ? "" : fmt::format(" level {}", o.compress), threads, threads == 1 ? "" : "s");
     fmt::print("{:<10} {:>7} {:>16} {:>16} {:>8}\n", "encoding", "planes", "decoded bytes", "compressed", "ratio");
     const auto row = [](const std::string& name, const CodecTotals& t) {
         fmt::print("{:<10} {:>7} {:>16} {:>16} {:>8.3f}\n", name, t.planes, t.decoded, t.stored, ratio(t));
@@ -163,7 +173,8 @@ int verify(const Options& o) {
     const Oiw4File f = Oiw4File::open(o.files[0]);
     const auto bad = verify_planes(f);
     for (const auto& m : bad)
-        fmt::print(stderr, "oiw4-convert: {}: tensor '{}' plane '{}': checksum mismatch\n", escape_text(f.path()), escape_text(m.tensor), m.plane);
+        fmt::print(stderr, "oiw4-convert: {}: tensor '{}' plane '{}': checksum mismatch\n", escape_text(f.path()),
+                   escape_text(m.tensor), m.plane);
     uint64_t planes = 0;
     for (const auto& t : f.tensors()) planes += t.planes.size();
     if (o.json) {
@@ -186,7 +197,8 @@ int verify(const Options& o) {
         j.end_object();
         fmt::print("{}\n", j.str());
     } else if (bad.empty()) {
-        fmt::print("{}: ok ({} tensors, {} planes, header checksum {:016x})\n", escape_text(f.path()), f.tensors().size(), planes, f.header_xxh3());
+        fmt::print("{}: ok ({} tensors, {} planes, header checksum {:016x})\n", escape_text(f.path()),
+                   f.tensors().size(), planes, f.header_xxh3());
     }
     return bad.empty() ? kExitOk : kExitDiffers;
 }
@@ -205,7 +217,8 @@ int to_gguf(const Options& o) {
     const Oiw4File f = Oiw4File::open(o.files[0]);
     const ToGgufResult r = write_gguf_from_oiw4(f, o.files[1], split_options(o.split));
     for (const auto& w : r.warnings) fmt::print(stderr, "oiw4-convert: warning: {}\n", escape_text(w));
-    if (!r.mismatch.empty()) fmt::print(stderr, "oiw4-convert: {}: {}\n", escape_text(f.path()), escape_text(r.mismatch));
+    if (!r.mismatch.empty())
+        fmt::print(stderr, "oiw4-convert: {}: {}\n", escape_text(f.path()), escape_text(r.mismatch));
     const int rc = r.mismatch.empty() ? kExitOk : kExitDiffers;
     if (o.json) {
         json::Writer j;
@@ -217,8 +230,10 @@ int to_gguf(const Options& o) {
         j.field("tensors_checked", r.tensors_checked);
         j.field("identical_to_source", r.identical_to_source);
         j.key("mismatch");
-        if (r.mismatch.empty()) j.null();
-        else j.value(r.mismatch);
+        if (r.mismatch.empty())
+            j.null();
+        else
+            j.value(r.mismatch);
         j.key("warnings");
         j.begin_array();
         for (const auto& w : r.warnings) j.value(w);
@@ -243,10 +258,12 @@ int codec(const Options& o) {
         for (const auto& t : f.tensors())
             for (const auto& p : t.planes) decoded += p.decoded_size;
         if (decoded > cap)
-            throw FormatError(ErrorKind::TooLarge, o.files[0], "",
-                              fmt::format("its planes decode to {} bytes ({}x the {}-byte file), more than --max-output-size {}; raise it if "
-                                          "that is expected",
-                                          decoded, decoded / std::max<uint64_t>(1, f.file_size()), f.file_size(), o.max_output_size));
+            throw FormatError(
+                ErrorKind::TooLarge, o.files[0], "",
+                fmt::format(
+                    "its planes decode to {} bytes ({}x the {}-byte file), more than --max-output-size {}; raise it if "
+                    "that is expected",
+                    decoded, decoded / std::max<uint64_t>(1, f.file_size()), f.file_size(), o.max_output_size));
     }
     CodecOptions co;
     co.level = o.compress;
@@ -262,7 +279,8 @@ int codec(const Options& o) {
 int run(const Options& o) {
     if (o.to_gguf) return to_gguf(o);
     if (split_options(o.split).active())
-        throw FormatError(ErrorKind::Usage, "", "--split-max-size/--split-max-tensors/--shard", "only with --to-gguf (OIW4 files are not split)");
+        throw FormatError(ErrorKind::Usage, "", "--split-max-size/--split-max-tensors/--shard",
+                          "only with --to-gguf (OIW4 files are not split)");
     if (o.verify) return verify(o);
     if (o.compress || o.decompress) return codec(o);
     need_files(o, o.dry_run ? (o.files.size() == 1 ? 1 : 2) : 2, "IN.gguf OUT.oiw4");
@@ -286,16 +304,21 @@ int main(int argc, char** argv) {
     CLI::App app{"Convert GGUF models to the OIW4 pre-packed layout (docs/OIW4.md) and back.", "oiw4-convert"};
     Options o;
     app.add_option("FILES", o.files, "IN.gguf OUT.oiw4 | IN.oiw4 OUT.gguf (--to-gguf) | FILE (--verify)");
-    app.add_option("--encode", o.encode, "REGEX=ENC: encoding of matching tensors (raw oiw4 q4kx8 q4kx8-il4); first match wins");
+    app.add_option("--encode", o.encode,
+                   "REGEX=ENC: encoding of matching tensors (raw oiw4 q4kx8 q4kx8-il4); first match wins");
     app.add_option("--requant", o.requant, "REGEX=oiw4: dequantize matching tensors of any type and quantize to oiw4");
     app.add_flag("--dry-run", o.dry_run, "print the plan and sizes, write nothing");
     auto* tg = app.add_flag("--to-gguf", o.to_gguf, "convert IN.oiw4 back to GGUF");
-    auto* cz = app.add_flag("--compress{3}", o.compress, "zstd-compress every plane, one frame each (level 1..22, default 3)");
+    auto* cz =
+        app.add_flag("--compress{3}", o.compress, "zstd-compress every plane, one frame each (level 1..22, default 3)");
     auto* dz = app.add_flag("--decompress", o.decompress, "decode every zstd plane");
     auto* vf = app.add_flag("--verify", o.verify, "recompute every plane checksum (exit 1 on a mismatch)");
-    app.add_option("--threads", o.threads, "--compress/--decompress worker threads (at most the hardware threads and the planes; default: all)");
+    app.add_option(
+        "--threads", o.threads,
+        "--compress/--decompress worker threads (at most the hardware threads and the planes; default: all)");
     app.add_option("--max-output-size", o.max_output_size,
-                   "--decompress: refuse a file whose planes decode to more than SIZE bytes (K, M, G, T: powers of 1000; default 1T)");
+                   "--decompress: refuse a file whose planes decode to more than SIZE bytes (K, M, G, T: powers of "
+                   "1000; default 1T)");
     app.add_flag("--json", o.json, "report as JSON");
     add_split_options(app, o.split);
     for (auto* a : {tg, cz, dz, vf})

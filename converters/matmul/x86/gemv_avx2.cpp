@@ -53,8 +53,8 @@ inline void row_nv(const uint8_t* qs, DScale dscale, const ActView* acts, int64_
 }
 
 // Two oiw4 rows sharing each activation load.
-inline void rows2(const uint8_t* q0, const float* d0, const uint8_t* q1, const float* d1, const ActView& a,
-                  int64_t nb, float* y0, float* y1) {
+inline void rows2(const uint8_t* q0, const float* d0, const uint8_t* q1, const float* d1, const ActView& a, int64_t nb,
+                  float* y0, float* y1) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t b = 0; b < nb; ++b) {
@@ -78,18 +78,19 @@ void oiw4_rows_nv(const Oiw4Planes& w, const ActView* acts, float* y, int64_t r0
     for (int64_t r = r0; r < r1; ++r) {
         const float* d = w.d + r * nb;
         float out[NV];
-        row_nv<NV>(w.qs + r * nb * 16, [d](int64_t b) { return d[b]; }, acts, nb, out);
+        row_nv<NV>(
+            w.qs + r * nb * 16, [d](int64_t b) { return d[b]; }, acts, nb, out);
         for (int v = 0; v < NV; ++v) y[v * w.rows + r] = out[v];
     }
 }
 
 }  // namespace
 
-void oiw4_rows(const Oiw4Planes& w, const ActView* acts, int nvec, float* y, int64_t r0, int64_t r1,
-               bool two_row) {
+void oiw4_rows(const Oiw4Planes& w, const ActView* acts, int nvec, float* y, int64_t r0, int64_t r1, bool two_row) {
     const int64_t nb = (w.cols / 32);
     split_rows(
-        nvec, two_row, r0, r1, [&](auto nv, int64_t a, int64_t b) { oiw4_rows_nv<decltype(nv)::value>(w, acts, y, a, b); },
+        nvec, two_row, r0, r1,
+        [&](auto nv, int64_t a, int64_t b) { oiw4_rows_nv<decltype(nv)::value>(w, acts, y, a, b); },
         [&](int64_t i, int64_t j) {
             rows2(w.qs + i * nb * 16, w.d + i * nb, w.qs + j * nb * 16, w.d + j * nb, acts[0], nb, &y[i], &y[j]);
         });
@@ -175,15 +176,16 @@ void q4kx8_groups(const Q4Kx8View& w, const KActView& a, float* y, int64_t g0, i
             // Min term, lanes = rows: sumi[r] = sum_s msum[s] * mn[s][r].
             __m256i sumi = _mm256_setzero_si256();
             for (int t = 0; t < 4; ++t) {
-                const __m256i mpair = _mm256_cvtepu8_epi16(
-                    _mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(mn[2 * t])),
-                                      _mm_cvtsi64_si128(static_cast<long long>(mn[2 * t + 1]))));
+                const __m256i mpair =
+                    _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(mn[2 * t])),
+                                                           _mm_cvtsi64_si128(static_cast<long long>(mn[2 * t + 1]))));
                 const uint32_t ms = static_cast<uint16_t>(a.msum[x * 8 + 2 * t]) |
                                     (static_cast<uint32_t>(static_cast<uint16_t>(a.msum[x * 8 + 2 * t + 1])) << 16);
                 sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(mpair, _mm256_set1_epi32(static_cast<int>(ms))));
             }
             const __m256 yd = _mm256_set1_ps(yb.d);
-            const __m256 dv = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(B.d))), yd);
+            const __m256 dv =
+                _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(B.d))), yd);
             const __m256 dmv =
                 _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(B.dmin))), yd);
             sumf = _mm256_sub_ps(sumf, _mm256_mul_ps(dmv, _mm256_cvtepi32_ps(sumi)));
@@ -192,12 +194,14 @@ void q4kx8_groups(const Q4Kx8View& w, const KActView& a, float* y, int64_t g0, i
             // Scale pairs per j: 32-bit element r = (sc[2j][r], sc[2j+1][r]) as int16.
             __m256i spair[4];
             for (int j = 0; j < 4; ++j) {
-                spair[j] = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(sc[2 * j])),
-                                                                  _mm_cvtsi64_si128(static_cast<long long>(sc[2 * j + 1]))));
+                spair[j] =
+                    _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(_mm_cvtsi64_si128(static_cast<long long>(sc[2 * j])),
+                                                           _mm_cvtsi64_si128(static_cast<long long>(sc[2 * j + 1]))));
             }
             for (int h = 0; h < 2; ++h) {  // rows 4h..4h+3: 32-byte slot h of each 64-byte chunk
                 __m256i pa02 = _mm256_setzero_si256(), pb02 = pa02, pa13 = pa02, pb13 = pa02;
-                const __m256i idx02 = _mm256_setr_epi32(4 * h, 4 * h, 4 * h, 4 * h, 4 * h + 2, 4 * h + 2, 4 * h + 2, 4 * h + 2);
+                const __m256i idx02 =
+                    _mm256_setr_epi32(4 * h, 4 * h, 4 * h, 4 * h, 4 * h + 2, 4 * h + 2, 4 * h + 2, 4 * h + 2);
                 const __m256i idx13 = _mm256_add_epi32(idx02, _mm256_set1_epi32(1));
                 for (int j = 0; j < 4; ++j) {
                     __m256i l02 = _mm256_setzero_si256(), h02 = l02, l13 = l02, h13 = l02;
@@ -219,14 +223,14 @@ void q4kx8_groups(const Q4Kx8View& w, const KActView& a, float* y, int64_t g0, i
                     pa13 = _mm256_add_epi32(pa13, _mm256_madd_epi16(_mm256_unpacklo_epi16(l13, h13), s13));
                     pb13 = _mm256_add_epi32(pb13, _mm256_madd_epi16(_mm256_unpackhi_epi16(l13, h13), s13));
                 }
-                const __m256i rows[4] = {_mm256_permute2x128_si256(pa02, pb02, 0x20),
-                                         _mm256_permute2x128_si256(pa13, pb13, 0x20),
-                                         _mm256_permute2x128_si256(pa02, pb02, 0x31),
-                                         _mm256_permute2x128_si256(pa13, pb13, 0x31)};
+                const __m256i rows[4] = {
+                    _mm256_permute2x128_si256(pa02, pb02, 0x20), _mm256_permute2x128_si256(pa13, pb13, 0x20),
+                    _mm256_permute2x128_si256(pa02, pb02, 0x31), _mm256_permute2x128_si256(pa13, pb13, 0x31)};
                 for (int i = 0; i < 4; ++i) {
                     const int r = 4 * h + i;
                     const __m256 s = _mm256_load_ps(sums[r]);
-                    _mm256_store_ps(sums[r], _mm256_add_ps(s, _mm256_mul_ps(_mm256_set1_ps(dr[r]), _mm256_cvtepi32_ps(rows[i]))));
+                    _mm256_store_ps(
+                        sums[r], _mm256_add_ps(s, _mm256_mul_ps(_mm256_set1_ps(dr[r]), _mm256_cvtepi32_ps(rows[i]))));
                 }
             }
         }

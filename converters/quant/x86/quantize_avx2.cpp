@@ -24,10 +24,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "libformat/blocks.h"
-#include "libformat/fp16.h"
 #include "converters/quant/iq_tables.h"
 #include "converters/quant/quantize_impl.h"
+#include "libformat/blocks.h"
+#include "libformat/fp16.h"
 
 namespace oiw::avx2 {
 namespace {
@@ -40,7 +40,6 @@ using quant::set_scale_min_k4;
 using quant::sum_squares;
 
 alignas(32) const float kZeros[256] = {};
-
 
 using V = __m256;
 using VI = __m256i;
@@ -159,7 +158,8 @@ void row_f16(const float* x, void* dst, int64_t n, const float*) {
     uint16_t* y = static_cast<uint16_t*>(dst);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
     }
     for (; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
 }
@@ -207,7 +207,8 @@ void row_q8_0(const float* x, void* dst, int64_t n, const float*) {
         const float* xb = x + 32 * ib;
         V v[4];
         for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(xb + 8 * k);
-        const float amax = hmax(_mm256_max_ps(_mm256_max_ps(vabs(v[0]), vabs(v[1])), _mm256_max_ps(vabs(v[2]), vabs(v[3]))));
+        const float amax =
+            hmax(_mm256_max_ps(_mm256_max_ps(vabs(v[0]), vabs(v[1])), _mm256_max_ps(vabs(v[2]), vabs(v[3]))));
         const float d = amax / 127;
         const float id = d ? 1.0f / d : 0.0f;
         y[ib].d = fp32_to_fp16(d);
@@ -251,7 +252,8 @@ void row_q4_0(const float* x, void* dst, int64_t n, const float*) {
         }
         const __m128i lo = pack_u8(q[0], q[1]);
         const __m128i hi = pack_u8(q[2], q[3]);
-        const __m128i r = _mm_or_si128(lo, _mm_and_si128(_mm_slli_epi16(hi, 4), _mm_set1_epi8(static_cast<char>(0xF0))));
+        const __m128i r =
+            _mm_or_si128(lo, _mm_and_si128(_mm_slli_epi16(hi, 4), _mm_set1_epi8(static_cast<char>(0xF0))));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(y[ib].qs), r);
     }
 }
@@ -603,7 +605,8 @@ V q3_lanes(const V* xt, V* Lt) {
             const V m2 = _mm256_and_ps(m1, _mm256_cmp_ps(nl, Lt[i], _CMP_NEQ_OQ));
             slx = vadd(slx, vmul(wx[i], nl));
             sl2 = vadd(sl2, vmul(vmul(w[i], nl), nl));
-            const V better = _mm256_and_ps(gt(sl2, vzero()), gt(vmul(vmul(slx, slx), suml2), vmul(vmul(sumlx, sumlx), sl2)));
+            const V better =
+                _mm256_and_ps(gt(sl2, vzero()), gt(vmul(vmul(slx, slx), suml2), vmul(vmul(sumlx, sumlx), sl2)));
             const V upd = _mm256_and_ps(m2, better);
             Lt[i] = sel(Lt[i], nl, upd);
             sumlx = sel(sumlx, slx, upd);
@@ -743,9 +746,12 @@ void k4_search(const float* x, const float* qw, K4Search* out) {
             for (int i = 0; i < 32; ++i) wtg[i] = vadd(av_x, vabs(xtg[i]));
         }
     }
-    if (qw) qkx_lanes<G, 32, true, false>(xt, wt, kNmax, -0.9f, 0.05f, 36, o);
-    else if (kNmax == 15) qkx_lanes<G, 32, false, false>(xt, wt, kNmax, -1.f, 0.1f, 20, o);
-    else qkx_lanes<G, 32, false, false>(xt, wt, kNmax, -0.5f, 0.1f, 15, o);
+    if (qw)
+        qkx_lanes<G, 32, true, false>(xt, wt, kNmax, -0.9f, 0.05f, 36, o);
+    else if (kNmax == 15)
+        qkx_lanes<G, 32, false, false>(xt, wt, kNmax, -1.f, 0.1f, 20, o);
+    else
+        qkx_lanes<G, 32, false, false>(xt, wt, kNmax, -0.5f, 0.1f, 15, o);
     for (int g = 0; g < G; ++g) {
         store8(out[g].scales, o[g].scale);
         store8(out[g].mins, o[g].the_min);
@@ -837,7 +843,8 @@ void q6_K_block(const float* x, block_q6_K& y, const float* qw) {
     for (int h = 0; h < 2; ++h) {
         V xt[16], wt[16];
         load_t_contig(x + 128 * h, 16, xt);
-        if (qw) load_t_contig(qw + 128 * h, 16, wt);
+        if (qw)
+            load_t_contig(qw + 128 * h, 16, wt);
         else
             for (int i = 0; i < 16; ++i) wt[i] = vmul(xt[i], xt[i]);
         const QxOut o = qx_lanes<16>(xt, wt, 32);
@@ -1152,8 +1159,10 @@ void iq4_xs_block(const float* x, block_iq4_xs& y, const float* qw, const Iq4Tab
         l += 32;
         const uint8_t l_l = static_cast<uint8_t>(l & 0xf);
         const uint8_t l_h = static_cast<uint8_t>(l >> 4);
-        if (ib % 2 == 0) y.scales_l[ib / 2] = l_l;
-        else y.scales_l[ib / 2] |= static_cast<uint8_t>(l_l << 4);
+        if (ib % 2 == 0)
+            y.scales_l[ib / 2] = l_l;
+        else
+            y.scales_l[ib / 2] |= static_cast<uint8_t>(l_l << 4);
         y.scales_h |= static_cast<uint16_t>(l_h << 2 * (ib % 8));
     }
 }

@@ -16,15 +16,21 @@ namespace oiw {
 
 namespace {
 
-constexpr uint32_t kZstdMagic = 0xFD2FB528;   // first 4 bytes of a zstd frame, little-endian
-constexpr uint8_t kChecksumFlag = 0x04;       // Frame_Header_Descriptor bit 2 (RFC 8878)
+constexpr uint32_t kZstdMagic = 0xFD2FB528;  // first 4 bytes of a zstd frame, little-endian
+constexpr uint8_t kChecksumFlag = 0x04;      // Frame_Header_Descriptor bit 2 (RFC 8878)
 
 using Emit = std::function<void(std::span<const uint8_t>)>;
 
-std::string plane_subject(const Oiw4Tensor& t, const Oiw4Plane& p) { return "tensor '" + t.info.name + "' plane '" + std::string(p.name) + "'"; }
+std::string plane_subject(const Oiw4Tensor& t, const Oiw4Plane& p) {
+    return "tensor '" + t.info.name + "' plane '" + std::string(p.name) + "'";
+}
 
-struct CCtxFree { void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); } };
-struct DCtxFree { void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); } };
+struct CCtxFree {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct DCtxFree {
+    void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
+};
 
 // Compresses planes: one frame per plane with content size and checksum, at one level.
 struct Compressor {
@@ -42,7 +48,8 @@ struct Compressor {
     static bool transcodes(const Oiw4Plane& p) { return p.codec == Oiw4Codec::None; }
     static uint64_t bound(const Oiw4Plane& p) { return ZSTD_compressBound(p.size); }
     // Always the same calls whoever runs them (worker or writer): the frame's bytes are fixed.
-    void run(Ctx& ctx, std::span<const uint8_t> src, const Oiw4Plane&, const std::string& subject, const Emit& emit) const {
+    void run(Ctx& ctx, std::span<const uint8_t> src, const Oiw4Plane&, const std::string& subject,
+             const Emit& emit) const {
         ZSTD_CCtx* c = ctx.get();
         ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
         ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
@@ -54,7 +61,8 @@ struct Compressor {
         for (size_t left = 1; left != 0;) {
             ZSTD_outBuffer zout{buf.data(), buf.size(), 0};
             left = ZSTD_compressStream2(c, &zout, &zin, ZSTD_e_end);
-            if (ZSTD_isError(left)) throw FormatError(ErrorKind::Io, out_path, subject, std::string("zstd: ") + ZSTD_getErrorName(left));
+            if (ZSTD_isError(left))
+                throw FormatError(ErrorKind::Io, out_path, subject, std::string("zstd: ") + ZSTD_getErrorName(left));
             emit({buf.data(), zout.pos});
         }
     }
@@ -74,17 +82,24 @@ struct Decompressor {
     }
     static bool transcodes(const Oiw4Plane& p) { return p.codec != Oiw4Codec::None; }
     static uint64_t bound(const Oiw4Plane& p) { return p.decoded_size; }
-    void run(Ctx& ctx, std::span<const uint8_t> src, const Oiw4Plane& pl, const std::string& subject, const Emit& emit) const {
-        const auto bad = [&](ErrorKind k, const std::string& why) { throw FormatError(k, in_path, subject, "zstd frame: " + why); };
-        if (src.size() < 5 || (src[0] | src[1] << 8 | src[2] << 16 | uint32_t{src[3]} << 24) != kZstdMagic) bad(ErrorKind::BadData, "no zstd frame magic");
+    void run(Ctx& ctx, std::span<const uint8_t> src, const Oiw4Plane& pl, const std::string& subject,
+             const Emit& emit) const {
+        const auto bad = [&](ErrorKind k, const std::string& why) {
+            throw FormatError(k, in_path, subject, "zstd frame: " + why);
+        };
+        if (src.size() < 5 || (src[0] | src[1] << 8 | src[2] << 16 | uint32_t{src[3]} << 24) != kZstdMagic)
+            bad(ErrorKind::BadData, "no zstd frame magic");
         if ((src[4] & kChecksumFlag) == 0) bad(ErrorKind::BadData, "no content checksum");
         const unsigned long long declared = ZSTD_getFrameContentSize(src.data(), src.size());
         if (declared == ZSTD_CONTENTSIZE_ERROR) bad(ErrorKind::BadData, "damaged frame header");
         if (declared == ZSTD_CONTENTSIZE_UNKNOWN) bad(ErrorKind::BadData, "no content size");
-        if (declared != pl.decoded_size) bad(ErrorKind::BadData, fmt::format("declares {} bytes, the plane has {}", declared, pl.decoded_size));
+        if (declared != pl.decoded_size)
+            bad(ErrorKind::BadData, fmt::format("declares {} bytes, the plane has {}", declared, pl.decoded_size));
         const size_t frame = ZSTD_findFrameCompressedSize(src.data(), src.size());
-        if (ZSTD_isError(frame)) bad(ErrorKind::Truncated, fmt::format("truncated or damaged ({})", ZSTD_getErrorName(frame)));
-        if (frame != src.size()) bad(ErrorKind::BadData, fmt::format("{} trailing bytes after the frame", src.size() - frame));
+        if (ZSTD_isError(frame))
+            bad(ErrorKind::Truncated, fmt::format("truncated or damaged ({})", ZSTD_getErrorName(frame)));
+        if (frame != src.size())
+            bad(ErrorKind::BadData, fmt::format("{} trailing bytes after the frame", src.size() - frame));
         ZSTD_DCtx* d = ctx.get();
         ZSTD_DCtx_reset(d, ZSTD_reset_session_and_parameters);
         std::vector<uint8_t> buf(ZSTD_DStreamOutSize());
@@ -94,14 +109,17 @@ struct Decompressor {
             ZSTD_outBuffer zout{buf.data(), buf.size(), 0};
             const size_t ret = ZSTD_decompressStream(d, &zout, &zin);
             if (ZSTD_isError(ret))
-                bad(ZSTD_getErrorCode(ret) == ZSTD_error_checksum_wrong ? ErrorKind::BadChecksum : ErrorKind::BadData, ZSTD_getErrorName(ret));
+                bad(ZSTD_getErrorCode(ret) == ZSTD_error_checksum_wrong ? ErrorKind::BadChecksum : ErrorKind::BadData,
+                    ZSTD_getErrorName(ret));
             decoded += zout.pos;
-            if (decoded > pl.decoded_size) bad(ErrorKind::BadData, fmt::format("decodes to more than the plane's {} bytes", pl.decoded_size));
+            if (decoded > pl.decoded_size)
+                bad(ErrorKind::BadData, fmt::format("decodes to more than the plane's {} bytes", pl.decoded_size));
             emit({buf.data(), zout.pos});
             if (ret == 0) break;  // frame complete, content checksum verified
             if (zin.pos == zin.size && zout.pos < zout.size) bad(ErrorKind::Truncated, "truncated");
         }
-        if (decoded != pl.decoded_size) bad(ErrorKind::BadData, fmt::format("decodes to {} bytes, the plane has {}", decoded, pl.decoded_size));
+        if (decoded != pl.decoded_size)
+            bad(ErrorKind::BadData, fmt::format("decodes to {} bytes, the plane has {}", decoded, pl.decoded_size));
     }
 };
 
@@ -193,7 +211,8 @@ CodecReport transcode(const Oiw4File& in, const std::string& out_path, const Cod
             const auto& t = in.tensors()[j.tensor];
             auto& b = bufs[static_cast<size_t>(task)];
             b.reserve(j.bound);
-            codec.run(ctx[worker], in.plane_data(j.tensor, j.plane), t.planes[j.plane], plane_subject(t, t.planes[j.plane]),
+            codec.run(ctx[worker], in.plane_data(j.tensor, j.plane), t.planes[j.plane],
+                      plane_subject(t, t.planes[j.plane]),
                       [&](std::span<const uint8_t> s) { b.insert(b.end(), s.begin(), s.end()); });
         });
         return 0;
@@ -210,8 +229,10 @@ CodecReport transcode(const Oiw4File& in, const std::string& out_path, const Cod
                 written += s.size();
             };
             w.begin_plane(j.transcode ? Codec::kCodec : pl.codec);
-            if (!j.transcode) put(src);
-            else if (j.streamed) codec.run(ctx.back(), src, pl, plane_subject(t, pl), put);
+            if (!j.transcode)
+                put(src);
+            else if (j.streamed)
+                codec.run(ctx.back(), src, pl, plane_subject(t, pl), put);
             else {
                 auto& b = bufs[static_cast<size_t>(task)];
                 put(b);
@@ -237,7 +258,8 @@ CodecReport transcode(const Oiw4File& in, const std::string& out_path, const Cod
 
 CodecReport compress_oiw4(const Oiw4File& in, const std::string& out_path, const CodecOptions& o) {
     if (o.level < 1 || o.level > ZSTD_maxCLevel())
-        throw FormatError(ErrorKind::Usage, "", "--compress", fmt::format("level {} is outside 1..{}", o.level, ZSTD_maxCLevel()));
+        throw FormatError(ErrorKind::Usage, "", "--compress",
+                          fmt::format("level {} is outside 1..{}", o.level, ZSTD_maxCLevel()));
     return transcode(in, out_path, o, Compressor{o.level, out_path});
 }
 
@@ -252,7 +274,8 @@ std::vector<uint8_t> decode_plane(const Oiw4File& in, size_t i, size_t p) {
     if (!Decompressor::transcodes(pl)) return {src.begin(), src.end()};
     std::vector<uint8_t> out;  // grows as frames decode: a declared size is not trusted for an allocation
     auto ctx = Decompressor::make();
-    Decompressor{in.path()}.run(ctx, src, pl, plane_subject(t, pl), [&](std::span<const uint8_t> s) { out.insert(out.end(), s.begin(), s.end()); });
+    Decompressor{in.path()}.run(ctx, src, pl, plane_subject(t, pl),
+                                [&](std::span<const uint8_t> s) { out.insert(out.end(), s.begin(), s.end()); });
     return out;
 }
 

@@ -24,8 +24,8 @@ using CodecReport = std::map<std::string, CodecTotals>;
 inline constexpr uint64_t kDefaultCodecWindow = uint64_t{256} << 20;
 
 struct CodecOptions {
-    int level = 3;              // zstd level, 1..ZSTD_maxCLevel() (compression only)
-    unsigned threads = 0;       // worker threads (0: thread_count(0, planes))
+    int level = 3;                                // zstd level, 1..ZSTD_maxCLevel() (compression only)
+    unsigned threads = 0;                         // worker threads (0: thread_count(0, planes))
     uint64_t window_bytes = kDefaultCodecWindow;  // output bytes of planes held in memory at once; a
                                                   // plane larger than this is streamed by the writer
     // Called on the writing thread after each plane of tensor `tensor` (`name`) with the input
