@@ -139,6 +139,17 @@ void ThreadPool::work(unsigned w) {
     }
 }
 
+void shared_for_each(size_t n, const std::function<void(size_t)>& fn) {
+    static std::mutex busy;
+    std::unique_lock lk(busy, std::try_to_lock);
+    if (!lk.owns_lock() || n < 2) {
+        for (size_t i = 0; i < n; ++i) fn(i);
+        return;
+    }
+    static ThreadPool pool(thread_count(0, UINT64_MAX));
+    pool.for_each(n, fn);
+}
+
 void parallel_for(size_t n, const std::vector<uint64_t>& weight, const std::function<void(size_t)>& fn) {
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t{0});

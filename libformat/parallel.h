@@ -1,5 +1,5 @@
-// The one pool of worker threads: requant's ordered conversion, OIW4 plane compression and
-// inspect's digest/diff passes.
+// The one pool of worker threads: requant's ordered conversion, OIW4 plane compression,
+// inspect's digest/diff passes and (through shared_for_each) the matmul kernels' row ranges.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -62,6 +62,12 @@ private:
     void stop();
     void work(unsigned w);
 };
+
+// Runs fn(i) for i in [0, n) on the process's shared pool (one worker per core, started on first
+// use and kept: no thread start per call); returns when all are done, rethrowing the first
+// exception. A call made while the pool is busy (from one of its own tasks or from another thread)
+// runs its items in index order on the calling thread instead of waiting for it.
+void shared_for_each(size_t n, const std::function<void(size_t)>& fn);
 
 // Runs fn(i) for i in [0, n) on a ThreadPool of thread_count(0, n) threads, largest `weight[i]`
 // first. The first exception thrown by any fn is rethrown after all workers stop.

@@ -1,7 +1,8 @@
 // The ggml tensor type table (ggml 0.11.1, ggml.c type_traits and ggml-cpu.c type_traits_cpu):
 // one constexpr row per type id, retired ids kept as tombstones. Bytes per block come from the
 // block structs of blocks.h. Adding a type: its id here, its row in kTypeTraits, its struct in
-// blocks.h, its kernels in converters/quant/kernels.cpp (the kernel table).
+// blocks.h, its row in the kernel table (converters/quant/kernels.cpp) and, where ggml-cpu has a
+// vec_dot, its integer dot (converters/matmul/reference.cpp); docs/design.md lists the rest.
 #pragma once
 #include <array>
 #include <cstdint>

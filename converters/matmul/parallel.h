@@ -1,14 +1,15 @@
-// The one place the matmul kernels split work over threads (to be switched to the project's
-// shared pool): contiguous row ranges, each a multiple of `grain` rows except the last.
+// The one place the matmul kernels split work over threads: contiguous row ranges, each a
+// multiple of `grain` rows except the last, run on the shared pool (libformat/parallel.h).
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <thread>
-#include <vector>
+
+#include "libformat/parallel.h"
 
 namespace oiw::matmul {
 
-// Calls fn(begin, end) over [0, n) split into at most `threads` ranges; blocks until all return.
+// Calls fn(begin, end) over [0, n) split into at most `threads` ranges (at most one per core run
+// at once); blocks until all return.
 template <typename Fn>
 void parallel_rows(int64_t n, int threads, int64_t grain, Fn&& fn) {
     const int64_t units = (n + grain - 1) / grain;
@@ -17,12 +18,11 @@ void parallel_rows(int64_t n, int threads, int64_t grain, Fn&& fn) {
         fn(int64_t{0}, n);
         return;
     }
-    std::vector<std::thread> pool;
-    for (int64_t i = 0; i < t; ++i) {
-        const int64_t b = std::min(n, units * i / t * grain), e = std::min(n, units * (i + 1) / t * grain);
-        if (b < e) pool.emplace_back([&fn, b, e] { fn(b, e); });
-    }
-    for (auto& th : pool) th.join();
+    shared_for_each(static_cast<size_t>(t), [&](size_t i) {
+        const auto k = static_cast<int64_t>(i);
+        const int64_t b = std::min(n, units * k / t * grain), e = std::min(n, units * (k + 1) / t * grain);
+        if (b < e) fn(b, e);
+    });
 }
 
 }  // namespace oiw::matmul

@@ -3,6 +3,7 @@
 // Q4_0 which uses the 8-lane order shared with oiw4 (w4a8.h).
 #include "converters/matmul/reference.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -689,12 +690,82 @@ float dot_q1_0(const block_q1_0* x, const block_q8_0* y, int64_t nb) {
     return sumf;
 }
 
+// ---- the integer-dot column of the type table: one entry per type id, null without an
+// integer path. Each entry takes one row and the activation quantized to the type's partner.
+using IntegerDotFn = float (*)(const void* row, const QuantizedVector& act);
+
+template <typename X, typename Y, int QK, float (*Dot)(const X*, const Y*, int64_t)>
+float blocks_dot(const void* row, const QuantizedVector& act) {
+    return Dot(blocks<X>(row), blocks<Y>(act.bytes.data()), act.n / QK);
+}
+
+float f32_dot(const void* row, const QuantizedVector& act) {
+    return dot_f32(blocks<float>(row), blocks<float>(act.bytes.data()), act.n);
+}
+template <float (*Conv)(uint16_t)>
+float half_dot(const void* row, const QuantizedVector& act) {
+    return dot_float(blocks<uint16_t>(row), blocks<uint16_t>(act.bytes.data()), act.n, Conv);
+}
+float q4_0_dot(const void* row, const QuantizedVector& act) {
+    return dot_q4_0(blocks<block_q4_0>(row), unpack_q8_0(act));
+}
+
+constexpr auto kIntegerDot = [] {
+    using T = GgmlType;
+    std::array<IntegerDotFn, kGgmlTypeCount> d{};
+    auto set = [&](T t, IntegerDotFn f) { d[static_cast<size_t>(t)] = f; };
+    set(T::F32, f32_dot);
+    set(T::F16, half_dot<fp16_to_fp32>);
+    set(T::BF16, half_dot<bf16_to_fp32>);
+    set(T::Q4_0, q4_0_dot);
+    set(T::Q4_1, blocks_dot<block_q4_1, block_q8_1, QK4_1, dot_q4_1>);
+    set(T::Q5_0, blocks_dot<block_q5_0, block_q8_0, QK5_0, dot_q5_0>);
+    set(T::Q5_1, blocks_dot<block_q5_1, block_q8_1, QK5_1, dot_q5_1>);
+    set(T::Q8_0, blocks_dot<block_q8_0, block_q8_0, QK8_0, dot_q8_0>);
+    set(T::IQ4_NL, blocks_dot<block_iq4_nl, block_q8_0, QK4_NL, dot_iq4_nl>);
+    set(T::Q2_K, blocks_dot<block_q2_K, block_q8_K, QK_K, dot_q2_K>);
+    set(T::Q3_K, blocks_dot<block_q3_K, block_q8_K, QK_K, dot_q3_K>);
+    set(T::Q4_K, blocks_dot<block_q4_K, block_q8_K, QK_K, dot_q4_K>);
+    set(T::Q5_K, blocks_dot<block_q5_K, block_q8_K, QK_K, dot_q5_K>);
+    set(T::Q6_K, blocks_dot<block_q6_K, block_q8_K, QK_K, dot_q6_K>);
+    set(T::IQ4_XS, blocks_dot<block_iq4_xs, block_q8_K, QK_K, dot_iq4_xs>);
+    set(T::TQ2_0, blocks_dot<block_tq2_0, block_q8_K, QK_K, dot_tq2_0>);
+    set(T::TQ1_0, blocks_dot<block_tq1_0, block_q8_K, QK_K, dot_tq1_0>);
+    set(T::IQ2_XXS, blocks_dot<block_iq2_xxs, block_q8_K, QK_K, dot_iq2_xxs>);
+    set(T::IQ2_XS, blocks_dot<block_iq2_xs, block_q8_K, QK_K, dot_iq2_xs>);
+    set(T::IQ2_S, blocks_dot<block_iq2_s, block_q8_K, QK_K, dot_iq2_s>);
+    set(T::IQ3_XXS, blocks_dot<block_iq3_xxs, block_q8_K, QK_K, dot_iq3_xxs>);
+    set(T::IQ3_S, blocks_dot<block_iq3_s, block_q8_K, QK_K, dot_iq3_s>);
+    set(T::IQ1_S, blocks_dot<block_iq1_s, block_q8_K, QK_K, dot_iq1_s>);
+    set(T::IQ1_M, blocks_dot<block_iq1_m, block_q8_K, QK_K, dot_iq1_m>);
+    set(T::MXFP4, blocks_dot<block_mxfp4, block_q8_0, QK_MXFP4, dot_mxfp4>);
+    set(T::NVFP4, blocks_dot<block_nvfp4, block_q8_0, QK_NVFP4, dot_nvfp4>);
+    set(T::Q1_0, blocks_dot<block_q1_0, block_q8_0, QK1_0, dot_q1_0>);
+    return d;
+}();
+
+// A type has an integer dot exactly when ggml-cpu gives it a vec_dot_type (types.h), except
+// Q8_1, an activation type only (ggml-cpu lists a vec_dot_type for it but no vec_dot). Not in
+// sanitizer builds, where GCC cannot constant-fold null tests; MatmulReference.IntegerDotColumnMatchesTheTypeTable
+// checks it there.
+#ifndef OIW_SANITIZE
+static_assert(
+    [] {
+        for (uint32_t id = 0; id < kGgmlTypeCount; ++id)
+            if ((kIntegerDot[id] != nullptr) !=
+                (kTypeTraits[id].vec_dot_type.has_value() && id != static_cast<uint32_t>(GgmlType::Q8_1)))
+                return false;
+        return true;
+    }(),
+    "kIntegerDot must have an entry for every type with a dot-product partner but Q8_1");
+#endif
+
 }  // namespace
 
 std::optional<GgmlType> dot_partner(GgmlType t) {
-    // Q8_1 is an activation type only: ggml-cpu lists a vec_dot_type for it but no vec_dot.
-    if (t == GgmlType::Q8_1) return std::nullopt;
-    return traits(t).vec_dot_type;
+    const auto id = static_cast<uint32_t>(t);
+    if (id >= kGgmlTypeCount || !kIntegerDot[id]) return std::nullopt;
+    return kTypeTraits[id].vec_dot_type;
 }
 
 QuantizedVector quantize_activation(GgmlType partner, const float* x, int64_t n) {
@@ -738,38 +809,7 @@ float dot_integer(GgmlType t, const void* row, const QuantizedVector& act) {
     if (act.type != *partner) unsupported(t, "activation quantized to the wrong partner type");
     const int64_t n = act.n;
     check_multiple(t, n, traits(t).block_size);
-    const void* y = act.bytes.data();
-    const int64_t nb = n / traits(t).block_size;
-    switch (t) {
-        case GgmlType::F32: return dot_f32(blocks<float>(row), blocks<float>(y), n);
-        case GgmlType::F16: return dot_float(blocks<uint16_t>(row), blocks<uint16_t>(y), n, fp16_to_fp32);
-        case GgmlType::BF16: return dot_float(blocks<uint16_t>(row), blocks<uint16_t>(y), n, bf16_to_fp32);
-        case GgmlType::Q4_0: return dot_q4_0(blocks<block_q4_0>(row), unpack_q8_0(act));
-        case GgmlType::Q4_1: return dot_q4_1(blocks<block_q4_1>(row), blocks<block_q8_1>(y), nb);
-        case GgmlType::Q5_0: return dot_q5_0(blocks<block_q5_0>(row), blocks<block_q8_0>(y), nb);
-        case GgmlType::Q5_1: return dot_q5_1(blocks<block_q5_1>(row), blocks<block_q8_1>(y), nb);
-        case GgmlType::Q8_0: return dot_q8_0(blocks<block_q8_0>(row), blocks<block_q8_0>(y), nb);
-        case GgmlType::IQ4_NL: return dot_iq4_nl(blocks<block_iq4_nl>(row), blocks<block_q8_0>(y), nb);
-        case GgmlType::Q2_K: return dot_q2_K(blocks<block_q2_K>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::Q3_K: return dot_q3_K(blocks<block_q3_K>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::Q4_K: return dot_q4_K(blocks<block_q4_K>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::Q5_K: return dot_q5_K(blocks<block_q5_K>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::Q6_K: return dot_q6_K(blocks<block_q6_K>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::IQ4_XS: return dot_iq4_xs(blocks<block_iq4_xs>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::TQ2_0: return dot_tq2_0(blocks<block_tq2_0>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::TQ1_0: return dot_tq1_0(blocks<block_tq1_0>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::IQ2_XXS: return dot_iq2_xxs(blocks<block_iq2_xxs>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::IQ2_XS: return dot_iq2_xs(blocks<block_iq2_xs>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::IQ2_S: return dot_iq2_s(blocks<block_iq2_s>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::IQ3_XXS: return dot_iq3_xxs(blocks<block_iq3_xxs>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::IQ3_S: return dot_iq3_s(blocks<block_iq3_s>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::IQ1_S: return dot_iq1_s(blocks<block_iq1_s>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::IQ1_M: return dot_iq1_m(blocks<block_iq1_m>(row), blocks<block_q8_K>(y), nb);
-        case GgmlType::MXFP4: return dot_mxfp4(blocks<block_mxfp4>(row), blocks<block_q8_0>(y), nb);
-        case GgmlType::NVFP4: return dot_nvfp4(blocks<block_nvfp4>(row), blocks<block_q8_0>(y), nb);
-        case GgmlType::Q1_0: return dot_q1_0(blocks<block_q1_0>(row), blocks<block_q8_0>(y), nb);
-        default: unsupported(t, "no integer-path reference for this type (exact semantics only)");
-    }
+    return kIntegerDot[static_cast<size_t>(t)](row, act);
 }
 
 double dot_exact(GgmlType t, const void* row, const float* x, int64_t n, std::vector<float>& scratch) {

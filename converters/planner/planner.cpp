@@ -161,28 +161,33 @@ double plan_error(const PlanTable& table, const std::vector<double>& gain, const
     return sum;
 }
 
-PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
-    const size_t n = table.tensors.size();
-    PlanResult r;
-    r.budget = opt.budget;
-    // Gains.
-    std::vector<GainRule> gains = opt.gains;
+namespace {
+
+// Each tensor's gain: that of the first --gains rule (then the default rules) whose pattern it
+// matches, else 1.
+std::vector<double> tensor_gains(const PlanTable& table, const std::vector<GainRule>& user_gains) {
+    std::vector<GainRule> gains = user_gains;
     for (auto& g : default_gains()) gains.push_back(g);
     std::vector<Pattern> gain_res;
     for (const auto& g : gains) gain_res.emplace_back(g.pattern, "--gains");
-    r.gain.assign(n, 1.0);
-    for (size_t i = 0; i < n; ++i)
+    std::vector<double> out(table.tensors.size(), 1.0);
+    for (size_t i = 0; i < out.size(); ++i)
         for (size_t k = 0; k < gains.size(); ++k)
             if (gain_res[k].search(table.tensors[i].name)) {
-                r.gain[i] = gains[k].gain;
+                out[i] = gains[k].gain;
                 break;
             }
-    // Groups: ties (regex, layer), else one tensor each.
+    return out;
+}
+
+// The knapsack's groups of tensors that get one type: those the same --tie pattern matches within
+// one layer (the first matching pattern counts), every other tensor alone.
+std::vector<std::vector<size_t>> tie_groups(const PlanTable& table, const std::vector<std::string>& ties) {
     std::vector<Pattern> tie_res;
-    for (const auto& t : opt.ties) tie_res.emplace_back(t, "--tie");
+    for (const auto& t : ties) tie_res.emplace_back(t, "--tie");
     std::map<std::pair<size_t, int>, size_t> tie_group;
     std::vector<std::vector<size_t>> groups;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < table.tensors.size(); ++i) {
         size_t tie = tie_res.size();
         for (size_t k = 0; k < tie_res.size() && tie == tie_res.size(); ++k)
             if (tie_res[k].search(table.tensors[i].name)) tie = k;
@@ -194,85 +199,71 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
         if (fresh) groups.emplace_back();
         groups[it->second].push_back(i);
     }
-    // Pins.
-    std::vector<Pattern> pin_res;
-    for (const auto& p : opt.pins) pin_res.emplace_back(p.pattern, "--pin");
-    auto pinned = [&](size_t i) -> std::optional<GgmlType> {
-        for (size_t k = 0; k < pin_res.size(); ++k)
-            if (pin_res[k].search(table.tensors[i].name)) return opt.pins[k].type;
-        return std::nullopt;
-    };
-    // Costs.
+    return groups;
+}
+
+// Candidate k of tensor c in the budget's unit: file bytes (aligned), tensor bytes or bytes per token.
+uint64_t candidate_cost(const PlanTable& table, BudgetKind kind, const PlanCandidate& c, size_t k) {
+    switch (kind) {
+        case BudgetKind::FileSize: return align_up(c.bytes[k], table.alignment);
+        case BudgetKind::Bpw: return c.bytes[k];
+        case BudgetKind::BytesPerToken: return c.traffic[k];
+    }
+    return 0;
+}
+
+// The budget left for the planned tensors in the budget's unit (after what stays unchanged), and
+// the unit's granularity (the alignment for file sizes). Throws when the budget is impossible.
+std::pair<uint64_t, uint64_t> budget_units(const PlanTable& table, const PlanBudget& budget) {
     uint64_t fixed = 0, min_unit = 1;
-    auto cost = [&](const PlanCandidate& c, size_t k) -> uint64_t {
-        switch (opt.budget.kind) {
-            case BudgetKind::FileSize: return align_up(c.bytes[k], table.alignment);
-            case BudgetKind::Bpw: return c.bytes[k];
-            case BudgetKind::BytesPerToken: return c.traffic[k];
-        }
-        return 0;
-    };
     double limit = 0;
-    switch (opt.budget.kind) {
+    switch (budget.kind) {
         case BudgetKind::FileSize:
-            fixed = table.fixed_file_bytes, min_unit = table.alignment, limit = opt.budget.value;
+            fixed = table.fixed_file_bytes, min_unit = table.alignment, limit = budget.value;
             break;
         case BudgetKind::Bpw:
             fixed = table.fixed_tensor_bytes,
-            limit = std::floor(opt.budget.value * static_cast<double>(table.n_elements) / 8);
+            limit = std::floor(budget.value * static_cast<double>(table.n_elements) / 8);
             break;
-        case BudgetKind::BytesPerToken: fixed = table.fixed_traffic, limit = std::floor(opt.budget.value); break;
+        case BudgetKind::BytesPerToken: fixed = table.fixed_traffic, limit = std::floor(budget.value); break;
     }
     if (!(limit >= static_cast<double>(fixed)))
         usage("budget", fmt::format("impossible: the tensors kept unchanged alone need {} bytes", fixed));
-    r.budget_units = static_cast<uint64_t>(std::min(limit, 1.8e19)) - fixed;
+    return {static_cast<uint64_t>(std::min(limit, 1.8e19)) - fixed, min_unit};
+}
 
-    std::vector<KnapsackItem> items;
-    std::vector<std::vector<GgmlType>> item_types;
-    for (const auto& g : groups) {
-        std::vector<GgmlType> common = table.tensors[g[0]].types;
-        std::optional<GgmlType> pin;
-        for (size_t i : g) {
-            const auto& ts = table.tensors[i].types;
-            std::erase_if(common, [&](GgmlType t) { return std::find(ts.begin(), ts.end(), t) == ts.end(); });
-            if (!pin) pin = pinned(i);
-        }
-        if (pin) {
-            if (std::find(common.begin(), common.end(), *pin) == common.end())
-                usage("tensor '" + table.tensors[g[0]].name + "'",
-                      fmt::format("pinned type {} is not a candidate its row length (and its ties) allow",
-                                  type_name(*pin)));
-            common = {*pin};
-        }
-        if (common.empty())
-            usage("tensor '" + table.tensors[g[0]].name + "'", "its --tie group has no candidate type in common");
-        KnapsackItem item;
-        for (GgmlType t : common) {
-            KnapsackChoice ch;
-            for (size_t i : g) {
-                const auto& c = table.tensors[i];
-                const size_t k = static_cast<size_t>(std::find(c.types.begin(), c.types.end(), t) - c.types.begin());
-                ch.cost += cost(c, k);
-                ch.value += r.gain[i] * c.err[k];
-            }
-            item.push_back(ch);
-        }
-        items.push_back(std::move(item));
-        item_types.push_back(std::move(common));
+// The types group g may take: those every member allows, or its members' pin (the first pinned
+// member's). Throws when none is left or a pin is not among them.
+std::vector<GgmlType> group_types(const PlanTable& table, const std::vector<TensorTypeRule>& pins,
+                                  const std::vector<Pattern>& pin_res, const std::vector<size_t>& g) {
+    std::vector<GgmlType> common = table.tensors[g[0]].types;
+    std::optional<GgmlType> pin;
+    for (size_t i : g) {
+        const auto& ts = table.tensors[i].types;
+        std::erase_if(common, [&](GgmlType t) { return std::find(ts.begin(), ts.end(), t) == ts.end(); });
+        for (size_t k = 0; k < pin_res.size() && !pin; ++k)
+            if (pin_res[k].search(table.tensors[i].name)) pin = pins[k].type;
     }
-    const KnapsackResult k = solve_knapsack(items, r.budget_units, min_unit);
-    r.grid_unit = k.unit;
-    r.error = k.value;
-    r.lower_bound = k.lower_bound;
-    r.type.resize(n);
-    for (size_t gi = 0; gi < groups.size(); ++gi)
-        for (size_t i : groups[gi]) r.type[i] = item_types[gi][k.choice[gi]];
-    // Totals in every unit.
+    if (pin) {
+        if (std::find(common.begin(), common.end(), *pin) == common.end())
+            usage(
+                "tensor '" + table.tensors[g[0]].name + "'",
+                fmt::format("pinned type {} is not a candidate its row length (and its ties) allow", type_name(*pin)));
+        common = {*pin};
+    }
+    if (common.empty())
+        usage("tensor '" + table.tensors[g[0]].name + "'", "its --tie group has no candidate type in common");
+    return common;
+}
+
+// Fills r's totals for its chosen types: file size, bits per weight, bytes per token, and the
+// preset whose default type holds the most bytes (general.file_type of the plan's output).
+void plan_totals(const PlanTable& table, PlanResult& r) {
     r.file_size = table.fixed_file_bytes;
     uint64_t data = table.fixed_tensor_bytes;
     r.bytes_per_token = table.fixed_traffic;
     std::map<GgmlType, uint64_t> count;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < table.tensors.size(); ++i) {
         const auto& c = table.tensors[i];
         const size_t j = static_cast<size_t>(std::find(c.types.begin(), c.types.end(), r.type[i]) - c.types.begin());
         r.file_size += align_up(c.bytes[j], table.alignment);
@@ -291,6 +282,48 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
             break;
         }
     if (!r.preset) r.preset = &find_preset("Q8_0");
+}
+
+}  // namespace
+
+PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
+    PlanResult r;
+    r.budget = opt.budget;
+    r.gain = tensor_gains(table, opt.gains);
+    const std::vector<std::vector<size_t>> groups = tie_groups(table, opt.ties);
+    std::vector<Pattern> pin_res;
+    for (const auto& p : opt.pins) pin_res.emplace_back(p.pattern, "--pin");
+    const auto [budget, min_unit] = budget_units(table, opt.budget);
+    r.budget_units = budget;
+
+    // One knapsack item per group, one choice per type it may take: cost and gain-weighted error
+    // summed over its members.
+    std::vector<KnapsackItem> items;
+    std::vector<std::vector<GgmlType>> item_types;
+    for (const auto& g : groups) {
+        std::vector<GgmlType> types = group_types(table, opt.pins, pin_res, g);
+        KnapsackItem item;
+        for (GgmlType t : types) {
+            KnapsackChoice ch;
+            for (size_t i : g) {
+                const auto& c = table.tensors[i];
+                const size_t k = static_cast<size_t>(std::find(c.types.begin(), c.types.end(), t) - c.types.begin());
+                ch.cost += candidate_cost(table, opt.budget.kind, c, k);
+                ch.value += r.gain[i] * c.err[k];
+            }
+            item.push_back(ch);
+        }
+        items.push_back(std::move(item));
+        item_types.push_back(std::move(types));
+    }
+    const KnapsackResult k = solve_knapsack(items, r.budget_units, min_unit);
+    r.grid_unit = k.unit;
+    r.error = k.value;
+    r.lower_bound = k.lower_bound;
+    r.type.resize(table.tensors.size());
+    for (size_t gi = 0; gi < groups.size(); ++gi)
+        for (size_t i : groups[gi]) r.type[i] = item_types[gi][k.choice[gi]];
+    plan_totals(table, r);
     return r;
 }
 

@@ -14,6 +14,7 @@
 #include "converters/quant/kernels.h"
 #include "converters/quant/quantize_impl.h"
 #include "converters/quant/quants.h"
+#include "converters/quant/validate_impl.h"
 #include "libformat/blocks.h"
 #include "libformat/error.h"
 #include "libformat/fp16.h"
@@ -31,12 +32,6 @@ Block load_block(const uint8_t* p) {
 // Little-endian u16 / u32 out of a byte array.
 inline uint32_t le16(const uint8_t* p) { return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8); }
 inline uint32_t le32(const uint8_t* p) { return le16(p) | (le16(p + 2) << 16); }
-
-// E8M0 scale halved (ggml_e8m0_to_fp32_half): 2^(e-128), built directly from bits.
-float e8m0_to_fp32_half(uint8_t e) {
-    const uint32_t bits = e < 2 ? (0x00200000u << e) : (static_cast<uint32_t>(e - 1) << 23);
-    return f32_from_bits(bits);
-}
 
 inline float sign_of(uint8_t signs, int j) { return (signs & kmask_iq2xs[j]) ? -1.f : 1.f; }
 
@@ -112,7 +107,7 @@ void dq_q1_0(const block_q1_0& x, float* y) {
 
 // MXFP4: y[j] = kvalues_mxfp4[nibble] * 2^(e-128); low nibbles first half, high second.
 void dq_mxfp4(const block_mxfp4& x, float* y) {
-    const float d = e8m0_to_fp32_half(x.e);
+    const float d = quant::e8m0_to_fp32_half(x.e);
     for (int j = 0; j < QK_MXFP4 / 2; ++j) {
         const int8_t x0 = kvalues_mxfp4[x.qs[j] & 0x0F];
         const int8_t x1 = kvalues_mxfp4[x.qs[j] >> 4];
@@ -524,52 +519,57 @@ void bf16_row(const uint8_t* src, float* dst, int64_t n) {
 
 using T = GgmlType;
 using namespace quant;
+using namespace quant::valid;
 constexpr Imatrix kIgnored = Imatrix::Ignored, kOptional = Imatrix::Optional, kRequired = Imatrix::Required;
 
 constexpr KernelTable kReference = [] {
     KernelTable k{};
-    // Row of type t: oiw4-check's relative RMS limit, then the kernels.
-    auto set = [&](T t, double rel_rms, ToFloatFn to_float, QuantizeFn quantize = nullptr, Imatrix imatrix = kIgnored) {
-        k[static_cast<size_t>(t)] = {to_float, quantize, imatrix, {}, rel_rms};
+    // Row of type t: oiw4-check's relative RMS limit, to-float, validation, then the quantizer.
+    auto set = [&](T t, double rel_rms, ToFloatFn to_float, FindInvalidFn find_invalid, QuantizeFn quantize = nullptr,
+                   Imatrix imatrix = kIgnored) {
+        k[static_cast<size_t>(t)] = {to_float, quantize, imatrix, {}, find_invalid, rel_rms};
     };
-    set(T::F32, 1e-6, f32_row);
-    set(T::F16, 2e-3, f16_row, quantize_f16);
-    set(T::BF16, 1e-2, bf16_row, quantize_bf16);
-    set(T::F64, 0, scalar_row<double>);
-    set(T::I8, 0, scalar_row<int8_t>);
-    set(T::I16, 0, scalar_row<int16_t>);
-    set(T::I32, 0, scalar_row<int32_t>);
-    set(T::I64, 0, scalar_row<int64_t>);
-    set(T::Q4_0, 0.15, blocks_row<block_q4_0, QK4_0, dq_q4_0>, quantize_q4_0, kOptional);
-    set(T::Q4_1, 0.15, blocks_row<block_q4_1, QK4_1, dq_q4_1>, quantize_q4_1, kOptional);
-    set(T::Q5_0, 6e-2, blocks_row<block_q5_0, QK5_0, dq_q5_0>, quantize_q5_0, kOptional);
-    set(T::Q5_1, 6e-2, blocks_row<block_q5_1, QK5_1, dq_q5_1>, quantize_q5_1, kOptional);
-    set(T::Q8_0, 1e-2, blocks_row<block_q8_0, QK8_0, dq_q8_0>, quantize_q8_0);
-    set(T::Q8_1, 1e-2, blocks_row<block_q8_1, QK8_1, dq_q8_1>);
-    set(T::Q2_K, 0.45, blocks_row<block_q2_K, QK_K, dq_q2_K>, quantize_q2_K, kOptional);
-    set(T::Q3_K, 0.25, blocks_row<block_q3_K, QK_K, dq_q3_K>, quantize_q3_K, kOptional);
-    set(T::Q4_K, 0.12, blocks_row<block_q4_K, QK_K, dq_q4_K>, quantize_q4_K, kOptional);
-    set(T::Q5_K, 6e-2, blocks_row<block_q5_K, QK_K, dq_q5_K>, quantize_q5_K, kOptional);
-    set(T::Q6_K, 3e-2, blocks_row<block_q6_K, QK_K, dq_q6_K>, quantize_q6_K, kOptional);
-    set(T::Q8_K, 1e-2, blocks_row<block_q8_K, QK_K, dq_q8_K>);
-    set(T::IQ2_XXS, 0.5, blocks_row<block_iq2_xxs, QK_K, dq_iq2_xxs>, quantize_iq2_xxs, kRequired);
-    set(T::IQ2_XS, 0.5, blocks_row<block_iq2_xs, QK_K, dq_iq2_xs>, quantize_iq2_xs, kRequired);
-    set(T::IQ2_S, 0.5, blocks_row<block_iq2_s, QK_K, dq_iq2_s>, quantize_iq2_s, kOptional);
-    set(T::IQ3_XXS, 0.25, blocks_row<block_iq3_xxs, QK_K, dq_iq3_xxs>, quantize_iq3_xxs, kOptional);
-    set(T::IQ3_S, 0.25, blocks_row<block_iq3_s, QK_K, dq_iq3_s>, quantize_iq3_s, kOptional);
-    set(T::IQ1_S, 0.8, blocks_row<block_iq1_s, QK_K, dq_iq1_s>, quantize_iq1_s, kRequired);
-    set(T::IQ1_M, 0.8, blocks_row<block_iq1_m, QK_K, dq_iq1_m>, quantize_iq1_m, kOptional);
-    set(T::IQ4_NL, 0.15, blocks_row<block_iq4_nl, QK4_NL, dq_iq4_nl>, quantize_iq4_nl, kOptional);
-    set(T::IQ4_XS, 0.12, blocks_row<block_iq4_xs, QK_K, dq_iq4_xs>, quantize_iq4_xs, kOptional);
-    set(T::TQ1_0, 1.0, blocks_row<block_tq1_0, QK_K, dq_tq1_0>, quantize_tq1_0);
-    set(T::TQ2_0, 1.0, blocks_row<block_tq2_0, QK_K, dq_tq2_0>, quantize_tq2_0);
-    set(T::MXFP4, 0.2, blocks_row<block_mxfp4, QK_MXFP4, dq_mxfp4>, quantize_mxfp4);
-    set(T::NVFP4, 0.2, blocks_row<block_nvfp4, QK_NVFP4, dq_nvfp4>);
-    set(T::Q1_0, 0.8, blocks_row<block_q1_0, QK1_0, dq_q1_0>, quantize_q1_0);
+    set(T::F32, 1e-6, f32_row, scan_f32);
+    set(T::F16, 2e-3, f16_row, scan_f16, quantize_f16);
+    set(T::BF16, 1e-2, bf16_row, scan_bf16, quantize_bf16);
+    set(T::F64, 0, scalar_row<double>, scan_f64);
+    set(T::I8, 0, scalar_row<int8_t>, nothing_to_check);
+    set(T::I16, 0, scalar_row<int16_t>, nothing_to_check);
+    set(T::I32, 0, scalar_row<int32_t>, nothing_to_check);
+    set(T::I64, 0, scalar_row<int64_t>, nothing_to_check);
+    set(T::Q4_0, 0.15, blocks_row<block_q4_0, QK4_0, dq_q4_0>, scan_d<block_q4_0>, quantize_q4_0, kOptional);
+    set(T::Q4_1, 0.15, blocks_row<block_q4_1, QK4_1, dq_q4_1>, scan_d_m<block_q4_1>, quantize_q4_1, kOptional);
+    set(T::Q5_0, 6e-2, blocks_row<block_q5_0, QK5_0, dq_q5_0>, scan_d<block_q5_0>, quantize_q5_0, kOptional);
+    set(T::Q5_1, 6e-2, blocks_row<block_q5_1, QK5_1, dq_q5_1>, scan_d_m<block_q5_1>, quantize_q5_1, kOptional);
+    set(T::Q8_0, 1e-2, blocks_row<block_q8_0, QK8_0, dq_q8_0>, scan_d<block_q8_0>, quantize_q8_0);
+    set(T::Q8_1, 1e-2, blocks_row<block_q8_1, QK8_1, dq_q8_1>, scan_d_s<block_q8_1>);
+    set(T::Q2_K, 0.45, blocks_row<block_q2_K, QK_K, dq_q2_K>, scan_d_dmin<block_q2_K>, quantize_q2_K, kOptional);
+    set(T::Q3_K, 0.25, blocks_row<block_q3_K, QK_K, dq_q3_K>, scan_d<block_q3_K>, quantize_q3_K, kOptional);
+    set(T::Q4_K, 0.12, blocks_row<block_q4_K, QK_K, dq_q4_K>, scan_d_dmin<block_q4_K>, quantize_q4_K, kOptional);
+    set(T::Q5_K, 6e-2, blocks_row<block_q5_K, QK_K, dq_q5_K>, scan_d_dmin<block_q5_K>, quantize_q5_K, kOptional);
+    set(T::Q6_K, 3e-2, blocks_row<block_q6_K, QK_K, dq_q6_K>, scan_d<block_q6_K>, quantize_q6_K, kOptional);
+    set(T::Q8_K, 1e-2, blocks_row<block_q8_K, QK_K, dq_q8_K>, scan_q8_k);
+    set(T::IQ2_XXS, 0.5, blocks_row<block_iq2_xxs, QK_K, dq_iq2_xxs>, scan_d<block_iq2_xxs>, quantize_iq2_xxs,
+        kRequired);
+    set(T::IQ2_XS, 0.5, blocks_row<block_iq2_xs, QK_K, dq_iq2_xs>, scan_d<block_iq2_xs>, quantize_iq2_xs, kRequired);
+    set(T::IQ2_S, 0.5, blocks_row<block_iq2_s, QK_K, dq_iq2_s>, scan_d<block_iq2_s>, quantize_iq2_s, kOptional);
+    set(T::IQ3_XXS, 0.25, blocks_row<block_iq3_xxs, QK_K, dq_iq3_xxs>, scan_d<block_iq3_xxs>, quantize_iq3_xxs,
+        kOptional);
+    set(T::IQ3_S, 0.25, blocks_row<block_iq3_s, QK_K, dq_iq3_s>, scan_d<block_iq3_s>, quantize_iq3_s, kOptional);
+    set(T::IQ1_S, 0.8, blocks_row<block_iq1_s, QK_K, dq_iq1_s>, scan_d<block_iq1_s>, quantize_iq1_s, kRequired);
+    set(T::IQ1_M, 0.8, blocks_row<block_iq1_m, QK_K, dq_iq1_m>, scan_iq1_m, quantize_iq1_m, kOptional);
+    set(T::IQ4_NL, 0.15, blocks_row<block_iq4_nl, QK4_NL, dq_iq4_nl>, scan_d<block_iq4_nl>, quantize_iq4_nl, kOptional);
+    set(T::IQ4_XS, 0.12, blocks_row<block_iq4_xs, QK_K, dq_iq4_xs>, scan_d<block_iq4_xs>, quantize_iq4_xs, kOptional);
+    set(T::TQ1_0, 1.0, blocks_row<block_tq1_0, QK_K, dq_tq1_0>, scan_d<block_tq1_0>, quantize_tq1_0);
+    set(T::TQ2_0, 1.0, blocks_row<block_tq2_0, QK_K, dq_tq2_0>, scan_d<block_tq2_0>, quantize_tq2_0);
+    set(T::MXFP4, 0.2, blocks_row<block_mxfp4, QK_MXFP4, dq_mxfp4>, scan_mxfp4, quantize_mxfp4);
+    set(T::NVFP4, 0.2, blocks_row<block_nvfp4, QK_NVFP4, dq_nvfp4>, nothing_to_check);
+    set(T::Q1_0, 0.8, blocks_row<block_q1_0, QK1_0, dq_q1_0>, scan_d<block_q1_0>, quantize_q1_0);
     return k;
 }();
 
-// Every live type converts to f32 and has a relative RMS limit; removed ids have neither. (Not in
+// Every live type converts to f32, validates its data and has a relative RMS limit; removed ids
+// have none of these. (Not in
 // sanitizer builds, where GCC cannot constant-fold these null tests; KernelTable.EveryLiveIdConvertsToFloat
 // and KernelTable.EveryLiveIdHasItsDocumentedRelRmsLimit check it.)
 #ifndef OIW_SANITIZE
@@ -577,12 +577,13 @@ static_assert(
     [] {
         for (uint32_t id = 0; id < kGgmlTypeCount; ++id)
             if ((kReference[id].to_float != nullptr) == kTypeTraits[id].removed ||
+                (kReference[id].find_invalid != nullptr) == kTypeTraits[id].removed ||
                 (kTypeTraits[id].removed && kReference[id].quantize) ||
                 (kReference[id].max_rel_rms >= 0) == kTypeTraits[id].removed)
                 return false;
         return true;
     }(),
-    "kReference must give every live type id a to-float kernel and a relative RMS limit");
+    "kReference must give every live type id a to-float kernel, a validator and a relative RMS limit");
 #endif
 
 std::string type_label(GgmlType t) {

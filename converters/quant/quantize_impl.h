@@ -1,6 +1,7 @@
-// Internal declarations shared by quantize.cpp (chunk driver, legacy and IQ4 quants),
-// quantize_k.cpp (k-quants and the shared scale-search helpers), quantize_iq.cpp (ternary and
-// lattice i-quants), kernels.cpp (the kernel table) and x86/quantize_avx2.cpp (the AVX2 kernels).
+// Internal declarations shared by quantize.cpp (chunk driver, legacy, Q1_0 and IQ4 quants),
+// quantize_k.cpp (k-quants and the shared scale-search helpers), quantize_ternary_fp4.cpp (TQ1_0,
+// TQ2_0, MXFP4), quantize_lattice.cpp (lattice i-quants), kernels.cpp (the kernel table) and
+// x86/quantize_avx2.cpp (the AVX2 kernels).
 //
 // Everything here transcribes ggml-quants.c (ggml 0.11.1) operation for operation: the same
 // float expressions in the same order, the same integer narrowing, the same tie-breaking.
@@ -10,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "libformat/fp16.h"
 
 namespace oiw::quant {
 
@@ -63,6 +66,13 @@ inline void set_scale_min_k4(uint8_t* scales, int j, uint8_t ls, uint8_t lm) {
         scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
         scales[j - 0] |= static_cast<uint8_t>((lm >> 4) << 6);
     }
+}
+
+// E8M0 scale halved (ggml_e8m0_to_fp32_half, MXFP4's kvalues are doubled): 2^(e-128), built
+// directly from bits.
+inline float e8m0_to_fp32_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? (0x00200000u << e) : (static_cast<uint32_t>(e - 1) << 23);
+    return f32_from_bits(bits);
 }
 
 // Unsigned E4M3 scale halved (ggml_ue4m3_to_fp32: NVFP4's kvalues are doubled); 0x00 and 0x7F
@@ -161,10 +171,11 @@ size_t quantize_q3_K(const float* src, void* dst, int64_t nrows, int64_t n_per_r
 size_t quantize_q4_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_q5_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_q6_K(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
-// quantize_iq.cpp (IQ2_XXS, IQ2_XS and IQ1_S expect a non-null imatrix):
+// quantize_ternary_fp4.cpp:
 size_t quantize_tq1_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_tq2_0(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_mxfp4(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
+// quantize_lattice.cpp (IQ2_XXS, IQ2_XS and IQ1_S expect a non-null imatrix):
 size_t quantize_iq3_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_iq3_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 size_t quantize_iq2_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);

@@ -2,7 +2,7 @@
 // applies to every input tensor and every quantized row: F32/F64/F16/BF16 values and the fp16
 // scales of block types (d, and m/dmin where the type has one; IQ1_M's packed scale; Q8_K's f32 d)
 // must be finite, and MXFP4's E8M0 exponent must not be 0xFF. Integer types and NVFP4 have
-// nothing to check. Self-contained: one switch over the types, no kernel tables.
+// nothing to check. Each type's scanner is the `find_invalid` column of the kernel table (kernels.h).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -13,7 +13,8 @@
 namespace oiw {
 
 // Describes the first invalid value in `bytes` of type `t` ("NaN at element 5", "inf scale d in
-// block 2"); empty when every value is valid. bytes.size() must be a multiple of t's type size.
+// block 2"); empty when every value is valid. bytes.size() must be a multiple of t's type size;
+// a removed or unknown type id throws FormatError(Unsupported).
 std::string find_invalid_data(GgmlType t, std::span<const uint8_t> bytes);
 
 // Checks `rows` (whole rows of `row_bytes` bytes each, of type `t`) and throws

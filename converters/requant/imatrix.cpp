@@ -56,7 +56,7 @@ void check_values(const std::string& path, const std::string& name, const std::v
 }
 
 Imatrix load_gguf(std::span<const uint8_t> bytes, const std::string& path) {
-    const Model f{GgufFile::parse(bytes, path)};
+    const Model f{GgufFile::parse_copy(bytes, path)};
     const Metadata& md = f.metadata();
     const GgufValue* datasets = md.find("imatrix.datasets");
     const GgufValue* chunks = md.find("imatrix.chunk_count");

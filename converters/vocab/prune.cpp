@@ -116,78 +116,62 @@ void check_ids(const std::vector<int64_t>& ids, size_t n_vocab, const std::strin
                               "out of range (the vocabulary has " + std::to_string(n_vocab) + " tokens)");
 }
 
-PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested,
-                     const PruneOptions& opt) {
-    const std::string& file = in.path();
-    const size_t n = vocab.size();
-    check_consistent(in, n);
-    PrunePlan plan;
-    plan.n_vocab_before = n;
-    check_ids(requested, n, file);
-    std::vector<uint8_t> keep(n, 0);
-    for (int64_t id : requested) {
-        plan.requested += !keep[static_cast<size_t>(id)];
-        keep[static_cast<size_t>(id)] = 1;
-    }
-    const auto mark = [&](int32_t id, size_t& counter) {
-        if (keep[static_cast<size_t>(id)]) return false;
-        keep[static_cast<size_t>(id)] = 1;
-        ++counter;
-        return true;
-    };
+namespace {
 
-    // Always kept.
+// Keeps `id`; counts it in `counter` when it was not kept yet. Returns whether it was new.
+bool mark(std::vector<uint8_t>& keep, int32_t id, size_t& counter) {
+    if (keep[static_cast<size_t>(id)]) return false;
+    keep[static_cast<size_t>(id)] = 1;
+    ++counter;
+    return true;
+}
+
+// A special id key's value as a token id of an n-token vocabulary (anything else throws, naming
+// the key).
+int32_t special_id(const Metadata& md, const std::string& key, size_t n) {
+    return static_cast<int32_t>(*md.get_int(key, 0, static_cast<int64_t>(n) - 1));
+}
+
+// Keeps what pruning never drops: special and byte tokens (a byte-level BPE's 256 byte symbols
+// too), the ids the special-token keys name and llama.cpp's defaults for keys the file lacks.
+void keep_always(const Vocab& vocab, const Metadata& md, std::vector<uint8_t>& keep, PrunePlan& plan) {
+    const size_t n = vocab.size();
     for (size_t i = 0; i < n; ++i) {
         const auto id = static_cast<int32_t>(i);
-        if (vocab.is_special(id) || vocab.is_byte_token(id)) mark(id, plan.always_kept);
+        if (vocab.is_special(id) || vocab.is_byte_token(id)) mark(keep, id, plan.always_kept);
     }
     if (vocab.model() == Model::Bpe)
         for (int b = 0; b < 256; ++b)
-            if (auto id = vocab.find(byte_to_unicode(static_cast<uint8_t>(b)))) mark(*id, plan.always_kept);
-    const Metadata& md = in.metadata();
-    // A special id key's value as a token id of this vocabulary (anything else throws, naming the key).
-    const auto special_id = [&](const std::string& key) {
-        return static_cast<int32_t>(*md.get_int(key, 0, static_cast<int64_t>(n) - 1));
-    };
+            if (auto id = vocab.find(byte_to_unicode(static_cast<uint8_t>(b)))) mark(keep, *id, plan.always_kept);
     for (const GgufKV& kv : md)
-        if (is_special_id_key(kv.key)) mark(special_id(kv.key), plan.always_kept);
-    const auto defaults = default_special_ids(vocab.model());
-    for (const auto& [key, id] : defaults)
-        if (!md.contains(key) && static_cast<size_t>(id) < n) mark(id, plan.always_kept);
+        if (is_special_id_key(kv.key)) mark(keep, special_id(md, kv.key, n), plan.always_kept);
+    for (const auto& [key, id] : default_special_ids(vocab.model()))
+        if (!md.contains(key) && static_cast<size_t>(id) < n) mark(keep, id, plan.always_kept);
+}
 
-    // Closure: the symbols the merger builds each kept token from.
-    if (!opt.closure) {
-        plan.closure_skipped = "disabled";
-    } else if (vocab.model() == Model::Other) {
-        plan.closure_skipped = "no merge rules for tokenizer model '" + vocab.model_name() + "'";
-    } else {
-        std::vector<int32_t> work;
-        for (size_t i = 0; i < n; ++i) work.push_back(static_cast<int32_t>(i));
-        while (!work.empty()) {
-            const int32_t id = work.back();
-            work.pop_back();
-            if (!keep[static_cast<size_t>(id)]) continue;
-            // Only a token the merger builds from its own text can come out of it (special and
-            // byte tokens included: their texts can be merged too when not matched as specials).
-            const auto trace = vocab.merge_trace(vocab.text(id));
-            if (trace.empty() || trace.back().first + trace.back().second != vocab.text(id)) continue;
-            for (const auto& [l, r] : trace)
-                for (const std::string& s : {l, r, l + r})
-                    if (auto t = vocab.find(s); t && mark(*t, plan.closure_added)) work.push_back(*t);
-        }
+// Keeps the symbols the merger builds each kept token from, until nothing new is kept.
+void keep_merge_closure(const Vocab& vocab, std::vector<uint8_t>& keep, PrunePlan& plan) {
+    std::vector<int32_t> work;
+    for (size_t i = 0; i < vocab.size(); ++i) work.push_back(static_cast<int32_t>(i));
+    while (!work.empty()) {
+        const int32_t id = work.back();
+        work.pop_back();
+        if (!keep[static_cast<size_t>(id)]) continue;
+        // Only a token the merger builds from its own text can come out of it (special and
+        // byte tokens included: their texts can be merged too when not matched as specials).
+        const auto trace = vocab.merge_trace(vocab.text(id));
+        if (trace.empty() || trace.back().first + trace.back().second != vocab.text(id)) continue;
+        for (const auto& [l, r] : trace)
+            for (const std::string& s : {l, r, l + r})
+                if (auto t = vocab.find(s); t && mark(keep, *t, plan.closure_added)) work.push_back(*t);
     }
+}
 
-    std::vector<int32_t> old_to_new(n, -1);
-    for (size_t i = 0; i < n; ++i)
-        if (keep[i]) {
-            old_to_new[i] = static_cast<int32_t>(plan.original_ids.size());
-            plan.original_ids.push_back(static_cast<int32_t>(i));
-        }
-    plan.n_vocab_after = plan.original_ids.size();
-    if (plan.n_vocab_after == 0)
-        throw FormatError(ErrorKind::Usage, file, "", "nothing to keep: no ids requested and no special tokens");
-
-    // Metadata.
+// The output metadata: per-token arrays gathered, merges that name a dropped symbol removed,
+// special ids and the vocabulary size renumbered, the original-ids map composed or added.
+Metadata pruned_metadata(const Metadata& md, const Vocab& vocab, const std::vector<uint8_t>& keep,
+                         const std::vector<int32_t>& old_to_new, PrunePlan& plan) {
+    const size_t n = vocab.size();
     const GgufValue* arch = md.find("general.architecture");
     const std::string vocab_size_key = arch && arch->as_string() ? *arch->as_string() + ".vocab_size" : "";
     bool have_map = false;
@@ -213,14 +197,14 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
             plan.merges_after = kept.size();
             o.value = GgufValue::make_string_array(std::move(kept));
         } else if (is_special_id_key(kv.key)) {
-            o.value =
-                same_type_int(kv.value, static_cast<uint64_t>(old_to_new[static_cast<size_t>(special_id(kv.key))]));
+            o.value = same_type_int(kv.value,
+                                    static_cast<uint64_t>(old_to_new[static_cast<size_t>(special_id(md, kv.key, n))]));
         } else if (kv.key == vocab_size_key && kv.value.is_integer()) {
             o.value = same_type_int(kv.value, plan.n_vocab_after);
         }
         kvs.push_back(std::move(o));
     }
-    for (const auto& [key, id] : defaults)
+    for (const auto& [key, id] : default_special_ids(vocab.model()))
         if (!md.contains(key) && static_cast<size_t>(id) < n && old_to_new[static_cast<size_t>(id)] != id)
             kvs.push_back({key, GgufValue::make_scalar(GgufType::U32,
                                                        static_cast<uint32_t>(old_to_new[static_cast<size_t>(id)]))});
@@ -230,7 +214,42 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
         kvs.push_back(
             {kOriginalIdsKey, GgufValue::make_array(GgufType::I32, std::move(packed), plan.original_ids.size())});
     }
-    plan.kvs = Metadata(std::move(kvs), "(planned output)");
+    return Metadata(std::move(kvs), "(planned output)");
+}
+
+}  // namespace
+
+PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector<int64_t>& requested,
+                     const PruneOptions& opt) {
+    const std::string& file = in.path();
+    const size_t n = vocab.size();
+    check_consistent(in, n);
+    PrunePlan plan;
+    plan.n_vocab_before = n;
+    check_ids(requested, n, file);
+    std::vector<uint8_t> keep(n, 0);
+    for (int64_t id : requested) {
+        plan.requested += !keep[static_cast<size_t>(id)];
+        keep[static_cast<size_t>(id)] = 1;
+    }
+    keep_always(vocab, in.metadata(), keep, plan);
+    if (!opt.closure)
+        plan.closure_skipped = "disabled";
+    else if (vocab.model() == Model::Other)
+        plan.closure_skipped = "no merge rules for tokenizer model '" + vocab.model_name() + "'";
+    else
+        keep_merge_closure(vocab, keep, plan);
+
+    std::vector<int32_t> old_to_new(n, -1);
+    for (size_t i = 0; i < n; ++i)
+        if (keep[i]) {
+            old_to_new[i] = static_cast<int32_t>(plan.original_ids.size());
+            plan.original_ids.push_back(static_cast<int32_t>(i));
+        }
+    plan.n_vocab_after = plan.original_ids.size();
+    if (plan.n_vocab_after == 0)
+        throw FormatError(ErrorKind::Usage, file, "", "nothing to keep: no ids requested and no special tokens");
+    plan.kvs = pruned_metadata(in.metadata(), vocab, keep, old_to_new, plan);
 
     // Tensors: only vocabulary-role tensors are gathered, along their last dimension.
     for (const GgufTensorInfo& t : in.tensors()) {

@@ -151,7 +151,7 @@ GgufFile GgufFile::open(const std::string& path) {
     return f;
 }
 
-GgufFile GgufFile::parse(std::span<const uint8_t> bytes, const std::string& name) {
+GgufFile GgufFile::parse_copy(std::span<const uint8_t> bytes, const std::string& name) {
     GgufFile f;
     f.path_ = name;
     f.owned_ = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
@@ -160,12 +160,13 @@ GgufFile GgufFile::parse(std::span<const uint8_t> bytes, const std::string& name
     return f;
 }
 
-void GgufFile::parse_image() {
-    const std::string& file = path_;
-    ByteCursor c(bytes_, file);
-    if (bytes_.size() < 4)
+namespace {
+
+// Reads the magic and the version: a little-endian GGUF v2 or v3, named clearly otherwise.
+uint32_t read_version(ByteCursor& c, uint64_t file_size, const std::string& file) {
+    if (file_size < 4)
         throw FormatError(ErrorKind::Truncated, file, "header",
-                          fmt::format("file is {} bytes, too short for the GGUF magic", bytes_.size()));
+                          fmt::format("file is {} bytes, too short for the GGUF magic", file_size));
     uint32_t magic = c.get<uint32_t>("header", "magic");
     if (magic != kMagic) {
         char m[4];
@@ -189,80 +190,108 @@ void GgufFile::parse_image() {
     if (version != 2 && version != 3)
         throw FormatError(ErrorKind::BadVersion, file, "header",
                           fmt::format("unsupported GGUF version {} (supported: 2, 3)", version));
-    version_ = version;
+    return version;
+}
+
+// Reads the tensor and key/value counts, refusing counts the rest of the file cannot hold.
+std::pair<uint64_t, uint64_t> read_counts(ByteCursor& c, uint64_t file_size, const std::string& file) {
     uint64_t n_tensors = c.get<uint64_t>("header", "tensor count");
     uint64_t n_kv = c.get<uint64_t>("header", "key/value count");
     // Smallest possible KV is 13 bytes (len + type + u8), smallest tensor info 24 bytes (n_dims 0).
     if (n_kv > c.remaining() / 13)
         throw FormatError(ErrorKind::TooLarge, file, "header",
-                          fmt::format("key/value count {} cannot fit in a {}-byte file", n_kv, bytes_.size()));
+                          fmt::format("key/value count {} cannot fit in a {}-byte file", n_kv, file_size));
     if (n_tensors > (c.remaining() - n_kv * 13) / 24)
         throw FormatError(ErrorKind::TooLarge, file, "header",
-                          fmt::format("tensor count {} cannot fit in a {}-byte file", n_tensors, bytes_.size()));
+                          fmt::format("tensor count {} cannot fit in a {}-byte file", n_tensors, file_size));
+    return {n_tensors, n_kv};
+}
 
-    kvs_ = Metadata({}, file);
+// Reads n_kv key/value pairs: non-empty, unique keys and known value types.
+Metadata read_kvs(ByteCursor& c, uint64_t n_kv, const std::string& file) {
+    Metadata kvs({}, file);
     for (uint64_t i = 0; i < n_kv; ++i) {
         std::string key = c.str(fmt::format("key #{}", i), "key");
         if (key.empty()) throw FormatError(ErrorKind::BadKey, file, fmt::format("key #{}", i), "empty key");
-        if (kvs_.contains(key)) throw FormatError(ErrorKind::DuplicateKey, file, "key '" + key + "'", "duplicate key");
+        if (kvs.contains(key)) throw FormatError(ErrorKind::DuplicateKey, file, "key '" + key + "'", "duplicate key");
         uint32_t t = c.get<uint32_t>("key '" + key + "'", "value type");
         if (t >= kGgufTypeCount)
             throw FormatError(ErrorKind::BadValueType, file, "key '" + key + "'",
                               fmt::format("value type {} is not a GGUF value type (0..12)", t));
         GgufValue v = read_value(c, static_cast<GgufType>(t), file, key);
-        kvs_.add({std::move(key), std::move(v)});
+        kvs.add({std::move(key), std::move(v)});
     }
-    alignment_ = alignment_of(kvs_.find("general.alignment"), file);
+    return kvs;
+}
 
-    tensors_.clear();
-    tensors_.reserve(n_tensors);
-    tensor_index_.clear();
-    for (uint64_t i = 0; i < n_tensors; ++i) {
-        GgufTensorInfo ti;
-        ti.name = c.str(fmt::format("tensor #{}", i), "tensor name");
-        const std::string subj = "tensor '" + ti.name + "'";
-        if (ti.name.size() > kMaxTensorName)
-            throw FormatError(ErrorKind::TooLarge, file, subj,
-                              fmt::format("name is {} bytes (ggml allows at most {})", ti.name.size(), kMaxTensorName));
-        if (!tensor_index_.emplace(ti.name, i).second)
-            throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
-        ti.n_dims = c.get<uint32_t>(subj, "n_dims");
-        if (ti.n_dims > kMaxDims)
-            throw FormatError(ErrorKind::BadDims, file, subj,
-                              fmt::format("n_dims {} exceeds the maximum of {}", ti.n_dims, kMaxDims));
-        for (uint32_t d = 0; d < ti.n_dims; ++d) ti.ne[d] = c.get<int64_t>(subj, "dimension");
-        uint32_t type_id = c.get<uint32_t>(subj, "type");
-        ti.offset = c.get<uint64_t>(subj, "offset");
-        check_tensor_shape(ti, type_id, file);
-        tensors_.push_back(std::move(ti));
-    }
-    header_size_ = c.pos();
-    data_offset_ = align_up(c.pos(), alignment_);
+// Reads tensor info #i (name within ggml's limit and not in `index` yet, which then holds it;
+// dims, type and shape checked).
+GgufTensorInfo read_tensor_info(ByteCursor& c, uint64_t i, std::unordered_map<std::string, size_t>& index,
+                                const std::string& file) {
+    GgufTensorInfo ti;
+    ti.name = c.str(fmt::format("tensor #{}", i), "tensor name");
+    const std::string subj = "tensor '" + ti.name + "'";
+    if (ti.name.size() > kMaxTensorName)
+        throw FormatError(ErrorKind::TooLarge, file, subj,
+                          fmt::format("name is {} bytes (ggml allows at most {})", ti.name.size(), kMaxTensorName));
+    if (!index.emplace(ti.name, i).second)
+        throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
+    ti.n_dims = c.get<uint32_t>(subj, "n_dims");
+    if (ti.n_dims > kMaxDims)
+        throw FormatError(ErrorKind::BadDims, file, subj,
+                          fmt::format("n_dims {} exceeds the maximum of {}", ti.n_dims, kMaxDims));
+    for (uint32_t d = 0; d < ti.n_dims; ++d) ti.ne[d] = c.get<int64_t>(subj, "dimension");
+    uint32_t type_id = c.get<uint32_t>(subj, "type");
+    ti.offset = c.get<uint64_t>(subj, "offset");
+    check_tensor_shape(ti, type_id, file);
+    return ti;
+}
 
-    // Offsets: aligned, inside the file, non-overlapping.
-    const uint64_t data_size = data_offset_ <= bytes_.size() ? bytes_.size() - data_offset_ : 0;
-    std::vector<size_t> order(tensors_.size());
+// Tensor data offsets: aligned, inside the data section of a `file_size`-byte file, no two
+// tensors overlapping.
+void check_data_layout(const std::vector<GgufTensorInfo>& tensors, uint64_t data_offset, uint64_t alignment,
+                       uint64_t file_size, const std::string& file) {
+    const uint64_t data_size = data_offset <= file_size ? file_size - data_offset : 0;
+    std::vector<size_t> order(tensors.size());
     for (size_t i = 0; i < order.size(); ++i) {
-        const auto& t = tensors_[i];
+        const auto& t = tensors[i];
         const std::string subj = "tensor '" + t.name + "'";
-        if (t.offset % alignment_ != 0)
+        if (t.offset % alignment != 0)
             throw FormatError(ErrorKind::Misaligned, file, subj,
-                              fmt::format("offset {} is not a multiple of the alignment {}", t.offset, alignment_));
+                              fmt::format("offset {} is not a multiple of the alignment {}", t.offset, alignment));
         if (t.offset > data_size || t.n_bytes > data_size - t.offset)
             throw FormatError(ErrorKind::OutOfBounds, file, subj,
                               fmt::format("data [{}, +{}) ends past the data section ({} bytes from offset {})",
-                                          t.offset, t.n_bytes, data_size, data_offset_));
+                                          t.offset, t.n_bytes, data_size, data_offset));
         order[i] = i;
     }
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors_[a].offset < tensors_[b].offset; });
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors[a].offset < tensors[b].offset; });
     for (size_t k = 1; k < order.size(); ++k) {
-        const auto& p = tensors_[order[k - 1]];
-        const auto& q = tensors_[order[k]];
+        const auto& p = tensors[order[k - 1]];
+        const auto& q = tensors[order[k]];
         if (p.offset + p.n_bytes > q.offset)
             throw FormatError(
                 ErrorKind::Overlap, file, "tensor '" + q.name + "'",
                 fmt::format("data at offset {} overlaps tensor '{}' [{}, +{})", q.offset, p.name, p.offset, p.n_bytes));
     }
+}
+
+}  // namespace
+
+void GgufFile::parse_image() {
+    const std::string& file = path_;
+    ByteCursor c(bytes_, file);
+    version_ = read_version(c, bytes_.size(), file);
+    const auto [n_tensors, n_kv] = read_counts(c, bytes_.size(), file);
+    kvs_ = read_kvs(c, n_kv, file);
+    alignment_ = alignment_of(kvs_.find("general.alignment"), file);
+    tensors_.clear();
+    tensors_.reserve(n_tensors);
+    tensor_index_.clear();
+    for (uint64_t i = 0; i < n_tensors; ++i) tensors_.push_back(read_tensor_info(c, i, tensor_index_, file));
+    header_size_ = c.pos();
+    data_offset_ = align_up(c.pos(), alignment_);
+    check_data_layout(tensors_, data_offset_, alignment_, bytes_.size(), file);
 }
 
 bool GgufFile::canonical_layout() const {

@@ -65,9 +65,10 @@ class GgufFile {
 public:
     // Maps and validates `path`. Throws FormatError naming the file and the offending key/tensor.
     static GgufFile open(const std::string& path);
-    // Validates a copy of an in-memory image (used by tests and the fuzzer); the caller's buffer
-    // is not referenced afterwards. `name` appears in errors.
-    static GgufFile parse(std::span<const uint8_t> bytes, const std::string& name);
+    // Validates a copy of an in-memory image (OIW4's embedded metadata, imatrix files, tests, the
+    // fuzzer); the caller's buffer is not referenced afterwards (Oiw4File::parse, by contrast,
+    // borrows it). `name` appears in errors.
+    static GgufFile parse_copy(std::span<const uint8_t> bytes, const std::string& name);
 
     const std::string& path() const { return path_; }
     uint32_t version() const { return version_; }
@@ -95,7 +96,7 @@ private:
     std::string path_;
     std::shared_ptr<const MappedFile> map_;
     std::span<const uint8_t> bytes_;
-    std::shared_ptr<const std::vector<uint8_t>> owned_;  // parse(): the copied image
+    std::shared_ptr<const std::vector<uint8_t>> owned_;  // parse_copy(): the copied image
     uint32_t version_ = 3;
     uint64_t alignment_ = kDefaultAlignment;
     uint64_t data_offset_ = 0, header_size_ = 0;

@@ -50,12 +50,6 @@ struct SplitOptions {
 // Output file k of n for the output named `out`: `out` itself unless split, else its shard k.
 std::string output_path(const std::string& out, const SplitOptions& opt, unsigned k, unsigned n);
 
-// Parses a --split-max-size value: a positive integer with an optional decimal unit K, M, G or T
-// ("4G" = 4e9 bytes, as llama-gguf-split reads M and G). Throws FormatError(Usage) naming `option`.
-uint64_t parse_split_size(std::string_view s, const std::string& option = "--split-max-size");
-// Parses "K/N" (1 <= K <= N <= kMaxShards). Throws FormatError(Usage).
-void parse_shard(std::string_view s, SplitOptions& opt);
-
 // The tensor range [begin, end) of each shard, computed from the tensor sizes alone as
 // llama-gguf-split does; no shard is empty except shard 1 with no_tensor_first_split.
 struct ShardRange {

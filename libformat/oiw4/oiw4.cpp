@@ -40,7 +40,7 @@ GgufFile read_kv_image(ByteCursor& c, const std::string& file, const char* what)
     if (len > c.remaining())
         throw FormatError(ErrorKind::TooLarge, file, "directory",
                           fmt::format("{} length {} exceeds the {} bytes left", what, len, c.remaining()));
-    GgufFile g = GgufFile::parse(c.take(len, "directory", what), file);
+    GgufFile g = GgufFile::parse_copy(c.take(len, "directory", what), file);
     if (!g.tensors().empty())
         throw FormatError(ErrorKind::BadKey, file, "directory", fmt::format("{} holds tensor infos", what));
     if (g.header_size() != len)

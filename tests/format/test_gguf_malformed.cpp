@@ -414,7 +414,7 @@ void expect_error(const std::function<void()>& fn, ErrorKind kind, const std::st
 TEST(GgufMalformed, BaseImageIsValid) {
     size_t hs = 0;
     auto b = build(base_spec(), &hs);
-    GgufFile f = GgufFile::parse(b, "base.gguf");
+    GgufFile f = GgufFile::parse_copy(b, "base.gguf");
     EXPECT_EQ(f.header_size(), hs);
     ASSERT_EQ(f.tensors().size(), 3u);
     EXPECT_EQ(f.metadata().size(), 4u);
@@ -422,29 +422,32 @@ TEST(GgufMalformed, BaseImageIsValid) {
     EXPECT_EQ(f.alignment(), 32u);
     EXPECT_TRUE(f.canonical_layout());
     // A one-level array is accepted (v_nested(1) is a plain u8 array).
-    EXPECT_NO_THROW(GgufFile::parse(with([](Spec& s) { s.kvs.push_back({"test.flat", v_nested(1)}); }), "flat.gguf"));
+    EXPECT_NO_THROW(GgufFile::parse_copy(with([](Spec& s) {
+                                             s.kvs.push_back({"test.flat", v_nested(1)});
+                                         }),
+                                         "flat.gguf"));
     // Alignment 1, 4096 and the maximum 65536 are valid.
-    EXPECT_NO_THROW(GgufFile::parse(with([](Spec& s) {
-                                        kv(s, "general.alignment").value = v_u32(65536);
-                                        s.pad_to = 65536;
-                                        tensor(s, "q.weight").offset = 65536;
-                                        tensor(s, "norm").offset = 131072;
-                                        s.data_bytes = 131072 + 8;
-                                    }),
-                                    "a64k.gguf"));
-    EXPECT_NO_THROW(GgufFile::parse(with([](Spec& s) {
-                                        kv(s, "general.alignment").value = v_u32(1);
-                                        s.pad_to = 1;
-                                    }),
-                                    "a1.gguf"));
-    EXPECT_NO_THROW(GgufFile::parse(with([](Spec& s) {
-                                        kv(s, "general.alignment").value = v_u32(4096);
-                                        s.pad_to = 4096;
-                                        tensor(s, "q.weight").offset = 4096;
-                                        tensor(s, "norm").offset = 8192;
-                                        s.data_bytes = 8192 + 8;
-                                    }),
-                                    "a4096.gguf"));
+    EXPECT_NO_THROW(GgufFile::parse_copy(with([](Spec& s) {
+                                             kv(s, "general.alignment").value = v_u32(65536);
+                                             s.pad_to = 65536;
+                                             tensor(s, "q.weight").offset = 65536;
+                                             tensor(s, "norm").offset = 131072;
+                                             s.data_bytes = 131072 + 8;
+                                         }),
+                                         "a64k.gguf"));
+    EXPECT_NO_THROW(GgufFile::parse_copy(with([](Spec& s) {
+                                             kv(s, "general.alignment").value = v_u32(1);
+                                             s.pad_to = 1;
+                                         }),
+                                         "a1.gguf"));
+    EXPECT_NO_THROW(GgufFile::parse_copy(with([](Spec& s) {
+                                             kv(s, "general.alignment").value = v_u32(4096);
+                                             s.pad_to = 4096;
+                                             tensor(s, "q.weight").offset = 4096;
+                                             tensor(s, "norm").offset = 8192;
+                                             s.data_bytes = 8192 + 8;
+                                         }),
+                                         "a4096.gguf"));
 }
 
 TEST(GgufMalformed, Corpus) {
@@ -459,7 +462,7 @@ TEST(GgufMalformed, Corpus) {
         // Exact-size copy, so ASan sees any read past the end.
         std::vector<uint8_t> copy(k.bytes);
         const std::string name = file_name_for(k);
-        expect_error([&] { GgufFile::parse(copy, name); }, k.kind, name, k.needles);
+        expect_error([&] { GgufFile::parse_copy(copy, name); }, k.kind, name, k.needles);
         // Through the mmap reader as well: the message names the real path.
         const std::string path = (dir / (k.name + ".gguf")).string();
         test::write_file(path, k.bytes);
@@ -492,7 +495,7 @@ TEST(GgufMalformed, TruncationAtEveryByte) {
         std::vector<uint8_t> cut(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n));
         const std::string name = "trunc-" + std::to_string(n) + ".gguf";
         try {
-            GgufFile f = GgufFile::parse(cut, name);
+            GgufFile f = GgufFile::parse_copy(cut, name);
             EXPECT_GE(n, last_end) << name << " accepted";
         } catch (const FormatError& e) {
             EXPECT_LT(n, last_end) << e.what();
@@ -542,7 +545,7 @@ TEST(GgufMalformed, RandomMutationsNeverCrash) {
         }
         const std::string name = "mut-" + std::to_string(iter) + ".gguf";
         try {
-            GgufFile f = GgufFile::parse(b, name);
+            GgufFile f = GgufFile::parse_copy(b, name);
             ++accepted;
             for (size_t i = 0; i < f.tensors().size(); ++i) {
                 const auto& t = f.tensors()[i];
@@ -577,7 +580,7 @@ TEST(GgufMalformed, RowByteSizeOverflowIsRejected) {
         });
         const std::string name = "row-overflow-" + std::to_string(idx++) + ".gguf";
         SCOPED_TRACE(name);
-        expect_error([&] { GgufFile::parse(b, name); }, ErrorKind::BadDims, name,
+        expect_error([&] { GgufFile::parse_copy(b, name); }, ErrorKind::BadDims, name,
                      {"tensor 'norm'", std::to_string(ne0)});
     }
 }
@@ -616,7 +619,7 @@ TEST(GgufMalformed, NestedArrayCountsDoNotReserveUnboundedMemory) {
         };
         ::setrlimit(RLIMIT_AS, &lim);
         try {
-            GgufFile::parse(b, "nested.gguf");
+            GgufFile::parse_copy(b, "nested.gguf");
             ::_exit(1);
         } catch (const FormatError&) {
             ::_exit(0);

@@ -39,7 +39,7 @@ TEST(Model, OpenModelSeesTheFileTensorsMetadataAndBytes) {
 // parse() used to keep a view of the caller's buffer: views died with it.
 TEST(Model, ParsedImageOwnsItsBytes) {
     auto img = std::make_unique<std::vector<uint8_t>>(test::read_file(test::data_path("models/mini-llama-f16.gguf")));
-    const GgufFile f = GgufFile::parse(*img, "mem.gguf");
+    const GgufFile f = GgufFile::parse_copy(*img, "mem.gguf");
     const GgufFile ref = GgufFile::open(test::data_path("models/mini-llama-f16.gguf"));
     std::fill(img->begin(), img->end(), 0xAB);
     img.reset();

@@ -18,6 +18,7 @@
 #include "libformat/gguf/split.h"
 #include "libformat/model.h"
 #include "tests/support/helpers.h"
+#include "tools/common/split_cli.h"
 
 namespace oiw {
 namespace {

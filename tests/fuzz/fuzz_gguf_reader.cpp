@@ -1,4 +1,4 @@
-// libFuzzer target for the GGUF reader: GgufFile::parse must either throw FormatError or hand
+// libFuzzer target for the GGUF reader: GgufFile::parse_copy must either throw FormatError or hand
 // out a file whose every view is inside the input and which re-serializes byte-identically.
 //
 // With OIW_FUZZ_EMIT_SEEDS=<dir> in the environment the binary writes a few small valid images
@@ -82,7 +82,7 @@ void check_file(const GgufFile& f, std::span<const uint8_t> in) {
               t.n_bytes <= in.size() - f.data_offset() - t.offset);
         auto d = f.tensor_data(i);
         CHECK(d.size() == t.n_bytes);
-        // The view holds the input's bytes at that offset (GgufFile::parse keeps its own copy).
+        // The view holds the input's bytes at that offset (GgufFile::parse_copy keeps its own copy).
         CHECK(d.empty() || std::memcmp(d.data(), in.data() + f.data_offset() + t.offset, d.size()) == 0);
         uint64_t h = 0;
         for (uint8_t b : d) h = h * 31 + b;  // every byte read: ASan checks the bounds
@@ -95,7 +95,7 @@ void check_file(const GgufFile& f, std::span<const uint8_t> in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::span<const uint8_t> in(data, size);
     try {
-        GgufFile f = GgufFile::parse(in, "fuzz.gguf");
+        GgufFile f = GgufFile::parse_copy(in, "fuzz.gguf");
         check_file(f, in);
         // The header re-serializes to exactly the bytes it was read from.
         std::vector<uint8_t> h = serialize_gguf_header(f.version(), f.metadata(), f.tensors());
@@ -103,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         CHECK(std::memcmp(h.data(), data, h.size()) == 0);
         // Re-parse the re-serialized image: same metadata, tensors and data.
         h.insert(h.end(), data + f.header_size(), data + size);
-        GgufFile g = GgufFile::parse(h, "fuzz-reparsed.gguf");
+        GgufFile g = GgufFile::parse_copy(h, "fuzz-reparsed.gguf");
         CHECK(g.metadata() == f.metadata());
         CHECK(g.tensors().size() == f.tensors().size());
         CHECK(g.data_offset() == f.data_offset() && g.alignment() == f.alignment() && g.version() == f.version());

@@ -260,6 +260,17 @@ TEST(MatmulReference, IntegerPathMatchesExactForEveryType) {
     EXPECT_EQ(types, 27);  // every type with a vec_dot in ggml 0.11.1
 }
 
+// The integer-dot column (reference.cpp's kIntegerDot) against the type table: a dot exactly
+// where ggml-cpu names a vec_dot_type, but for Q8_1 (an activation type without a vec_dot).
+TEST(MatmulReference, IntegerDotColumnMatchesTheTypeTable) {
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        const auto t = static_cast<GgmlType>(id);
+        SCOPED_TRACE(kTypeTraits[id].name);
+        const auto want = t == GgmlType::Q8_1 ? std::nullopt : kTypeTraits[id].vec_dot_type;
+        EXPECT_EQ(dot_partner(t), want);
+    }
+}
+
 TEST(MatmulReference, PartnersAreGgmlVecDotTypes) {
     EXPECT_EQ(dot_partner(GgmlType::Q4_0), GgmlType::Q8_0);
     EXPECT_EQ(dot_partner(GgmlType::IQ4_NL), GgmlType::Q8_0);

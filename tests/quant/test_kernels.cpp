@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "converters/quant/dispatch.h"
 #include "converters/quant/kernels.h"
@@ -38,6 +39,35 @@ TEST(KernelTable, EveryLiveIdConvertsToFloat) {
         }
         EXPECT_EQ(k[id].fast.plain, nullptr);
         EXPECT_EQ(k[id].fast.weighted, nullptr);
+    }
+}
+
+// The completeness check of the kernel table: a removed id has no kernels; a live one converts to
+// f32, validates its data (an all-zero block is valid; all-ones bytes are NaN or a bad exponent
+// unless every bit pattern of the type is a value) and has a check limit. A new type's row
+// fails here until it is whole.
+TEST(KernelTable, EveryRowIsComplete) {
+    const std::set<T> every_pattern_valid = {T::I8, T::I16, T::I32, T::I64, T::NVFP4};
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        const TypeKernels& k = reference_kernels()[id];
+        SCOPED_TRACE(kTypeTraits[id].name);
+        if (kTypeTraits[id].removed) {
+            EXPECT_EQ(k.to_float, nullptr);
+            EXPECT_EQ(k.find_invalid, nullptr);
+            EXPECT_EQ(k.quantize, nullptr);
+            EXPECT_LT(k.max_rel_rms, 0);
+            continue;
+        }
+        ASSERT_NE(k.to_float, nullptr);
+        ASSERT_NE(k.find_invalid, nullptr);
+        EXPECT_GE(k.max_rel_rms, 0);
+        const std::vector<uint8_t> zeros(kTypeTraits[id].type_size, 0x00), ones(kTypeTraits[id].type_size, 0xff);
+        EXPECT_EQ(k.find_invalid(zeros), "");
+        EXPECT_EQ(k.find_invalid(ones).empty(), every_pattern_valid.count(static_cast<T>(id)) == 1)
+            << k.find_invalid(ones);
+        std::vector<float> f(kTypeTraits[id].block_size, 1.f);
+        k.to_float(zeros.data(), f.data(), static_cast<int64_t>(f.size()));
+        for (const float v : f) EXPECT_EQ(v, 0.f);
     }
 }
 

@@ -1,6 +1,6 @@
-// quantize_chunk for the ternary, MXFP4 and lattice i-quant types (converters/quantize_iq.cpp):
-// byte-identity with ggml's golden outputs, race-free lazy grid initialization, row independence
-// and the importance-weight requirement.
+// quantize_chunk for the ternary, MXFP4 and lattice i-quant types (converters/quant/
+// quantize_ternary_fp4.cpp and quantize_lattice.cpp): byte-identity with ggml's golden outputs, race-free lazy grid
+// initialization, row independence and the importance-weight requirement.
 #include <gtest/gtest.h>
 
 #include <cstdint>

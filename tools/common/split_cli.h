@@ -1,8 +1,10 @@
 // --split-max-size / --split-max-tensors / --no-tensor-first-split / --shard for every tool that
 // writes GGUF (llama-gguf-split's options; libformat/gguf/split.h does the work).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +17,12 @@ struct SplitCli {
     uint64_t max_tensors = 0;
     bool no_tensor_first_split = false;
 };
+
+// Parses a --split-max-size value: a positive integer with an optional decimal unit K, M, G or T
+// ("4G" = 4e9 bytes, as llama-gguf-split reads M and G). Throws FormatError(Usage) naming `option`.
+uint64_t parse_split_size(std::string_view s, const std::string& option = "--split-max-size");
+// Parses "K/N" (1 <= K <= N <= kMaxShards). Throws FormatError(Usage).
+void parse_shard(std::string_view s, SplitOptions& opt);
 
 // Adds the split options to `app`.
 inline void add_split_options(CLI::App& app, SplitCli& c) {

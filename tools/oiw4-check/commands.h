@@ -38,7 +38,7 @@ int run_bench(const BenchOptions& o);
 
 // JSON string literal of s.
 std::string json_str(const std::string& s);
-// Hardware threads (at least 1) when t <= 0, else t.
+// Threads to use for --threads t: thread_count (libformat/parallel.h) of t, all cores when t <= 0.
 int resolve_threads(int t);
 
 }  // namespace oiw::check

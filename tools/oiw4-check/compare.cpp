@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <random>
-#include <thread>
 #include <unordered_map>
 
 #include "converters/matmul/matvec.h"
@@ -15,6 +14,7 @@
 #include "libformat/escape.h"
 #include "libformat/io/mapped_file.h"
 #include "libformat/oiw4/oiw4.h"
+#include "libformat/parallel.h"
 #include "libformat/pattern.h"
 #include "tools/common/tool_support.h"
 #include "tools/oiw4-check/commands.h"
@@ -326,7 +326,7 @@ std::string json_str(const std::string& s) {
     return out;
 }
 
-int resolve_threads(int t) { return t > 0 ? t : std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+int resolve_threads(int t) { return static_cast<int>(thread_count(t > 0 ? static_cast<unsigned>(t) : 0, UINT64_MAX)); }
 
 int run_compare(const CompareOptions& o) {
     for (const auto& [kind, limit] : o.max_rel_rms) check_kind_name(kind);
