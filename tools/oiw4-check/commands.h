@@ -36,8 +36,6 @@ struct BenchOptions {
 };
 int run_bench(const BenchOptions& o);
 
-// JSON string literal of s.
-std::string json_str(const std::string& s);
 // Hardware threads (at least 1) when t <= 0, else t.
 int resolve_threads(int t);
 

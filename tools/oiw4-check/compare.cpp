@@ -10,10 +10,10 @@
 
 #include "converters/matmul/matvec.h"
 #include "converters/quant/kernels.h"
-#include "inspect/json.h"
 #include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/mapped_file.h"
+#include "libformat/json.h"
 #include "libformat/oiw4/oiw4.h"
 #include "libformat/pattern.h"
 #include "tools/common/tool_support.h"
@@ -319,12 +319,6 @@ void check_kind_name(const std::string& kind) {
 }
 
 }  // namespace
-
-std::string json_str(const std::string& s) {
-    std::string out;
-    json::append_string(out, s);
-    return out;
-}
 
 int resolve_threads(int t) { return t > 0 ? t : std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
