@@ -90,7 +90,7 @@ struct Bucket {
 
 }  // namespace
 
-std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
+std::vector<Flag> audit(const Model& f, const traffic::Analysis& a, const Profile& p) {
     const auto& infos = f.tensors();
     const uint64_t total = a.traffic.bytes_per_token;
     auto share = [&](uint64_t b) { return total > 0 ? static_cast<double>(b) / static_cast<double>(total) : 0.0; };
@@ -100,7 +100,7 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
     std::map<uint32_t, Bucket<GgmlType>> by_type;
     std::map<int64_t, Bucket<int64_t>> by_row;       // row length not a multiple of 256
     std::map<uint32_t, Bucket<GgmlType>> no_repack;  // repackable type, rows % repack_rows != 0
-    std::map<int, Bucket<Group>> float_groups;
+    std::map<int, Bucket<traffic::Group>> float_groups;
     for (size_t i = 0; i < infos.size(); ++i) {
         const auto& t = infos[i];
         const auto& tf = a.tensors[i];
@@ -186,14 +186,14 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
     for (auto& [g, b] : float_groups) {
         if (share(b.bpt) < kFloatMatmulMinShare) continue;
         const std::string types = type_counts(b.tensors);
-        Flag fl = make(FlagKind::FloatMatmul, std::string(group_id(b.key)), b.bpt, b.tensors);
-        fl.message =
-            fmt::format("{}: {} float {} on the matmul path ({}), {}/token ({})", group_label(b.key), b.tensors.size(),
-                        b.tensors.size() == 1 ? "matrix" : "matrices", types, mb(b.bpt), pct(fl.share));
-        if (b.key == Group::Routers)
+        Flag fl = make(FlagKind::FloatMatmul, std::string(traffic::group_id(b.key)), b.bpt, b.tensors);
+        fl.message = fmt::format("{}: {} float {} on the matmul path ({}), {}/token ({})", traffic::group_label(b.key),
+                                 b.tensors.size(), b.tensors.size() == 1 ? "matrix" : "matrices", types, mb(b.bpt),
+                                 pct(fl.share));
+        if (b.key == traffic::Group::Routers)
             fl.suggestion =
                 "routers are read in full every token: store them as Q8_0 (4x less traffic than F32), or F16 at least";
-        else if (b.key == Group::LmHead)
+        else if (b.key == traffic::Group::LmHead)
             fl.suggestion = "quantize the lm_head (Q8_0 or Q6_K keeps quality; 2-4x less traffic)";
         else
             fl.suggestion = "quantize these matrices (Q8_0 halves F16 traffic; 4-bit types quarter it)";
@@ -214,12 +214,12 @@ std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p) {
     }
 
     // 5. lm_head share.
-    const uint64_t lm = a.traffic.by_group[static_cast<size_t>(Group::LmHead)];
+    const uint64_t lm = a.traffic.by_group[static_cast<size_t>(traffic::Group::LmHead)];
     if (a.traffic.lm_head_share > kLmHeadShareLimit) {
         std::vector<size_t> idx;
         std::string types;
         for (size_t i = 0; i < infos.size(); ++i)
-            if (a.tensors[i].group == Group::LmHead) {
+            if (a.tensors[i].group == traffic::Group::LmHead) {
                 idx.push_back(i);
                 types +=
                     (types.empty() ? "" : ", ") + std::string(type_name(infos[i].type)) + " " + infos[i].shape_string();

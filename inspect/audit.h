@@ -4,9 +4,9 @@
 #include <string_view>
 #include <vector>
 
-#include "inspect/model.h"
 #include "inspect/profile.h"
 #include "libformat/model.h"
+#include "libformat/traffic.h"
 
 namespace oiw::inspect {
 
@@ -38,6 +38,6 @@ struct Flag {
 };
 
 // Flags in a fixed order: by kind (enum order), then by bytes per token, largest first.
-std::vector<Flag> audit(const Model& f, const Analysis& a, const Profile& p);
+std::vector<Flag> audit(const Model& f, const traffic::Analysis& a, const Profile& p);
 
 }  // namespace oiw::inspect

@@ -10,7 +10,7 @@
 
 namespace oiw::inspect {
 
-Diff diff(const Model& a, const Analysis& aa, const Model& b, const Analysis& ab, bool compare_data) {
+Diff diff(const Model& a, const traffic::Analysis& aa, const Model& b, const traffic::Analysis& ab, bool compare_data) {
     Diff d;
     if (a.version() != b.version()) d.header.push_back(fmt::format("version {} -> {}", a.version(), b.version()));
     if (a.alignment() != b.alignment())

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "inspect/model.h"
 #include "libformat/model.h"
+#include "libformat/traffic.h"
 
 namespace oiw::inspect {
 
@@ -38,6 +38,6 @@ struct Diff {
 
 // Compares A and B (analyses from analyze()). With `compare_data`, the bytes of every tensor
 // present in both are compared (multi-threaded; tensors of different size differ unread).
-Diff diff(const Model& a, const Analysis& aa, const Model& b, const Analysis& ab, bool compare_data);
+Diff diff(const Model& a, const traffic::Analysis& aa, const Model& b, const traffic::Analysis& ab, bool compare_data);
 
 }  // namespace oiw::inspect

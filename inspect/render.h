@@ -10,9 +10,9 @@
 #include "inspect/audit.h"
 #include "inspect/diff.h"
 #include "inspect/digest.h"
-#include "inspect/model.h"
 #include "inspect/profile.h"
 #include "libformat/model.h"
+#include "libformat/traffic.h"
 
 namespace oiw::inspect {
 
@@ -23,7 +23,7 @@ inline constexpr size_t kArrayPreview = 8;
 
 struct Report {
     const Model& file;
-    const Analysis& analysis;
+    const traffic::Analysis& analysis;
     const Profile* profile = nullptr;  // audit profile; flags below were computed with it
     const std::vector<Flag>* flags = nullptr;
     std::optional<double> bandwidth;  // bytes per second, for the tokens/s ceiling
@@ -47,9 +47,9 @@ std::string render_html(const Report& r, const RenderOptions& o);
 
 struct DiffReport {
     const Model& a;
-    const Analysis& aa;
+    const traffic::Analysis& aa;
     const Model& b;
-    const Analysis& ab;
+    const traffic::Analysis& ab;
     const Diff& diff;
     std::string b_name = {};  // shown for B instead of its path when set (a plan preview)
 

@@ -60,17 +60,17 @@ std::string type_fill(GgmlType t) { return viridis(bpw_pos(type_bpw(t))); }
 bool dark_fill(GgmlType t) { return bpw_pos(type_bpw(t)) < 0.55; }
 
 // Okabe-Ito categorical colours, one per group (colour-blind safe).
-std::string_view group_color(Group g) {
+std::string_view group_color(traffic::Group g) {
     switch (g) {
-        case Group::Embedding: return "#999999";
-        case Group::Attention: return "#0072b2";
-        case Group::Ffn: return "#56b4e9";
-        case Group::Experts: return "#009e73";
-        case Group::SharedExperts: return "#cc79a7";
-        case Group::Routers: return "#d55e00";
-        case Group::Norms: return "#f0e442";
-        case Group::LmHead: return "#e69f00";
-        case Group::Other: return "#000000";
+        case traffic::Group::Embedding: return "#999999";
+        case traffic::Group::Attention: return "#0072b2";
+        case traffic::Group::Ffn: return "#56b4e9";
+        case traffic::Group::Experts: return "#009e73";
+        case traffic::Group::SharedExperts: return "#cc79a7";
+        case traffic::Group::Routers: return "#d55e00";
+        case traffic::Group::Norms: return "#f0e442";
+        case traffic::Group::LmHead: return "#e69f00";
+        case traffic::Group::Other: return "#000000";
     }
     return "#000000";
 }
@@ -83,9 +83,9 @@ double share_of(uint64_t part, uint64_t whole) {
 // Type map
 
 // Column of a tensor: its stem ("attn_q"); inside a block all norms share the column "norms".
-std::string column_of(std::string_view name, const TensorFacts& tf) {
-    if (tf.layer >= 0 && tf.group == Group::Norms) return "norms";
-    return std::string(split_name(name).stem);
+std::string column_of(std::string_view name, const traffic::TensorFacts& tf) {
+    if (tf.layer >= 0 && tf.group == traffic::Group::Norms) return "norms";
+    return std::string(traffic::split_name(name).stem);
 }
 
 // Known columns in reading order; others follow alphabetically, "norms" last.
@@ -108,7 +108,7 @@ bool column_less(const std::string& x, const std::string& y) {
 // One model drawn as a type map, with the tensors to outline and why.
 struct Side {
     const Model& m;
-    const Analysis& a;
+    const traffic::Analysis& a;
     std::string caption;                  // markup
     std::map<size_t, std::string> marks;  // tensor index -> reason (plain text, escaped on output)
     std::string mark_class;               // "slow" (audit) or "changed" (diff)
@@ -245,10 +245,10 @@ void cell(std::string& o, const Side& s, const std::vector<size_t>& idx, int lay
 
 // Per-layer bytes/token of each group (the analysis' per-tensor figures summed), largest layer total.
 struct LayerBars {
-    std::map<int, std::array<uint64_t, kGroupCount>> by_layer;
+    std::map<int, std::array<uint64_t, traffic::kGroupCount>> by_layer;
     uint64_t max = 0;
 };
-LayerBars layer_bars(const Analysis& a, int band) {
+LayerBars layer_bars(const traffic::Analysis& a, int band) {
     LayerBars b;
     for (const auto& tf : a.tensors)
         if (tf.layer >= 0) b.by_layer[tf.layer / band * band][static_cast<size_t>(tf.group)] += tf.bytes_per_token;
@@ -319,12 +319,12 @@ std::string map_svg(const Side& s, const Grid& g, bool bars) {
         o += fmt::format(
             "<g class=\"layer-bar\" data-layer=\"{}\" data-bytes-per-token=\"{}\"><title>blk.{}{}: {} B/token", layer,
             total, layer, g.band > 1 ? fmt::format("-{}", layer + g.band - 1) : "", total);
-        for (Group gr : kAllGroups)
+        for (traffic::Group gr : traffic::kAllGroups)
             if (it->second[static_cast<size_t>(gr)])
-                o += fmt::format("\n{}: {} B", group_label(gr), it->second[static_cast<size_t>(gr)]);
+                o += fmt::format("\n{}: {} B", traffic::group_label(gr), it->second[static_cast<size_t>(gr)]);
         o += "</title>";
         double x = map_w + kBarGap;
-        for (Group gr : kAllGroups) {
+        for (traffic::Group gr : traffic::kAllGroups) {
             const double w = static_cast<double>(kBarWidth) * share_of(it->second[static_cast<size_t>(gr)], lb.max);
             if (w <= 0) continue;
             o += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", x, y + 1, w,
@@ -362,12 +362,12 @@ std::string legend(const std::set<GgmlType>& types, std::string_view mark_class,
     o += "</div>";
     if (groups) {
         o += "<div class=\"scale\">per-layer bars: ";
-        for (Group g : kAllGroups)
+        for (traffic::Group g : traffic::kAllGroups)
             o += fmt::format(
                 "<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect "
                 "width=\"14\" height=\"14\" "
                 "fill=\"{}\"/></svg> {}</span>",
-                group_color(g), group_label(g));
+                group_color(g), traffic::group_label(g));
         o += "</div>";
     }
     return o + "</div>";
@@ -475,7 +475,7 @@ std::string page(std::string_view title, const std::string& body) {
 
 // Bytes per token by group as one stacked bar, with the lm_head share and the tokens/s ceiling.
 std::string traffic_html(const Report& r) {
-    const Analysis& a = r.analysis;
+    const traffic::Analysis& a = r.analysis;
     const uint64_t total = a.traffic.bytes_per_token;
     std::string o = "<section id=\"bytes-per-token\"><h2>Bytes per token (batch-1 decode)</h2>";
     o += fmt::format(
@@ -497,7 +497,7 @@ std::string traffic_html(const Report& r) {
         "{1}\">",
         w, h);
     double x = 0;
-    for (Group g : kAllGroups) {
+    for (traffic::Group g : traffic::kAllGroups) {
         const uint64_t b = a.traffic.by_group[static_cast<size_t>(g)];
         if (!b) continue;
         const double sw = w * share_of(b, total), sh = share_of(b, total) * 100;
@@ -505,23 +505,25 @@ std::string traffic_html(const Report& r) {
             "<g class=\"group-seg\" data-group=\"{}\" data-bytes-per-token=\"{}\"><title>{}: {} B/token "
             "({:.1f}%)</title>"
             "<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>",
-            group_id(g), b, group_label(g), b, sh, x, sw, h, group_color(g));
+            traffic::group_id(g), b, traffic::group_label(g), b, sh, x, sw, h, group_color(g));
         if (sw > 90)
-            o += fmt::format(
-                "<text x=\"{:.1f}\" y=\"{}\" class=\"{}\">{} {:.1f}%</text>", x + sw / 2, h / 2,
-                g == Group::Attention || g == Group::Experts || g == Group::Other || g == Group::Routers ? "lt" : "dt",
-                group_label(g), sh);
+            o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"{}\">{} {:.1f}%</text>", x + sw / 2, h / 2,
+                             g == traffic::Group::Attention || g == traffic::Group::Experts ||
+                                     g == traffic::Group::Other || g == traffic::Group::Routers
+                                 ? "lt"
+                                 : "dt",
+                             traffic::group_label(g), sh);
         o += "</g>";
         x += sw;
     }
     o += "</svg><div class=\"legend\">";
-    for (Group g : kAllGroups)
+    for (traffic::Group g : traffic::kAllGroups)
         if (const uint64_t b = a.traffic.by_group[static_cast<size_t>(g)])
             o += fmt::format(
                 "<span class=\"key\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"14\" height=\"14\"><rect "
                 "width=\"14\" height=\"14\" "
                 "fill=\"{}\"/></svg> {} {} B ({:.1f}%)</span>",
-                group_color(g), group_label(g), b, share_of(b, total) * 100);
+                group_color(g), traffic::group_label(g), b, share_of(b, total) * 100);
     return o +
            "</div><p class=\"note\">Per-layer bars: right of the type map (tensors outside blocks are not in "
            "them).</p></section>";

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "inspect/json.h"
 #include "inspect/render.h"
 #include "libformat/ftype.h"
+#include "libformat/json.h"
 
 namespace oiw::inspect {
 namespace {
@@ -96,7 +96,7 @@ void kv_value(json::Writer& w, const GgufValue& v, size_t limit) {
     w.end_object();
 }
 
-void totals(json::Writer& w, const Totals& t) {
+void totals(json::Writer& w, const traffic::Totals& t) {
     w.field("count", t.count);
     w.field("n_elements", t.n_elements);
     w.field("n_bytes", t.n_bytes);
@@ -113,8 +113,8 @@ void shape(json::Writer& w, const GgufTensorInfo& t) {
 
 std::string render_json(const Report& r, const RenderOptions& o) {
     const Model& f = r.file;
-    const Analysis& a = r.analysis;
-    const ModelFacts& m = a.model;
+    const traffic::Analysis& a = r.analysis;
+    const traffic::ModelFacts& m = a.model;
     const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
     json::Writer w;
     w.begin_object();
@@ -199,7 +199,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         w.field("offset", t.offset);
         if (f.is_split()) w.field("shard", static_cast<uint64_t>(f.shard_of(i) + 1));
         w.field("bytes_per_token", tf.bytes_per_token);
-        w.field("group", group_id(tf.group));
+        w.field("group", traffic::group_id(tf.group));
         w.key("layer");
         layer_or_null(w, tf.layer);
         w.field("matmul", tf.matmul);
@@ -223,8 +223,8 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     w.end_object();
     w.key("by_group");
     w.begin_object();
-    for (Group g : kAllGroups) {
-        w.key(group_id(g));
+    for (traffic::Group g : traffic::kAllGroups) {
+        w.key(traffic::group_id(g));
         w.begin_object();
         totals(w, a.by_group[static_cast<size_t>(g)]);
         w.end_object();
@@ -247,8 +247,8 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     w.field("bytes_per_token", a.traffic.bytes_per_token);
     w.key("by_group");
     w.begin_object();
-    for (Group g : kAllGroups) {
-        w.field(group_id(g), a.traffic.by_group[static_cast<size_t>(g)]);
+    for (traffic::Group g : traffic::kAllGroups) {
+        w.field(traffic::group_id(g), a.traffic.by_group[static_cast<size_t>(g)]);
     }
     w.end_object();
     w.field("lm_head_share", a.traffic.lm_head_share);
@@ -303,7 +303,7 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
     const Diff& d = r.diff;
     const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
     json::Writer w;
-    auto file = [&](const Model& f, const Analysis& a) {
+    auto file = [&](const Model& f, const traffic::Analysis& a) {
         w.begin_object();
         w.field("path", &f == &r.b ? r.b_path() : f.path());
         w.field("size", f.file_size());

@@ -277,8 +277,8 @@ namespace doc {
 std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool exact) {
     const Fmt F{exact};
     const Model& f = r.file;
-    const Analysis& a = r.analysis;
-    const ModelFacts& m = a.model;
+    const traffic::Analysis& a = r.analysis;
+    const traffic::ModelFacts& m = a.model;
     const uint64_t total_bpt = a.traffic.bytes_per_token;
     std::vector<Section> doc;
 
@@ -398,7 +398,7 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
         t.align = "lrrrrrr";
         return t;
     };
-    auto summary_row = [&](Table& t, std::string label, const Totals& x) {
+    auto summary_row = [&](Table& t, std::string label, const traffic::Totals& x) {
         t.rows.push_back({std::move(label), fmt::format("{}", x.count), F.n(x.n_elements), F.n(x.n_bytes),
                           F.pct(share_of(x.n_bytes, f.file_size())), F.n(x.bytes_per_token),
                           F.pct(share_of(x.bytes_per_token, total_bpt))});
@@ -413,9 +413,9 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
     {
         Section s{"Summary by group", {}, "by-group"};
         Table t = summary_table("group");
-        for (Group g : kAllGroups) {
-            const Totals& gt = a.by_group[static_cast<size_t>(g)];
-            if (gt.count) summary_row(t, std::string(group_label(g)), gt);
+        for (traffic::Group g : traffic::kAllGroups) {
+            const traffic::Totals& gt = a.by_group[static_cast<size_t>(g)];
+            if (gt.count) summary_row(t, std::string(traffic::group_label(g)), gt);
         }
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));
@@ -454,15 +454,16 @@ std::vector<Section> build_report(const Report& r, const RenderOptions& o, bool 
         t.head = {"group", "bytes/token", "share", "how it is read"};
         t.align = "lrrl";
         t.shrink = {{3, 10}};
-        for (Group g : kAllGroups) {
+        for (traffic::Group g : traffic::kAllGroups) {
             const uint64_t b = a.traffic.by_group[static_cast<size_t>(g)];
             if (!a.by_group[static_cast<size_t>(g)].count) continue;
             std::string how = "all bytes";
-            if (g == Group::Embedding) how = "one row per token";
-            if (g == Group::LmHead && m.tied_embeddings) how = "all bytes (tied token_embd)";
-            if (g == Group::Experts && a.traffic.expert_fraction)
+            if (g == traffic::Group::Embedding) how = "one row per token";
+            if (g == traffic::Group::LmHead && m.tied_embeddings) how = "all bytes (tied token_embd)";
+            if (g == traffic::Group::Experts && a.traffic.expert_fraction)
                 how = fmt::format("{} of {} experts", m.expert_used_count.value_or(*m.expert_count), *m.expert_count);
-            t.rows.push_back({std::string(group_label(g)), fmt::format("{}", b), F.pct(share_of(b, total_bpt)), how});
+            t.rows.push_back(
+                {std::string(traffic::group_label(g)), fmt::format("{}", b), F.pct(share_of(b, total_bpt)), how});
         }
         s.blocks.push_back(table(std::move(t)));
         doc.push_back(std::move(s));

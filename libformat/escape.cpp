@@ -51,11 +51,7 @@ std::optional<std::string> unescape_text(std::string_view s) {
     return o;
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i] (1..4) and its code point, or 0 when invalid
-// (truncated, overlong, surrogate, above U+10FFFF).
-size_t utf8_seq(std::string_view s, size_t i, char32_t& cp) {
+size_t utf8_sequence(std::string_view s, size_t i, char32_t& cp) {
     const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
     const unsigned char c = b(0);
     size_t n;
@@ -78,14 +74,12 @@ size_t utf8_seq(std::string_view s, size_t i, char32_t& cp) {
     return n;
 }
 
-}  // namespace
-
 std::string escape_xml(std::string_view s) {
     std::string o;
     o.reserve(s.size());
     for (size_t i = 0; i < s.size();) {
         char32_t cp = 0;
-        const size_t n = utf8_seq(s, i, cp);
+        const size_t n = utf8_sequence(s, i, cp);
         const bool hidden = n == 0 || (cp < 0x20 && cp != '\t' && cp != '\n') || (cp >= 0x7F && cp <= 0x9F) ||
                             cp == 0xFFFE || cp == 0xFFFF;
         if (hidden) {

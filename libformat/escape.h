@@ -1,6 +1,7 @@
 // Escaping of untrusted text (key and tensor names, string values, paths) before it reaches a
 // terminal, a report or an error message.
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,5 +26,9 @@ std::optional<std::string> unescape_text(std::string_view s);
 // that is not part of a valid UTF-8 sequence. Any byte string gives well-formed markup; pass
 // text through escape_text first to keep it reversible.
 std::string escape_xml(std::string_view s);
+
+// Length (1..4) of the valid UTF-8 sequence at s[i], its code point in `cp`; 0 when invalid
+// (truncated, overlong, surrogate, above U+10FFFF). The one UTF-8 check (XML and JSON escaping).
+size_t utf8_sequence(std::string_view s, size_t i, char32_t& cp);
 
 }  // namespace oiw

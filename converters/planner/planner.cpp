@@ -10,13 +10,13 @@
 
 #include "converters/planner/measure.h"
 #include "converters/planner/solve.h"
-#include "inspect/json.h"
-#include "inspect/model.h"
 #include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/text_file.h"
+#include "libformat/json.h"
 #include "libformat/names.h"
 #include "libformat/pattern.h"
+#include "libformat/traffic.h"
 
 namespace oiw {
 namespace {
@@ -89,10 +89,10 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
         table.tensors.push_back(std::move(c));
     }
 
-    // Bytes per token from inspect's traffic model, one analysis per candidate type.
+    // Bytes per token from the traffic model, one analysis per candidate type.
     std::map<size_t, size_t> by_index;
     for (size_t i = 0; i < table.tensors.size(); ++i) by_index[table.tensors[i].input_index] = i;
-    const auto base = inspect::analyze(in.metadata(), in.tensors());
+    const auto base = traffic::analyze(in.metadata(), in.tensors());
     for (size_t i = 0; i < in.tensors().size(); ++i)
         if (!by_index.count(i)) table.fixed_traffic += base.tensors[i].bytes_per_token;
     for (GgmlType ty : cands) {
@@ -102,7 +102,7 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
             infos[idx].n_bytes =
                 infos[idx].ne[0] % traits(ty).block_size ? 0 : row_size(ty, infos[idx].ne[0]) * infos[idx].n_rows();
         }
-        const auto a = inspect::analyze(in.metadata(), infos);
+        const auto a = traffic::analyze(in.metadata(), infos);
         for (auto& [idx, ci] : by_index) {
             PlanCandidate& c = table.tensors[ci];
             for (size_t k = 0; k < c.types.size(); ++k)

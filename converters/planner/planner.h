@@ -23,7 +23,7 @@ struct PlanCandidate {
     std::vector<GgmlType> types;    // candidates the row length allows
     std::vector<double> err;        // measured error per candidate
     std::vector<uint64_t> bytes;    // data bytes per candidate
-    std::vector<uint64_t> traffic;  // bytes read per decoded token per candidate (inspect's model)
+    std::vector<uint64_t> traffic;  // bytes read per decoded token per candidate (libformat/traffic.h)
 };
 
 struct PlanTable {

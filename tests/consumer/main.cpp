@@ -1,14 +1,15 @@
-// Uses one function of each installed library: a digest (oiw::format), a quantized row
-// (oiw::converters) and a JSON report line (oiw::inspect). run.sh checks the printed lines (the Q8_0
-// digest was cross-checked with a Python transcription of ggml's quantize_row_q8_0_ref).
+// Uses each installed library: a digest and a JSON line (oiw::format), a quantized row
+// (oiw::converters) and a digest algorithm's name (oiw::inspect). run.sh checks the printed lines
+// (the Q8_0 digest was cross-checked with a Python transcription of ggml's quantize_row_q8_0_ref).
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "converters/quant/quants.h"
-#include "inspect/json.h"
+#include "inspect/digest.h"
 #include "libformat/io/hash.h"
+#include "libformat/json.h"
 #include "libformat/types.h"
 #include "oiw_version.h"
 
@@ -26,6 +27,7 @@ int main() {
     w.begin_object();
     w.key("type");
     w.value(std::string(oiw::type_name(oiw::GgmlType::Q8_0)));
+    w.field("digest", oiw::inspect::hash_name(oiw::inspect::HashAlgo::Sha256));
     w.end_object();
     std::printf("%s\n", w.str().c_str());
     return 0;

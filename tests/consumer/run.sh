@@ -19,7 +19,7 @@ got=$("$tmp/build/oiw_consumer")
 want='oiw 0.1.0
 sha256(abc) ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
 Q8_0 34 bytes sha256 cfac8f510e8251dbd2040ec4755a2833200850ff8f810ae274da602447710e26
-{"type":"Q8_0"}'
+{"type":"Q8_0","digest":"sha256"}'
 if [ "$got" != "$want" ]; then
   printf 'consumer output differs.\n--- got\n%s\n--- want\n%s\n' "$got" "$want"; exit 1
 fi

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <functional>
 
-#include "inspect/json.h"
 #include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/gguf/gguf.h"
+#include "libformat/json.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {

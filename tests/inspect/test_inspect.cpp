@@ -10,10 +10,10 @@
 
 #include "inspect/audit.h"
 #include "inspect/diff.h"
-#include "inspect/model.h"
 #include "inspect/profile.h"
 #include "libformat/ftype.h"
 #include "libformat/gguf/gguf.h"
+#include "libformat/traffic.h"
 #include "tests/support/helpers.h"
 
 namespace oiw::inspect {
@@ -21,16 +21,20 @@ namespace {
 
 GgufFile fixture(const std::string& name) { return GgufFile::open(test::shared_path("fixtures/" + name)); }
 
-const Totals& group(const Analysis& a, Group g) { return a.by_group[static_cast<size_t>(g)]; }
-uint64_t traffic(const Analysis& a, Group g) { return a.traffic.by_group[static_cast<size_t>(g)]; }
+const traffic::Totals& group(const traffic::Analysis& a, traffic::Group g) {
+    return a.by_group[static_cast<size_t>(g)];
+}
+uint64_t group_traffic(const traffic::Analysis& a, traffic::Group g) {
+    return a.traffic.by_group[static_cast<size_t>(g)];
+}
 
-const TypeTotals* by_type(const Analysis& a, GgmlType t) {
+const traffic::TypeTotals* by_type(const traffic::Analysis& a, GgmlType t) {
     for (const auto& tt : a.by_type)
         if (tt.type == t) return &tt;
     return nullptr;
 }
 
-const TensorFacts& tensor(const GgufFile& f, const Analysis& a, const std::string& name) {
+const traffic::TensorFacts& tensor(const GgufFile& f, const traffic::Analysis& a, const std::string& name) {
     const int64_t i = f.find_tensor(name);
     EXPECT_GE(i, 0) << name;
     return a.tensors.at(static_cast<size_t>(i));
@@ -43,7 +47,7 @@ TEST(InspectFixtures, TinyMoeQ4KM) {
     OIW_NEED_SHARED("fixtures");
     // qwen3moe: n_embd 256, 2 layers, 8 experts / 2 used, expert n_ff 256, vocab 32000, untied.
     const GgufFile f = fixture("tiny-moe-Q4_K_M.gguf");
-    const Analysis a = analyze(f);
+    const traffic::Analysis a = traffic::analyze(f);
     EXPECT_EQ(a.model.architecture, "qwen3moe");
     EXPECT_EQ(a.model.name, "tiny-moe");
     EXPECT_EQ(a.model.file_type, 15u);
@@ -72,38 +76,38 @@ TEST(InspectFixtures, TinyMoeQ4KM) {
     EXPECT_EQ(tensor(f, a, "token_embd.weight").bytes_per_token, 144u);                       // one Q4_K row
     EXPECT_EQ(tensor(f, a, "output.weight").bytes_per_token, 6'720'000u);
     EXPECT_EQ(tensor(f, a, "blk.0.ffn_gate_inp.weight").bytes_per_token, 8'192u);
-    EXPECT_EQ(tensor(f, a, "blk.0.ffn_gate_inp.weight").group, Group::Routers);
+    EXPECT_EQ(tensor(f, a, "blk.0.ffn_gate_inp.weight").group, traffic::Group::Routers);
     // Groups: attention 2 x (34,816 + 45,056 + 36,864 + 34,816) = 303,104; experts layer 0
     // 3 x 73,728 = 221,184, layer 1 2 x 73,728 + 107,520 = 254,976 -> 476,160; routers
     // 2 x 8,192; norms 1,024 + 2 x (256 + 1,024 + 256 + 1,024) = 6,144; embedding one row.
-    EXPECT_EQ(traffic(a, Group::LmHead), 6'720'000u);
-    EXPECT_EQ(traffic(a, Group::Embedding), 144u);
-    EXPECT_EQ(traffic(a, Group::Attention), 303'104u);
-    EXPECT_EQ(traffic(a, Group::Experts), 476'160u);
-    EXPECT_EQ(traffic(a, Group::Routers), 16'384u);
-    EXPECT_EQ(traffic(a, Group::Norms), 6'144u);
-    EXPECT_EQ(traffic(a, Group::Ffn), 0u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::LmHead), 6'720'000u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Embedding), 144u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Attention), 303'104u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Experts), 476'160u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Routers), 16'384u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Norms), 6'144u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Ffn), 0u);
     EXPECT_EQ(a.traffic.bytes_per_token, 7'521'936u);
     EXPECT_DOUBLE_EQ(a.traffic.lm_head_share, 6'720'000.0 / 7'521'936.0);
     EXPECT_DOUBLE_EQ(*a.traffic.expert_fraction, 0.25);
-    EXPECT_EQ(group(a, Group::Experts).count, 6u);
-    EXPECT_EQ(group(a, Group::Experts).n_bytes, 5 * 294'912u + 430'080u);
-    EXPECT_EQ(group(a, Group::Norms).count, 9u);
+    EXPECT_EQ(group(a, traffic::Group::Experts).count, 6u);
+    EXPECT_EQ(group(a, traffic::Group::Experts).n_bytes, 5 * 294'912u + 430'080u);
+    EXPECT_EQ(group(a, traffic::Group::Norms).count, 9u);
 
     // By type: F32 = output_norm + 5 per layer; Q4_K = token_embd + 4 + 3; Q6_K = output +
     // blk.1.ffn_down_exps.
-    const TypeTotals* f32 = by_type(a, GgmlType::F32);
+    const traffic::TypeTotals* f32 = by_type(a, GgmlType::F32);
     ASSERT_TRUE(f32);
     EXPECT_EQ(f32->count, 11u);
     EXPECT_EQ(f32->n_elements, 256u + 2 * (64 + 256 + 64 + 2'048 + 256));  // 5,632
     EXPECT_EQ(f32->n_bytes, 22'528u);
-    const TypeTotals* q4k = by_type(a, GgmlType::Q4_K);
+    const traffic::TypeTotals* q4k = by_type(a, GgmlType::Q4_K);
     ASSERT_TRUE(q4k);
     EXPECT_EQ(q4k->count, 8u);
     EXPECT_EQ(q4k->n_elements, 8'192'000u + 2 * 65'536u + 5 * 524'288u);
     EXPECT_EQ(q4k->n_bytes, 4'608'000u + 2 * 36'864u + 5 * 294'912u);   // 6,156,288
     EXPECT_EQ(q4k->bytes_per_token, 144u + 2 * 36'864u + 5 * 73'728u);  // 442,512
-    const TypeTotals* q6k = by_type(a, GgmlType::Q6_K);
+    const traffic::TypeTotals* q6k = by_type(a, GgmlType::Q6_K);
     ASSERT_TRUE(q6k);
     EXPECT_EQ(q6k->count, 2u);
     EXPECT_EQ(q6k->n_bytes, 6'720'000u + 430'080u);
@@ -125,15 +129,15 @@ TEST(InspectFixtures, SmolLikeF16TiedEmbeddings) {
     OIW_NEED_SHARED("fixtures");
     // llama: n_embd 576, 2 layers, 9 heads / 3 KV heads (K/V width 192), n_ff 1536, tied.
     const GgufFile f = fixture("smol-like-f16.gguf");
-    const Analysis a = analyze(f);
+    const traffic::Analysis a = traffic::analyze(f);
     EXPECT_TRUE(a.model.tied_embeddings);
     EXPECT_FALSE(a.model.expert_count);
     EXPECT_FALSE(a.traffic.expert_fraction);
     EXPECT_EQ(f.metadata().size(), 22u);
     EXPECT_EQ(f.tensors().size(), 20u);
     // token_embd F16 576*32000*2 = 36,864,000, read in full (it is the lm_head).
-    const TensorFacts& embd = tensor(f, a, "token_embd.weight");
-    EXPECT_EQ(embd.group, Group::LmHead);
+    const traffic::TensorFacts& embd = tensor(f, a, "token_embd.weight");
+    EXPECT_EQ(embd.group, traffic::Group::LmHead);
     EXPECT_TRUE(embd.matmul);
     EXPECT_EQ(embd.bytes_per_token, 36'864'000u);
     // Per layer: 2 norms 2 x 2,304; q, o 576*576*2 = 663,552 each; k, v 576*192*2 = 221,184
@@ -141,14 +145,14 @@ TEST(InspectFixtures, SmolLikeF16TiedEmbeddings) {
     EXPECT_EQ(a.model.n_bytes, 36'864'000u + 2 * 7'082'496u + 2'304u);   // 51,031,296
     EXPECT_EQ(a.model.n_elements, 18'432'000u + 2 * 3'540'096u + 576u);  // 25,512,768
     EXPECT_EQ(a.traffic.bytes_per_token, 51'031'296u);                   // nothing is read partially
-    EXPECT_EQ(traffic(a, Group::LmHead), 36'864'000u);
-    EXPECT_EQ(traffic(a, Group::Attention), 2 * (2 * 663'552u + 2 * 221'184u));  // 3,538,944
-    EXPECT_EQ(traffic(a, Group::Ffn), 2 * 3 * 1'769'472u);                       // 10,616,832
-    EXPECT_EQ(traffic(a, Group::Norms), 5 * 2'304u);
-    EXPECT_EQ(traffic(a, Group::Embedding), 0u);
-    EXPECT_EQ(group(a, Group::Embedding).count, 0u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::LmHead), 36'864'000u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Attention), 2 * (2 * 663'552u + 2 * 221'184u));  // 3,538,944
+    EXPECT_EQ(group_traffic(a, traffic::Group::Ffn), 2 * 3 * 1'769'472u);                       // 10,616,832
+    EXPECT_EQ(group_traffic(a, traffic::Group::Norms), 5 * 2'304u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Embedding), 0u);
+    EXPECT_EQ(group(a, traffic::Group::Embedding).count, 0u);
     EXPECT_DOUBLE_EQ(a.traffic.lm_head_share, 36'864'000.0 / 51'031'296.0);
-    const TypeTotals* f16 = by_type(a, GgmlType::F16);
+    const traffic::TypeTotals* f16 = by_type(a, GgmlType::F16);
     ASSERT_TRUE(f16);
     EXPECT_EQ(f16->count, 15u);
     EXPECT_EQ(f16->n_bytes, 51'031'296u - 5 * 2'304u);
@@ -159,7 +163,7 @@ TEST(InspectFixtures, TinyLlamaQ4KM) {
     // llama: n_embd 256, 4 layers, 4 heads / 2 KV heads (K/V width 128), n_ff 768, untied;
     // llama-quantize Q4_K_M gives blk.2/3 attn_v and ffn_down Q6_K.
     const GgufFile f = fixture("tiny-llama-Q4_K_M.gguf");
-    const Analysis a = analyze(f);
+    const traffic::Analysis a = traffic::analyze(f);
     EXPECT_EQ(a.model.file_type, 15u);
     EXPECT_FALSE(a.model.tied_embeddings);
     EXPECT_EQ(f.tensors().size(), 3u + 4 * 9);
@@ -171,14 +175,14 @@ TEST(InspectFixtures, TinyLlamaQ4KM) {
     EXPECT_EQ(a.model.n_elements,
               2 * 8'192'000u + 256u + 4 * (32'768u + 256 + 65'536 + 65'536 + 32'768 + 3 * 196'608 + 256));
     // Per token: everything but token_embd in full, token_embd one 144-byte row.
-    EXPECT_EQ(a.traffic.bytes_per_token, 13'224'960u - 4'608'000u + 144u);                // 8,617,104
-    EXPECT_EQ(traffic(a, Group::Ffn), 2 * 3 * 110'592u + 2 * (2 * 110'592u + 161'280u));  // 1,428,480
+    EXPECT_EQ(a.traffic.bytes_per_token, 13'224'960u - 4'608'000u + 144u);                               // 8,617,104
+    EXPECT_EQ(group_traffic(a, traffic::Group::Ffn), 2 * 3 * 110'592u + 2 * (2 * 110'592u + 161'280u));  // 1,428,480
     // Attention: k + o + q + v = 18,432 + 2 x 36,864 + 18,432 (layers 0/1) or + 26,880 (2/3).
-    EXPECT_EQ(traffic(a, Group::Attention),
+    EXPECT_EQ(group_traffic(a, traffic::Group::Attention),
               2 * (18'432u + 2 * 36'864u + 18'432u) + 2 * (18'432u + 2 * 36'864u + 26'880u));  // 459,264
-    EXPECT_EQ(traffic(a, Group::Norms), 9 * 1'024u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Norms), 9 * 1'024u);
     EXPECT_DOUBLE_EQ(a.traffic.lm_head_share, 6'720'000.0 / 8'617'104.0);
-    const TypeTotals* q6k = by_type(a, GgmlType::Q6_K);
+    const traffic::TypeTotals* q6k = by_type(a, GgmlType::Q6_K);
     ASSERT_TRUE(q6k);
     EXPECT_EQ(q6k->count, 5u);  // output + 2 x (attn_v, ffn_down)
     EXPECT_EQ(q6k->n_bytes, 6'720'000u + 2 * (26'880u + 161'280u));
@@ -191,22 +195,22 @@ TEST(InspectFixtures, TinyLlamaQ4KM) {
 // Names, file types, bandwidth
 
 TEST(InspectModel, GroupsByName) {
-    EXPECT_EQ(classify("output.weight"), Group::LmHead);
-    EXPECT_EQ(classify("output_norm.weight"), Group::Norms);
-    EXPECT_EQ(classify("token_embd.weight"), Group::Embedding);
-    EXPECT_EQ(classify("token_embd_norm.weight"), Group::Norms);
-    EXPECT_EQ(classify("blk.3.attn_q.weight"), Group::Attention);
-    EXPECT_EQ(classify("blk.3.attn_q_norm.weight"), Group::Norms);
-    EXPECT_EQ(classify("blk.12.ffn_gate_inp.weight"), Group::Routers);
-    EXPECT_EQ(classify("blk.12.ffn_gate_inp_shexp.weight"), Group::Routers);
-    EXPECT_EQ(classify("blk.12.ffn_down_exps.weight"), Group::Experts);
-    EXPECT_EQ(classify("blk.12.ffn_up_shexp.weight"), Group::SharedExperts);
-    EXPECT_EQ(classify("blk.0.ffn_down.weight"), Group::Ffn);
-    EXPECT_EQ(classify("rope_freqs.weight"), Group::Other);
-    const NameParts p = split_name("blk.41.ffn_gate_exps.weight");
+    EXPECT_EQ(traffic::classify("output.weight"), traffic::Group::LmHead);
+    EXPECT_EQ(traffic::classify("output_norm.weight"), traffic::Group::Norms);
+    EXPECT_EQ(traffic::classify("token_embd.weight"), traffic::Group::Embedding);
+    EXPECT_EQ(traffic::classify("token_embd_norm.weight"), traffic::Group::Norms);
+    EXPECT_EQ(traffic::classify("blk.3.attn_q.weight"), traffic::Group::Attention);
+    EXPECT_EQ(traffic::classify("blk.3.attn_q_norm.weight"), traffic::Group::Norms);
+    EXPECT_EQ(traffic::classify("blk.12.ffn_gate_inp.weight"), traffic::Group::Routers);
+    EXPECT_EQ(traffic::classify("blk.12.ffn_gate_inp_shexp.weight"), traffic::Group::Routers);
+    EXPECT_EQ(traffic::classify("blk.12.ffn_down_exps.weight"), traffic::Group::Experts);
+    EXPECT_EQ(traffic::classify("blk.12.ffn_up_shexp.weight"), traffic::Group::SharedExperts);
+    EXPECT_EQ(traffic::classify("blk.0.ffn_down.weight"), traffic::Group::Ffn);
+    EXPECT_EQ(traffic::classify("rope_freqs.weight"), traffic::Group::Other);
+    const traffic::NameParts p = traffic::split_name("blk.41.ffn_gate_exps.weight");
     EXPECT_EQ(p.layer, 41);
     EXPECT_EQ(p.stem, "ffn_gate_exps");
-    EXPECT_EQ(split_name("blk.x.attn_q.weight").layer, -1);
+    EXPECT_EQ(traffic::split_name("blk.x.attn_q.weight").layer, -1);
 }
 
 TEST(InspectModel, FileTypeNames) {
@@ -233,14 +237,14 @@ TEST(InspectModel, FileTypeNames) {
 }
 
 TEST(InspectModel, Bandwidth) {
-    EXPECT_DOUBLE_EQ(parse_bandwidth("20GB/s"), 20e9);
-    EXPECT_DOUBLE_EQ(parse_bandwidth("20 GB"), 20e9);
-    EXPECT_DOUBLE_EQ(parse_bandwidth("51.2e9"), 51.2e9);
-    EXPECT_DOUBLE_EQ(parse_bandwidth("25GiB/s"), 25.0 * 1024 * 1024 * 1024);
-    EXPECT_DOUBLE_EQ(parse_bandwidth("800MB/s"), 800e6);
-    EXPECT_THROW(parse_bandwidth("fast"), FormatError);
-    EXPECT_THROW(parse_bandwidth("20XB/s"), FormatError);
-    EXPECT_THROW(parse_bandwidth("-5GB/s"), FormatError);
+    EXPECT_DOUBLE_EQ(traffic::parse_bandwidth("20GB/s"), 20e9);
+    EXPECT_DOUBLE_EQ(traffic::parse_bandwidth("20 GB"), 20e9);
+    EXPECT_DOUBLE_EQ(traffic::parse_bandwidth("51.2e9"), 51.2e9);
+    EXPECT_DOUBLE_EQ(traffic::parse_bandwidth("25GiB/s"), 25.0 * 1024 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(traffic::parse_bandwidth("800MB/s"), 800e6);
+    EXPECT_THROW(traffic::parse_bandwidth("fast"), FormatError);
+    EXPECT_THROW(traffic::parse_bandwidth("20XB/s"), FormatError);
+    EXPECT_THROW(traffic::parse_bandwidth("-5GB/s"), FormatError);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,7 +290,7 @@ std::string smol_like_q4km() {
 
 TEST(InspectAudit, ScalarQ5_0InCandleOnly) {
     const GgufFile f = GgufFile::open(smol_like_q4km());
-    const Analysis a = analyze(f);
+    const traffic::Analysis a = traffic::analyze(f);
     // token_embd Q8_0 18 blocks x 34 B x 1000 rows = 612,000 (tied: all of it per token);
     // attn_q Q5_0 18 x 22 x 576 = 228,096; ffn_down Q4_K 6 x 144 x 576 = 497,664; norm 2,304.
     const uint64_t total = 612'000 + 228'096 + 497'664 + 2'304;
@@ -329,9 +333,9 @@ TEST(InspectAudit, MoeRoutersRepackAndExperts) {
                      {"blk.0.attn_q.weight", GgmlType::Q4_K, {1024, 100}},
                      {"output.weight", GgmlType::Q8_0, {1024, 8}}});
     const GgufFile f = GgufFile::open(path);
-    const Analysis a = analyze(f);
+    const traffic::Analysis a = traffic::analyze(f);
     EXPECT_EQ(tensor(f, a, "blk.0.ffn_up_exps.weight").bytes_per_token, 2'359'296u / 8);
-    EXPECT_EQ(traffic(a, Group::Routers), 262'144u);
+    EXPECT_EQ(group_traffic(a, traffic::Group::Routers), 262'144u);
     // attn_q Q4_K 4 x 144 x 100 = 57,600; output Q8_0 32 x 34 x 8 = 8,704.
     EXPECT_EQ(a.traffic.bytes_per_token, 262'144u + 294'912u + 57'600u + 8'704u);
 
@@ -357,7 +361,7 @@ TEST(InspectAudit, FixturesUnderEveryProfile) {
     OIW_NEED_SHARED("fixtures");
     // tiny-moe: lm_head is 89% of the traffic; no other slow path on ggml AVX2.
     const GgufFile f = fixture("tiny-moe-Q4_K_M.gguf");
-    const Analysis a = analyze(f);
+    const traffic::Analysis a = traffic::analyze(f);
     const auto flags = audit(f, a, load_profile("ggml-x86-avx2"));
     ASSERT_EQ(flags.size(), 1u);
     EXPECT_EQ(flags[0].kind, FlagKind::LmHeadShare);
@@ -442,7 +446,7 @@ TEST(InspectDiff, QuantizationsOfOneModel) {
     OIW_NEED_SHARED("fixtures");
     const GgufFile a = fixture("tiny-llama-Q4_K_M.gguf");
     const GgufFile b = fixture("tiny-llama-Q4_0.gguf");
-    const Analysis aa = analyze(a), ab = analyze(b);
+    const traffic::Analysis aa = traffic::analyze(a), ab = traffic::analyze(b);
     const Diff d = diff(a, aa, b, ab, true);
     EXPECT_FALSE(d.identical());
     ASSERT_EQ(d.kv_changed.size(), 1u);
@@ -462,7 +466,7 @@ TEST(InspectDiff, QuantizationsOfOneModel) {
 TEST(InspectDiff, SelfIsIdentical) {
     OIW_NEED_SHARED("fixtures");
     const GgufFile a = fixture("tiny-moe-Q4_K_M.gguf");
-    const Analysis aa = analyze(a);
+    const traffic::Analysis aa = traffic::analyze(a);
     const Diff d = diff(a, aa, a, aa, true);
     EXPECT_TRUE(d.identical());
     EXPECT_EQ(d.data_identical.size(), 27u);

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "inspect/json.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/hash.h"
+#include "libformat/json.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {

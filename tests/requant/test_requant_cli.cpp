@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "inspect/model.h"
 #include "libformat/gguf/gguf.h"
+#include "libformat/traffic.h"
 #include "tests/support/helpers.h"
 
 namespace oiw {
@@ -77,7 +77,7 @@ TEST(RequantCli, DryRunJsonMatchesTheRealOutput) {
     const Json& totals = plan.at("totals");
     EXPECT_EQ(totals.at("file_size").get<double>(), static_cast<double>(f.file_size()));
     EXPECT_EQ(totals.at("file_size").get<double>(), done.at("totals").at("file_size").get<double>());
-    inspect::Analysis a = inspect::analyze(f);
+    traffic::Analysis a = traffic::analyze(f);
     EXPECT_EQ(totals.at("new_bytes").get<double>(), static_cast<double>(a.model.n_bytes));
     EXPECT_EQ(totals.at("n_elements").get<double>(), static_cast<double>(a.model.n_elements));
     EXPECT_DOUBLE_EQ(totals.at("new_bpw").get<double>(), a.model.bpw());

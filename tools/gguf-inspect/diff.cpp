@@ -7,8 +7,8 @@
 
 #include "converters/planner/preview.h"
 #include "inspect/diff.h"
-#include "inspect/model.h"
 #include "inspect/render.h"
+#include "libformat/traffic.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
@@ -55,7 +55,7 @@ int run_diff(int argc, char** argv) {
         throw FormatError(ErrorKind::Usage, "", "B", "second file (or --plan PLAN) required");
     const Model a = open_model(pa);
     const Model b = plan.empty() ? open_model(pb) : plan_preview(a, read_plan_file(plan), imatrix);
-    const Analysis aa = analyze(a), ab = analyze(b);
+    const traffic::Analysis aa = traffic::analyze(a), ab = traffic::analyze(b);
     const Diff d = diff(a, aa, b, ab, data && plan.empty());
     RenderOptions o;
     o.full = full;

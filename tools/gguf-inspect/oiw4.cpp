@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "inspect/json.h"
-#include "inspect/model.h"
 #include "libformat/escape.h"
 #include "libformat/io/hash.h"
+#include "libformat/json.h"
 #include "libformat/oiw4/oiw4.h"
+#include "libformat/traffic.h"
 #include "tools/gguf-inspect/commands.h"
 
 namespace oiw::inspect_tool {
@@ -23,7 +23,7 @@ namespace {
 std::vector<uint64_t> bytes_per_token(const Oiw4File& f) {
     std::vector<GgufTensorInfo> infos;
     for (const auto& t : f.tensors()) infos.push_back(t.info);
-    const inspect::Analysis a = inspect::analyze(f.metadata(), infos);
+    const traffic::Analysis a = traffic::analyze(f.metadata(), infos);
     std::vector<uint64_t> out;
     for (size_t i = 0; i < infos.size(); ++i) {
         unsigned __int128 planes = 0;

@@ -8,10 +8,10 @@
 
 #include "inspect/audit.h"
 #include "inspect/digest.h"
-#include "inspect/model.h"
 #include "inspect/profile.h"
 #include "inspect/render.h"
 #include "libformat/oiw4/oiw4.h"
+#include "libformat/traffic.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-inspect/commands.h"
@@ -89,7 +89,7 @@ int run_report(int argc, char** argv) {
 
     // Everything that can fail on arguments is checked before the file is read.
     std::optional<double> bw;
-    if (!bandwidth.empty()) bw = parse_bandwidth(bandwidth);
+    if (!bandwidth.empty()) bw = traffic::parse_bandwidth(bandwidth);
     std::optional<Profile> profile;
     if (!no_audit) profile = load_profile(profile_name);
 
@@ -107,7 +107,7 @@ int run_report(int argc, char** argv) {
                               std::string(e.what()) + " (--shard-only inspects the given file alone)");
         }
     }();
-    const Analysis a = analyze(f);
+    const traffic::Analysis a = traffic::analyze(f);
     std::vector<Flag> flags;
     if (profile) flags = audit(f, a, *profile);
     std::vector<std::string> digests;

@@ -5,8 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "inspect/model.h"
 #include "inspect/profile.h"
+#include "libformat/traffic.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
 
@@ -25,7 +25,7 @@ double parse_positive(const std::string& text, const std::string& option) {
 
 double parse_size(const std::string& text, const std::string& option) {
     try {
-        const double v = inspect::parse_bandwidth(text);
+        const double v = traffic::parse_bandwidth(text);
         if (v > 0 && std::isfinite(v)) return v;
     } catch (const FormatError&) {}
     throw FormatError(ErrorKind::Usage, "", option, "'" + text + "' is not a size (e.g. 4200000000, 4.2GB, 3.5GiB)");
@@ -75,7 +75,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
         if (!bpt.empty()) b = {BudgetKind::BytesPerToken, std::floor(parse_size(bpt, "--target-bytes-per-token"))};
         if (!tps.empty())
             b = {BudgetKind::BytesPerToken,
-                 std::floor(inspect::parse_bandwidth(bandwidth) / parse_positive(tps, "--target-tokens-per-s"))};
+                 std::floor(traffic::parse_bandwidth(bandwidth) / parse_positive(tps, "--target-tokens-per-s"))};
         std::istringstream list(types);
         for (std::string t; std::getline(list, t, ',');) o.types.push_back(parse_target_type(t, "--types"));
         for (const auto& p : pins) o.choose.pins.push_back(parse_tensor_type_rule(p));

@@ -18,11 +18,11 @@
 
 #include "converters/vocab/prune.h"
 #include "converters/vocab/vocab.h"
-#include "inspect/json.h"
-#include "inspect/model.h"
 #include "libformat/io/atomic_file.h"
 #include "libformat/io/text_file.h"
+#include "libformat/json.h"
 #include "libformat/model.h"
+#include "libformat/traffic.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/split_cli.h"
 #include "tools/common/tool_support.h"
@@ -175,13 +175,13 @@ struct Options {
     oiw::SplitCli split;
 };
 
-uint64_t group_bytes(const oiw::inspect::Analysis& a, oiw::inspect::Group g) {
+uint64_t group_bytes(const oiw::traffic::Analysis& a, oiw::traffic::Group g) {
     return a.by_group[static_cast<size_t>(g)].n_bytes;
 }
 
-std::string report(const Options& o, const oiw::vocab::PrunePlan& p, const oiw::inspect::Analysis& before,
-                   const oiw::inspect::Analysis& after, const std::vector<std::string>& gathered) {
-    using oiw::inspect::Group;
+std::string report(const Options& o, const oiw::vocab::PrunePlan& p, const oiw::traffic::Analysis& before,
+                   const oiw::traffic::Analysis& after, const std::vector<std::string>& gathered) {
+    using oiw::traffic::Group;
     const uint64_t emb0 = group_bytes(before, Group::Embedding), emb1 = group_bytes(after, Group::Embedding);
     const uint64_t lm0 = group_bytes(before, Group::LmHead), lm1 = group_bytes(after, Group::LmHead);
     const uint64_t bpt0 = before.traffic.bytes_per_token, bpt1 = after.traffic.bytes_per_token;
@@ -270,7 +270,7 @@ int run_prune(const Options& o) {
     }
     if (!o.quiet || o.json)
         oiw::write_stdout(
-            report(o, plan, oiw::inspect::analyze(in), oiw::inspect::analyze(plan.kvs, plan.tensors), gathered));
+            report(o, plan, oiw::traffic::analyze(in), oiw::traffic::analyze(plan.kvs, plan.tensors), gathered));
     return oiw::kExitOk;
 }
 

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "inspect/json.h"
-#include "inspect/model.h"
 #include "libformat/escape.h"
+#include "libformat/json.h"
+#include "libformat/traffic.h"
 
 namespace oiw::requant_cli {
 namespace {
@@ -32,7 +32,7 @@ double planned_bytes_per_token(const RequantJob& job) {
     std::vector<GgufTensorInfo> infos;
     infos.reserve(job.plan.tensors.size());
     for (const TensorPlan& t : job.plan.tensors) infos.push_back(make_tensor_info(t.name, t.dst_type, t.shape));
-    return static_cast<double>(inspect::analyze(job.kvs, infos).traffic.bytes_per_token);
+    return static_cast<double>(traffic::analyze(job.kvs, infos).traffic.bytes_per_token);
 }
 
 std::string text_report(const ToolOptions& o, const RequantJob& job, std::optional<double> seconds) {

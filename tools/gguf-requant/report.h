@@ -8,7 +8,7 @@
 
 namespace oiw::requant_cli {
 
-// Batch-1 decode bytes read per token by the planned output (inspect::analyze's traffic model:
+// Batch-1 decode bytes read per token by the planned output (traffic::analyze's traffic model:
 // embedding lookups read one row, expert tensors expert_used/expert_count of their bytes).
 double planned_bytes_per_token(const RequantJob& job);
 

@@ -14,6 +14,7 @@
 #include "libformat/error.h"
 #include "libformat/fp16.h"
 #include "libformat/gguf/gguf.h"
+#include "libformat/json.h"
 #include "tools/common/tool_support.h"
 #include "tools/oiw4-check/commands.h"
 
@@ -155,14 +156,25 @@ int run_bench(const BenchOptions& o) {
     bw = std::max(bw, read_bandwidth(threads, o.bandwidth_mib, o.min_time));
     for (auto& r : results) r.pct = 100.0 * r.weight_gbs / bw;
     if (o.json) {
-        fmt::print("{{\"rows\":{},\"cols\":{},\"read_bandwidth_gbs\":{:.3f},\"kernels\":[", rows, cols, bw);
-        for (size_t i = 0; i < results.size(); ++i) {
-            const auto& r = results[i];
-            fmt::print(
-                "{}{{\"name\":{},\"threads\":{},\"gmacs\":{:.3f},\"weight_gbs\":{:.3f},\"pct_of_bandwidth\":{:.1f}}}",
-                i ? "," : "", json_str(r.name), r.threads, r.gmacs, r.weight_gbs, r.pct);
+        json::Writer w(0);
+        w.begin_object();
+        w.field("rows", rows);
+        w.field("cols", cols);
+        w.field("read_bandwidth_gbs", json::Fixed{bw, 3});
+        w.key("kernels");
+        w.begin_array();
+        for (const auto& r : results) {
+            w.begin_object();
+            w.field("name", r.name);
+            w.field("threads", r.threads);
+            w.field("gmacs", json::Fixed{r.gmacs, 3});
+            w.field("weight_gbs", json::Fixed{r.weight_gbs, 3});
+            w.field("pct_of_bandwidth", json::Fixed{r.pct, 1});
+            w.end_object();
         }
-        fmt::print("]}}\n");
+        w.end_array();
+        w.end_object();
+        fmt::print("{}\n", w.str());
     } else {
         fmt::print("read bandwidth: {:.2f} GB/s ({} threads, streaming sum over {} MiB, best before/after)\n", bw,
                    threads, o.bandwidth_mib);

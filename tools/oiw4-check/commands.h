@@ -36,8 +36,6 @@ struct BenchOptions {
 };
 int run_bench(const BenchOptions& o);
 
-// JSON string literal of s.
-std::string json_str(const std::string& s);
 // Threads to use for --threads t: thread_count (libformat/parallel.h) of t, all cores when t <= 0.
 int resolve_threads(int t);
 

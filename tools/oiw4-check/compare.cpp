@@ -9,10 +9,10 @@
 
 #include "converters/matmul/matvec.h"
 #include "converters/quant/kernels.h"
-#include "inspect/json.h"
 #include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/mapped_file.h"
+#include "libformat/json.h"
 #include "libformat/oiw4/oiw4.h"
 #include "libformat/parallel.h"
 #include "libformat/pattern.h"
@@ -319,12 +319,6 @@ void check_kind_name(const std::string& kind) {
 }
 
 }  // namespace
-
-std::string json_str(const std::string& s) {
-    std::string out;
-    json::append_string(out, s);
-    return out;
-}
 
 int resolve_threads(int t) { return static_cast<int>(thread_count(t > 0 ? static_cast<unsigned>(t) : 0, UINT64_MAX)); }
 

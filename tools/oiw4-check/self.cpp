@@ -15,6 +15,7 @@
 #include "libformat/escape.h"
 #include "libformat/fp16.h"
 #include "libformat/gguf/gguf.h"
+#include "libformat/json.h"
 #include "libformat/oiw4/oiw4.h"
 #include "tools/common/tool_support.h"
 #include "tools/oiw4-check/commands.h"
@@ -181,10 +182,18 @@ int run_self(const SelfOptions& o) {
             fmt::print("{:<40} {:<6} {}\n", escape_text(op.name), op.kind, bad.empty() ? "bit-identical" : "DIFFERS");
     });
     if (o.json) {
-        fmt::print("{{\"file\":{},\"isa\":{},\"tensors_checked\":{},\"failed\":{},\"failures\":[", json_str(o.file),
-                   json_str(std::string(isa_name(active_isa()))), checked, failed);
-        for (size_t i = 0; i < lines.size(); ++i) fmt::print("{}{}", i ? "," : "", json_str(lines[i]));
-        fmt::print("]}}\n");
+        json::Writer w(0);
+        w.begin_object();
+        w.field("file", o.file);
+        w.field("isa", isa_name(active_isa()));
+        w.field("tensors_checked", uint64_t{checked});
+        w.field("failed", uint64_t{failed});
+        w.key("failures");
+        w.begin_array();
+        for (const auto& l : lines) w.value(l);
+        w.end_array();
+        w.end_object();
+        fmt::print("{}\n", w.str());
     } else {
         fmt::print("{} tensors checked on {}: {} failed\n", checked, isa_name(active_isa()), failed);
     }

@@ -13,9 +13,9 @@
 #include <CLI/CLI.hpp>
 
 #include "converters/repack/oiw4_convert.h"
-#include "inspect/json.h"
 #include "libformat/escape.h"
 #include "libformat/gguf/split.h"
+#include "libformat/json.h"
 #include "libformat/oiw4/zstd/oiw4_zstd.h"
 #include "libformat/parallel.h"
 #include "tools/common/cli_parse.h"

@@ -1,8 +1,10 @@
-#include "inspect/json.h"
+#include "libformat/json.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "libformat/escape.h"
 
 namespace oiw::json {
 
@@ -10,37 +12,6 @@ namespace {
 
 // Code points U+10FF80..U+10FFFF stand for single bytes 0x80..0xFF (see append_string).
 constexpr uint32_t kByteEscapeBase = 0x10FF00;
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid. Sequences encoding a
-// byte-escape code point count as invalid, so that their bytes are escaped one by one.
-size_t utf8_len(std::string_view s, size_t i) {
-    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char c = b(i);
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80) return 1;
-    if ((c & 0xE0) == 0xC0) {
-        n = 2;
-        cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3;
-        cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-        n = 4;
-        cp = c & 0x07;
-    } else
-        return 0;
-    if (i + n > s.size()) return 0;
-    for (size_t k = 1; k < n; ++k) {
-        if ((b(i + k) & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (b(i + k) & 0x3F);
-    }
-    // Overlong forms, surrogates and out-of-range code points are invalid.
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF) || cp >= kByteEscapeBase + 0x80)
-        return 0;
-    return n;
-}
 
 }  // namespace
 
@@ -66,8 +37,11 @@ void append_string(std::string& out, std::string_view s) {
             ++i;
             continue;
         }
-        const size_t n = utf8_len(s, i);
-        if (n == 0) {  // byte 0xNN -> U+10FFNN, written as the surrogate pair \udbff\udfNN
+        char32_t cp = 0;
+        const size_t n = utf8_sequence(s, i, cp);
+        // An invalid sequence's lead byte, or a sequence encoding a byte-escape code point, is
+        // escaped alone: byte 0xNN -> U+10FFNN, written as the surrogate pair \udbff\udfNN.
+        if (n == 0 || cp >= kByteEscapeBase + 0x80) {
             out += fmt::format("\\udbff\\udf{:02x}", c);
             ++i;
         } else {
@@ -162,6 +136,14 @@ void Writer::value(double v) {
         out_ += "null";
     else
         out_ += fmt::format("{}", v);
+}
+
+void Writer::value(Fixed f) {
+    before_value();
+    if (!std::isfinite(f.v))
+        out_ += "null";
+    else
+        out_ += fmt::format("{:.{}f}", f.v, f.decimals);
 }
 
 void Writer::null() {

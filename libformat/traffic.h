@@ -1,5 +1,6 @@
-// Model facts and the batch-1 decode traffic model of a GGUF file. Pure analysis: reads only
-// the validated header (the model's metadata and tensor infos), never tensor data, never prints.
+// Model facts and the batch-1 decode traffic model of a GGUF file (bytes read per token). Pure
+// analysis: reads only the metadata and tensor infos (of a file or a planned output), never tensor
+// data, never prints.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -10,7 +11,7 @@
 
 #include "libformat/model.h"
 
-namespace oiw::inspect {
+namespace oiw::traffic {
 
 // Tensor groups by llama.cpp naming convention (see classify()).
 enum class Group : uint8_t { Embedding, Attention, Ffn, Experts, SharedExperts, Routers, Norms, LmHead, Other };
@@ -103,4 +104,4 @@ Analysis analyze(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors
 // (SI prefixes are powers of 1000, "i" prefixes powers of 1024). Throws FormatError(Usage).
 double parse_bandwidth(std::string_view text);
 
-}  // namespace oiw::inspect
+}  // namespace oiw::traffic

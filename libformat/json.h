@@ -1,5 +1,5 @@
-// A small streaming JSON writer (pretty-printed, RFC 8259 output) for the tools' reports. No
-// dependency beyond fmt. (Tests read JSON with nlohmann-json.)
+// A small streaming JSON writer (pretty-printed or compact, RFC 8259 output) for the tools'
+// reports. No dependency beyond fmt and libformat's UTF-8 check. (Tests read JSON with nlohmann-json.)
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,12 +15,18 @@ namespace oiw::json {
 // U+10FF80..U+10FFFF back to its low byte.
 void append_string(std::string& out, std::string_view s);
 
+// A number written with exactly `decimals` digits after the point, as fmt's {:.Nf} would.
+struct Fixed {
+    double v;
+    int decimals;
+};
+
 // Streaming writer. The call sequence is not checked: callers nest begin_*/end_* and put key()
 // before each member value themselves.
 //   Writer w; w.begin_object(); w.key("a"); w.value(1); w.end_object(); w.str()
 class Writer {
 public:
-    explicit Writer(int indent = 2) : indent_(indent) {}
+    explicit Writer(int indent = 2) : indent_(indent) {}  // indent 0: one line, no spaces
     void begin_object();
     void end_object();
     // A compact array is written on one line ("[256, 32000]"), nested values included.
@@ -36,6 +42,7 @@ public:
     void value(int v) { value(static_cast<int64_t>(v)); }
     void value(unsigned v) { value(static_cast<uint64_t>(v)); }
     void value(double v);  // non-finite values are written as null
+    void value(Fixed f);   // likewise
     void null();
     // "k": v -- key(k) then value(v).
     template <typename T>

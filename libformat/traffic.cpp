@@ -1,4 +1,4 @@
-#include "inspect/model.h"
+#include "libformat/traffic.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 
 #include "libformat/names.h"
 
-namespace oiw::inspect {
+namespace oiw::traffic {
 
 std::string_view group_id(Group g) {
     switch (g) {
@@ -189,4 +189,4 @@ double parse_bandwidth(std::string_view text) {
     return v;
 }
 
-}  // namespace oiw::inspect
+}  // namespace oiw::traffic
