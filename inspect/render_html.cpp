@@ -156,6 +156,7 @@ std::map<CellKey, std::vector<size_t>> cells_of(const Side& s, const Grid* g = n
 // others in g.folded. Returns the kept ones, plus kOtherColumn when something was folded.
 std::vector<std::string> fold_columns(const std::map<std::string, size_t>& count, size_t cap, Grid& g) {
     std::vector<std::string> cols;
+    cols.reserve(count.size());
     for (const auto& [c, n] : count) cols.push_back(c);
     if (cols.size() <= cap) return cols;
     std::stable_sort(cols.begin(), cols.end(),

@@ -107,7 +107,7 @@ Model open_model(const std::string& path) {
     shards.reserve(n);
     for (unsigned k = 0; k < n; ++k) {
         if (k == no) {
-            shards.push_back(std::move(given));
+            shards.push_back(std::move(given));  // NOLINT(bugprone-use-after-move): k == no once
             continue;
         }
         const std::string p = split_path(*prefix, k, n);

@@ -4,6 +4,7 @@
 #include <new>
 #include <numeric>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -101,7 +102,7 @@ void ThreadPool::for_each(size_t n, const std::function<void(size_t)>& fn) {
 void ThreadPool::fail(std::exception_ptr e) {
     {
         std::lock_guard lk(mu_);
-        if (!error_) error_ = e;
+        if (!error_) error_ = std::move(e);
     }
     cv_space_.notify_all();
     cv_done_.notify_all();

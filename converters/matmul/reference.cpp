@@ -124,8 +124,8 @@ float dot_q5_0(const block_q5_0* x, const block_q8_0* y, int64_t nb) {
         for (int j = 0; j < 16; ++j) {
             const uint8_t xh_0 = static_cast<uint8_t>(((qh & (1u << (j + 0))) >> (j + 0)) << 4);
             const uint8_t xh_1 = static_cast<uint8_t>((qh & (1u << (j + 16))) >> (j + 12));
-            const int32_t x0 = static_cast<int8_t>(((x[ib].qs[j] & 0x0F) | xh_0) - 16);
-            const int32_t x1 = static_cast<int8_t>(((x[ib].qs[j] >> 4) | xh_1) - 16);
+            const int32_t x0 = ((x[ib].qs[j] & 0x0F) | xh_0) - 16;  // -16..15 (ggml narrows it to int8_t)
+            const int32_t x1 = ((x[ib].qs[j] >> 4) | xh_1) - 16;
             sumi0 += x0 * y[ib].qs[j];
             sumi1 += x1 * y[ib].qs[j + 16];
         }

@@ -140,7 +140,7 @@ std::vector<GainRule> read_gains_file(const std::string& path) {
         std::string pattern = line.substr(0, eq);
         pattern.erase(pattern.find_last_not_of(" \t") + 1);  // "REGEX = GAIN" reads as "REGEX=GAIN"
         try {
-            Pattern(pattern, "--gains");  // a bad pattern is reported with its file and line
+            const Pattern compiled(pattern, "--gains");  // a bad pattern is reported with its file and line
         } catch (const FormatError& e) {
             throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n), e.what());
         }
@@ -169,6 +169,7 @@ std::vector<double> tensor_gains(const PlanTable& table, const std::vector<GainR
     std::vector<GainRule> gains = user_gains;
     for (auto& g : default_gains()) gains.push_back(g);
     std::vector<Pattern> gain_res;
+    gain_res.reserve(gains.size());
     for (const auto& g : gains) gain_res.emplace_back(g.pattern, "--gains");
     std::vector<double> out(table.tensors.size(), 1.0);
     for (size_t i = 0; i < out.size(); ++i)
@@ -184,6 +185,7 @@ std::vector<double> tensor_gains(const PlanTable& table, const std::vector<GainR
 // one layer (the first matching pattern counts), every other tensor alone.
 std::vector<std::vector<size_t>> tie_groups(const PlanTable& table, const std::vector<std::string>& ties) {
     std::vector<Pattern> tie_res;
+    tie_res.reserve(ties.size());
     for (const auto& t : ties) tie_res.emplace_back(t, "--tie");
     std::map<std::pair<size_t, int>, size_t> tie_group;
     std::vector<std::vector<size_t>> groups;
@@ -292,6 +294,7 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
     r.gain = tensor_gains(table, opt.gains);
     const std::vector<std::vector<size_t>> groups = tie_groups(table, opt.ties);
     std::vector<Pattern> pin_res;
+    pin_res.reserve(opt.pins.size());
     for (const auto& p : opt.pins) pin_res.emplace_back(p.pattern, "--pin");
     const auto [budget, min_unit] = budget_units(table, opt.budget);
     r.budget_units = budget;

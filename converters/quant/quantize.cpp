@@ -236,6 +236,8 @@ struct Iq4Out {
 // IQ4_NL, 256 for IQ4_XS) values in blocks of 32; per block a scale search over 15 candidate
 // scales picks the best weighted least-squares fit onto the non-linear levels; IQ4_XS then
 // quantizes the block scales to 6 bits and re-picks every index. qw (super_block weights) may be null.
+// Kept in one piece, as ggml's, to be read side by side with it:
+// NOLINTNEXTLINE(readability-function-size)
 void iq4_nl_impl(int super_block, const float* x, const float* quant_weights, Iq4Out& out) {
     constexpr int kBlock = 32;
     constexpr int kNtry = 7;

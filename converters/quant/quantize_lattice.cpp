@@ -97,10 +97,10 @@ LatticeGrid build_lattice(const std::vector<uint16_t>& keys, int dims, int bits,
     g.bits = bits;
     const int n = static_cast<int>(keys.size());
     const uint32_t level_mask = (1u << bits) - 1;
-    g.coords.resize(static_cast<size_t>(n * dims));
+    g.coords.resize(static_cast<size_t>(n) * static_cast<size_t>(dims));
     for (int k = 0; k < n; ++k) {
         for (int i = 0; i < dims; ++i) {
-            g.coords[static_cast<size_t>(k * dims + i)] =
+            g.coords[static_cast<size_t>(k) * static_cast<size_t>(dims) + static_cast<size_t>(i)] =
                 static_cast<int8_t>(2 * ((keys[static_cast<size_t>(k)] >> (bits * i)) & level_mask) + 1);
         }
     }

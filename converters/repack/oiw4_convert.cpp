@@ -195,6 +195,7 @@ Oiw4Plan plan_oiw4(const Model& in, const std::vector<EncodeRule>& rules) {
         plan.tensors.push_back(std::move(tp));
     }
     std::vector<std::string> used;
+    used.reserve(ordered.size() + 1);
     for (const auto* r : ordered) used.push_back((r->requant ? "requant:" : "encode:") + r->spec);
     used.emplace_back(kDefaultRule);
     std::vector<GgufKV> prov{

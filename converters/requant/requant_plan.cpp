@@ -243,6 +243,10 @@ GgmlType mxfp4_moe_type(const QuantModelInfo& m, const GgufTensorInfo& t, Cat ca
     return t.ne[2] > 1 && (m.arch != "bailingmoe3" || ffn) ? T::MXFP4 : T::Q8_0;
 }
 
+// The type llama-quantize's mixture rules give tensor t of category `cat` when the preset says
+// `type`, counting layers in `s` (llama_tensor_get_type's rule chain, kept in one piece to be read
+// side by side with it).
+// NOLINTNEXTLINE(readability-function-size)
 GgmlType mixture_type(MixState& s, const GgufTensorInfo& t, Cat cat, GgmlType type) {
     const QuantModelInfo& m = s.model;
     const LlamaFtype ft = s.ftype;
@@ -446,7 +450,7 @@ TensorTypeRule parse_tensor_type_rule(std::string_view spec) {
     std::transform(r.pattern.begin(), r.pattern.end(), r.pattern.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     r.type = parse_target_type(spec.substr(eq + 1), "--tensor-type '" + std::string(spec) + "'");
-    Pattern(r.pattern, "--tensor-type");  // report a bad regex now, not at planning time
+    const Pattern compiled(r.pattern, "--tensor-type");  // reports a bad regex now, not at planning time
     return r;
 }
 

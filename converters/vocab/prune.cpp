@@ -34,6 +34,7 @@ bool is_per_token(const GgufKV& kv, size_t n_vocab) {
 GgufValue gather(const GgufValue& v, const std::vector<int32_t>& ids) {
     if (v.elem_type() == GgufType::STRING) {
         std::vector<std::string> out;
+        out.reserve(ids.size());
         for (int32_t i : ids) out.push_back(v.strings()[static_cast<size_t>(i)]);
         return GgufValue::make_string_array(std::move(out));
     }

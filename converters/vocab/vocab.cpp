@@ -22,26 +22,12 @@ constexpr std::string_view kGpt2Pre[] = {"gpt-2",    "phi-2",   "mpt",    "olmo"
                                          "gigachat", "a.x-4.0", "mellum", "exaone4"};
 
 // Texts llama.cpp marks as control tokens whatever their type (end-of-turn/-generation tokens).
-constexpr std::string_view kControlTexts[] = {"<|eot_id|>",
-                                              "<|im_end|>",
-                                              "<|end|>",
-                                              "<|return|>",
-                                              "<|call|>",
-                                              "<|flush|>",
-                                              "<|calls|>",
-                                              "<end_of_turn>",
-                                              "<|endoftext|>",
-                                              "</s>",
-                                              "<|eom_id|>",
-                                              "<EOT>",
-                                              "_<EOT>",
-                                              "[EOT]",
-                                              "[EOS]",
-                                              "<|end_of_text|>",
-                                              "<end_of_utterance>",
-                                              "<eos>",
-                                              "<turn|>",
-                                              "<|tool_response>",
+constexpr std::string_view kControlTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>",
+                                              "<|flush|>", "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>",
+                                              "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+                                              "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+                                              // One literal, split so that \x9c ends before "end":
+                                              // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
                                               "<\xef\xbd\x9c"
                                               "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
                                               "[e~["};

@@ -95,7 +95,11 @@ Metadata merged_kvs(const Metadata& first_shard) {
 }
 
 GgufOutput::GgufOutput(std::string path, SplitOptions split, std::vector<std::string> inputs, uint32_t version)
-    : path_(std::move(path)), split_(split), inputs_(std::move(inputs)), version_(version), kvs_({}, path_) {}
+    : path_(std::move(path)),
+      split_(std::move(split)),
+      inputs_(std::move(inputs)),
+      version_(version),
+      kvs_({}, path_) {}
 
 GgufOutput::~GgufOutput() = default;
 

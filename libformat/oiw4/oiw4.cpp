@@ -134,6 +134,98 @@ Oiw4File Oiw4File::parse(std::span<const uint8_t> bytes, const std::string& name
     return f;
 }
 
+namespace {
+
+// Reads the directory entry of one plane of `subj` as `spec` describes it: a known codec, zero
+// reserved field, nonzero size (the shape's for raw planes), aligned and inside the data section.
+Oiw4Plane read_plane_entry(ByteCursor& c, const PlaneSpec& spec, const std::string& subj, uint64_t data_offset,
+                           uint64_t file_size, const std::string& file) {
+    const std::string psubj = subj + " plane '" + std::string(spec.name) + "'";
+    Oiw4Plane p;
+    p.name = spec.name;
+    p.decoded_size = spec.size;
+    const auto codec = c.get<uint32_t>(psubj, "codec");
+    if (codec > static_cast<uint32_t>(Oiw4Codec::Zstd))
+        throw FormatError(ErrorKind::BadEncoding, file, psubj, fmt::format("unknown codec id {}", codec));
+    p.codec = static_cast<Oiw4Codec>(codec);
+    if (c.get<uint32_t>(psubj, "reserved") != 0)
+        throw FormatError(ErrorKind::Unsupported, file, psubj, "reserved field is not zero");
+    p.offset = c.get<uint64_t>(psubj, "offset");
+    p.size = c.get<uint64_t>(psubj, "size");
+    p.xxh3 = c.get<uint64_t>(psubj, "checksum");
+    if (p.size == 0) throw FormatError(ErrorKind::OutOfBounds, file, psubj, "stored size is 0");
+    if (p.codec == Oiw4Codec::None && p.size != p.decoded_size)
+        throw FormatError(ErrorKind::OutOfBounds, file, psubj,
+                          fmt::format("size {} but the shape needs {}", p.size, p.decoded_size));
+    if (p.offset % kOiw4PlaneAlign != 0)
+        throw FormatError(ErrorKind::Misaligned, file, psubj,
+                          fmt::format("offset {} is not a multiple of {}", p.offset, kOiw4PlaneAlign));
+    if (p.offset < data_offset || p.offset > file_size || p.size > file_size - p.offset)
+        throw FormatError(ErrorKind::OutOfBounds, file, psubj,
+                          fmt::format("bytes [{}, +{}) are outside the data section [{}, {})", p.offset, p.size,
+                                      data_offset, file_size));
+    return p;
+}
+
+// Reads directory entry #i: a name not in `index` yet (which then holds it), shape, a known type
+// and encoding, and the encoding's planes.
+Oiw4Tensor read_tensor_entry(ByteCursor& c, uint64_t i, std::unordered_map<std::string, size_t>& index,
+                             uint64_t data_offset, uint64_t file_size, const std::string& file) {
+    const std::string name = c.str(fmt::format("tensor #{}", i), "tensor name", kMaxTensorName);
+    const std::string subj = tensor_subject(name);
+    if (!index.emplace(name, i).second)
+        throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
+    const auto n_dims = c.get<uint32_t>(subj, "n_dims");
+    if (n_dims > kMaxDims)
+        throw FormatError(ErrorKind::BadDims, file, subj,
+                          fmt::format("n_dims {} exceeds the maximum of {}", n_dims, kMaxDims));
+    std::vector<int64_t> shape(n_dims);
+    for (auto& d : shape) d = c.get<int64_t>(subj, "dimension");
+    const auto type_id = c.get<uint32_t>(subj, "type");
+    if (!type_traits(type_id))
+        throw FormatError(ErrorKind::BadType, file, subj, fmt::format("unknown ggml type id {}", type_id));
+    Oiw4Tensor t;
+    t.info = make_tensor_info(name, static_cast<GgmlType>(type_id), shape, file);
+    const auto enc = c.get<uint32_t>(subj, "encoding");
+    if (enc >= kOiw4EncodingCount)
+        throw FormatError(ErrorKind::BadEncoding, file, subj,
+                          fmt::format("unknown encoding id {} (known: 0..{})", enc, kOiw4EncodingCount - 1));
+    t.encoding = static_cast<Oiw4Encoding>(enc);
+    const auto specs = encoding_planes(t.encoding, t.info, file);
+    const auto n_planes = c.get<uint32_t>(subj, "plane count");
+    if (n_planes != specs.size())
+        throw FormatError(
+            ErrorKind::BadEncoding, file, subj,
+            fmt::format("{} planes, encoding {} has {}", n_planes, encoding_name(t.encoding), specs.size()));
+    for (const auto& spec : specs) t.planes.push_back(read_plane_entry(c, spec, subj, data_offset, file_size, file));
+    return t;
+}
+
+// Throws FormatError(Overlap) when two planes share bytes.
+void check_planes_disjoint(const std::vector<Oiw4Tensor>& tensors, const std::string& file) {
+    struct Span {
+        uint64_t off, size;
+        size_t t, p;
+    };
+    std::vector<Span> spans;
+    for (size_t i = 0; i < tensors.size(); ++i)
+        for (size_t p = 0; p < tensors[i].planes.size(); ++p)
+            spans.push_back({tensors[i].planes[p].offset, tensors[i].planes[p].size, i, p});
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.off < b.off; });
+    for (size_t k = 1; k < spans.size(); ++k) {
+        const auto& a = spans[k - 1];
+        const auto& b = spans[k];
+        if (a.off + a.size > b.off)
+            throw FormatError(
+                ErrorKind::Overlap, file,
+                tensor_subject(tensors[b.t].info.name) + " plane '" + std::string(tensors[b.t].planes[b.p].name) + "'",
+                fmt::format("bytes at offset {} overlap tensor '{}' plane '{}' [{}, +{})", b.off,
+                            tensors[a.t].info.name, tensors[a.t].planes[a.p].name, a.off, a.size));
+    }
+}
+
+}  // namespace
+
 void Oiw4File::parse_image() {
     const std::string& file = path_;
     if (bytes_.size() < kOiw4HeaderSize)
@@ -194,61 +286,8 @@ void Oiw4File::parse_image() {
     tensor_index_.clear();
     bool any_compressed = false;
     for (uint64_t i = 0; i < n_tensors; ++i) {
-        const std::string name = c.str(fmt::format("tensor #{}", i), "tensor name", kMaxTensorName);
-        const std::string subj = tensor_subject(name);
-        if (!tensor_index_.emplace(name, i).second)
-            throw FormatError(ErrorKind::DuplicateTensor, file, subj, "duplicate tensor name");
-        const auto n_dims = c.get<uint32_t>(subj, "n_dims");
-        if (n_dims > kMaxDims)
-            throw FormatError(ErrorKind::BadDims, file, subj,
-                              fmt::format("n_dims {} exceeds the maximum of {}", n_dims, kMaxDims));
-        std::vector<int64_t> shape(n_dims);
-        for (auto& d : shape) d = c.get<int64_t>(subj, "dimension");
-        const auto type_id = c.get<uint32_t>(subj, "type");
-        if (!type_traits(type_id))
-            throw FormatError(ErrorKind::BadType, file, subj, fmt::format("unknown ggml type id {}", type_id));
-        Oiw4Tensor t;
-        t.info = make_tensor_info(name, static_cast<GgmlType>(type_id), shape, file);
-        const auto enc = c.get<uint32_t>(subj, "encoding");
-        if (enc >= kOiw4EncodingCount)
-            throw FormatError(ErrorKind::BadEncoding, file, subj,
-                              fmt::format("unknown encoding id {} (known: 0..{})", enc, kOiw4EncodingCount - 1));
-        t.encoding = static_cast<Oiw4Encoding>(enc);
-        const auto specs = encoding_planes(t.encoding, t.info, file);
-        const auto n_planes = c.get<uint32_t>(subj, "plane count");
-        if (n_planes != specs.size())
-            throw FormatError(
-                ErrorKind::BadEncoding, file, subj,
-                fmt::format("{} planes, encoding {} has {}", n_planes, encoding_name(t.encoding), specs.size()));
-        for (const auto& spec : specs) {
-            const std::string psubj = subj + " plane '" + std::string(spec.name) + "'";
-            Oiw4Plane p;
-            p.name = spec.name;
-            p.decoded_size = spec.size;
-            const auto codec = c.get<uint32_t>(psubj, "codec");
-            if (codec > static_cast<uint32_t>(Oiw4Codec::Zstd))
-                throw FormatError(ErrorKind::BadEncoding, file, psubj, fmt::format("unknown codec id {}", codec));
-            p.codec = static_cast<Oiw4Codec>(codec);
-            if (c.get<uint32_t>(psubj, "reserved") != 0)
-                throw FormatError(ErrorKind::Unsupported, file, psubj, "reserved field is not zero");
-            p.offset = c.get<uint64_t>(psubj, "offset");
-            p.size = c.get<uint64_t>(psubj, "size");
-            p.xxh3 = c.get<uint64_t>(psubj, "checksum");
-            if (p.size == 0) throw FormatError(ErrorKind::OutOfBounds, file, psubj, "stored size is 0");
-            if (p.codec == Oiw4Codec::None && p.size != p.decoded_size)
-                throw FormatError(ErrorKind::OutOfBounds, file, psubj,
-                                  fmt::format("size {} but the shape needs {}", p.size, p.decoded_size));
-            any_compressed |= p.codec != Oiw4Codec::None;
-            if (p.offset % kOiw4PlaneAlign != 0)
-                throw FormatError(ErrorKind::Misaligned, file, psubj,
-                                  fmt::format("offset {} is not a multiple of {}", p.offset, kOiw4PlaneAlign));
-            if (p.offset < data_offset_ || p.offset > bytes_.size() || p.size > bytes_.size() - p.offset)
-                throw FormatError(ErrorKind::OutOfBounds, file, psubj,
-                                  fmt::format("bytes [{}, +{}) are outside the data section [{}, {})", p.offset, p.size,
-                                              data_offset_, bytes_.size()));
-            t.planes.push_back(p);
-        }
-        tensors_.push_back(std::move(t));
+        tensors_.push_back(read_tensor_entry(c, i, tensor_index_, data_offset_, bytes_.size(), file));
+        for (const Oiw4Plane& p : tensors_.back().planes) any_compressed |= p.codec != Oiw4Codec::None;
     }
     if (c.remaining() != 0)
         throw FormatError(ErrorKind::OutOfBounds, file, "directory",
@@ -258,26 +297,7 @@ void Oiw4File::parse_image() {
                           any_compressed ? "compressed planes without the compressed flag"
                                          : "compressed flag without compressed planes");
 
-    // Planes must not share bytes.
-    struct Span {
-        uint64_t off, size;
-        size_t t, p;
-    };
-    std::vector<Span> spans;
-    for (size_t i = 0; i < tensors_.size(); ++i)
-        for (size_t p = 0; p < tensors_[i].planes.size(); ++p)
-            spans.push_back({tensors_[i].planes[p].offset, tensors_[i].planes[p].size, i, p});
-    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.off < b.off; });
-    for (size_t k = 1; k < spans.size(); ++k) {
-        const auto& a = spans[k - 1];
-        const auto& b = spans[k];
-        if (a.off + a.size > b.off)
-            throw FormatError(ErrorKind::Overlap, file,
-                              tensor_subject(tensors_[b.t].info.name) + " plane '" +
-                                  std::string(tensors_[b.t].planes[b.p].name) + "'",
-                              fmt::format("bytes at offset {} overlap tensor '{}' plane '{}' [{}, +{})", b.off,
-                                          tensors_[a.t].info.name, tensors_[a.t].planes[a.p].name, a.off, a.size));
-    }
+    check_planes_disjoint(tensors_, file);
     first_plane_.clear();
     size_t n_planes = 0;
     for (const auto& t : tensors_) first_plane_.push_back(n_planes), n_planes += t.planes.size();

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
         RequantJob job = prepare_requant(in, o.requant);
         auto types_of = [](const auto& list, auto type) {
             std::vector<std::pair<std::string, GgmlType>> v;
+            v.reserve(list.size());
             for (const auto& t : list) v.emplace_back(t.name, type(t));
             return v;
         };

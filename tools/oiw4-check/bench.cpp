@@ -95,6 +95,7 @@ int run_bench(const BenchOptions& o) {
     const Oiw4Planes w{qs.data(), d.data(), rows, cols};
     const double oiw4_bytes = static_cast<double>(qs.size() + d.size() * 4);
     std::vector<Q8Act> acts;
+    acts.reserve(kMaxBatch);
     for (int v = 0; v < kMaxBatch; ++v)
         acts.push_back(make_q8_act(random_floats(rng, static_cast<size_t>(cols)).data(), cols));
     const Q8Act* ap[kMaxBatch];

@@ -93,6 +93,7 @@ std::vector<std::string> check_operands(const Operands& op, std::mt19937_64& rng
     const int64_t rows = op.rows, cols = op.cols;
     if (op.w4.qs) {
         std::vector<Q8Act> acts;
+        acts.reserve(kMaxBatch);
         for (int v = 0; v < kMaxBatch; ++v) acts.push_back(make_q8_act(heavy_tailed(rng, cols).data(), cols));
         const Q8Act* ap[kMaxBatch];
         for (int v = 0; v < kMaxBatch; ++v) ap[v] = &acts[static_cast<size_t>(v)];
