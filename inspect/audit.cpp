@@ -88,44 +88,35 @@ struct Bucket {
     std::vector<size_t> tensors;
 };
 
-}  // namespace
-
-std::vector<Flag> audit(const Model& f, const traffic::Analysis& a, const Profile& p) {
-    const auto& infos = f.tensors();
-    const uint64_t total = a.traffic.bytes_per_token;
-    auto share = [&](uint64_t b) { return total > 0 ? static_cast<double>(b) / static_cast<double>(total) : 0.0; };
-    std::vector<Flag> flags;
-
-    // Per-type buckets of matmul weights.
+// The matmul weights gathered by what a rule looks at.
+struct Buckets {
     std::map<uint32_t, Bucket<GgmlType>> by_type;
     std::map<int64_t, Bucket<int64_t>> by_row;       // row length not a multiple of 256
     std::map<uint32_t, Bucket<GgmlType>> no_repack;  // repackable type, rows % repack_rows != 0
     std::map<int, Bucket<traffic::Group>> float_groups;
-    for (size_t i = 0; i < infos.size(); ++i) {
-        const auto& t = infos[i];
-        const auto& tf = a.tensors[i];
-        if (!tf.matmul) continue;
-        auto add = [&](auto& bucket, auto key) {
-            bucket.key = key;
-            bucket.bpt += tf.bytes_per_token;
-            bucket.tensors.push_back(i);
-        };
-        add(by_type[static_cast<uint32_t>(t.type)], t.type);
-        if (t.ne[0] % 256 != 0) add(by_row[t.ne[0]], t.ne[0]);
-        const ProfileEntry* e = p.entry(t.type);
-        if (e && !e->repack.empty() && t.ne[1] % p.repack_rows != 0)
-            add(no_repack[static_cast<uint32_t>(t.type)], t.type);
-        if (is_float(t.type)) add(float_groups[static_cast<int>(tf.group)], tf.group);
-    }
+};
 
-    auto rows_of = [&](const std::vector<size_t>& idx) {
+// What the rules read: the tensor infos, their traffic and the profile.
+struct Ctx {
+    const std::vector<GgufTensorInfo>& infos;
+    const traffic::Analysis& a;
+    const Profile& p;
+
+    // b as a share of the total bytes per token (0 when there is no traffic).
+    double share(uint64_t b) const {
+        const uint64_t total = a.traffic.bytes_per_token;
+        return total > 0 ? static_cast<double>(b) / static_cast<double>(total) : 0.0;
+    }
+    // The distinct row lengths of the tensors at idx, ascending.
+    std::vector<int64_t> rows_of(const std::vector<size_t>& idx) const {
         std::vector<int64_t> rows;
         for (size_t i : idx) rows.push_back(infos[i].ne[0]);
         std::sort(rows.begin(), rows.end());
         rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
         return rows;
-    };
-    auto make = [&](FlagKind k, std::string subject, uint64_t bpt, std::vector<size_t> tensors) {
+    }
+    // A flag without message, suggestion or source.
+    Flag make(FlagKind k, std::string subject, uint64_t bpt, std::vector<size_t> tensors) const {
         Flag fl;
         fl.kind = k;
         fl.subject = std::move(subject);
@@ -133,39 +124,67 @@ std::vector<Flag> audit(const Model& f, const traffic::Analysis& a, const Profil
         fl.share = share(bpt);
         fl.tensors = std::move(tensors);
         return fl;
-    };
-
-    // "Q5_0 x11, Q8_0 x2": the types of some tensors, with counts.
-    auto type_counts = [&](const std::vector<size_t>& idx) {
+    }
+    // "Q5_0 x11, Q8_0 x2": the types of the tensors at idx, with counts.
+    std::string type_counts(const std::vector<size_t>& idx) const {
         std::map<uint32_t, size_t> n;
         for (size_t i : idx) n[static_cast<uint32_t>(infos[i].type)]++;
         std::string out;
         for (const auto& [id, k] : n)
             out += fmt::format("{}{} x{}", out.empty() ? "" : ", ", type_name(static_cast<GgmlType>(id)), k);
         return out;
-    };
+    }
+};
 
-    // 1. no SIMD dot / unsupported (a type missing from the profile counts as unsupported).
-    for (auto& [id, b] : by_type) {
+// The matmul weights in the buckets of every rule, each bucket's tensors in file order.
+Buckets gather(const Ctx& c) {
+    Buckets bk;
+    for (size_t i = 0; i < c.infos.size(); ++i) {
+        const auto& t = c.infos[i];
+        const auto& tf = c.a.tensors[i];
+        if (!tf.matmul) continue;
+        auto add = [&](auto& bucket, auto key) {
+            bucket.key = key;
+            bucket.bpt += tf.bytes_per_token;
+            bucket.tensors.push_back(i);
+        };
+        add(bk.by_type[static_cast<uint32_t>(t.type)], t.type);
+        if (t.ne[0] % 256 != 0) add(bk.by_row[t.ne[0]], t.ne[0]);
+        const ProfileEntry* e = c.p.entry(t.type);
+        if (e && !e->repack.empty() && t.ne[1] % c.p.repack_rows != 0)
+            add(bk.no_repack[static_cast<uint32_t>(t.type)], t.type);
+        if (is_float(t.type)) add(bk.float_groups[static_cast<int>(tf.group)], tf.group);
+    }
+    return bk;
+}
+
+// Rule 1: types without a SIMD dot, or unsupported (a type missing from the profile counts as
+// unsupported).
+void flag_slow_types(const Ctx& c, const Buckets& bk, std::vector<Flag>& flags) {
+    const Profile& p = c.p;
+    for (const auto& [id, b] : bk.by_type) {
         const ProfileEntry* e = p.entry(b.key);
         if (e && e->dot == Dot::Simd) continue;
         const std::string tn(type_name(b.key));
         const bool scalar = e && e->dot == Dot::Scalar;
-        Flag fl = make(scalar ? FlagKind::NoSimdDot : FlagKind::Unsupported, tn, b.bpt, b.tensors);
+        Flag fl = c.make(scalar ? FlagKind::NoSimdDot : FlagKind::Unsupported, tn, b.bpt, b.tensors);
         const std::string what = !e       ? fmt::format("is not described by profile {}", p.name)
                                  : scalar ? fmt::format("has only a scalar dot product in {}", p.name)
                                           : fmt::format("cannot be multiplied by {}", p.name);
         fl.message =
             fmt::format("{} {}: {}, {}/token ({})", tn, what, tensors_n(b.tensors.size()), mb(b.bpt), pct(fl.share));
-        fl.suggestion = requant_suggestion(p, b.key, rows_of(b.tensors));
+        fl.suggestion = requant_suggestion(p, b.key, c.rows_of(b.tensors));
         if (e) fl.cite = p.version + ": " + e->cite;
         flags.push_back(std::move(fl));
     }
+}
 
-    // 2. row length not a multiple of 256.
-    for (auto& [row, b] : by_row) {
-        const std::string types = type_counts(b.tensors);
-        Flag fl = make(FlagKind::RowNot256, fmt::format("row {}", row), b.bpt, b.tensors);
+// Rule 2: row lengths not a multiple of 256.
+void flag_short_rows(const Ctx& c, const Buckets& bk, std::vector<Flag>& flags) {
+    const Profile& p = c.p;
+    for (const auto& [row, b] : bk.by_row) {
+        const std::string types = c.type_counts(b.tensors);
+        Flag fl = c.make(FlagKind::RowNot256, fmt::format("row {}", row), b.bpt, b.tensors);
         fl.message = fmt::format(
             "row length {} is not a multiple of 256, so K-quants are impossible: {} ({}), "
             "{}/token ({})",
@@ -181,12 +200,14 @@ std::vector<Flag> audit(const Model& f, const traffic::Analysis& a, const Profil
                               fits);
         flags.push_back(std::move(fl));
     }
+}
 
-    // 3. float matrices on the matmul path.
-    for (auto& [g, b] : float_groups) {
-        if (share(b.bpt) < kFloatMatmulMinShare) continue;
-        const std::string types = type_counts(b.tensors);
-        Flag fl = make(FlagKind::FloatMatmul, std::string(traffic::group_id(b.key)), b.bpt, b.tensors);
+// Rule 3: float matrices on the matmul path (groups from kFloatMatmulMinShare of the traffic on).
+void flag_float_matmuls(const Ctx& c, const Buckets& bk, std::vector<Flag>& flags) {
+    for (const auto& [g, b] : bk.float_groups) {
+        if (c.share(b.bpt) < kFloatMatmulMinShare) continue;
+        const std::string types = c.type_counts(b.tensors);
+        Flag fl = c.make(FlagKind::FloatMatmul, std::string(traffic::group_id(b.key)), b.bpt, b.tensors);
         fl.message = fmt::format("{}: {} float {} on the matmul path ({}), {}/token ({})", traffic::group_label(b.key),
                                  b.tensors.size(), b.tensors.size() == 1 ? "matrix" : "matrices", types, mb(b.bpt),
                                  pct(fl.share));
@@ -199,11 +220,14 @@ std::vector<Flag> audit(const Model& f, const traffic::Analysis& a, const Profil
             fl.suggestion = "quantize these matrices (Q8_0 halves F16 traffic; 4-bit types quarter it)";
         flags.push_back(std::move(fl));
     }
+}
 
-    // 4. repackable types whose row count prevents repacking.
-    for (auto& [id, b] : no_repack) {
+// Rule 4: repackable types whose row count prevents repacking.
+void flag_no_repack(const Ctx& c, const Buckets& bk, std::vector<Flag>& flags) {
+    const Profile& p = c.p;
+    for (const auto& [id, b] : bk.no_repack) {
         const ProfileEntry* e = p.entry(b.key);
-        Flag fl = make(FlagKind::NoRepack, std::string(type_name(b.key)), b.bpt, b.tensors);
+        Flag fl = c.make(FlagKind::NoRepack, std::string(type_name(b.key)), b.bpt, b.tensors);
         fl.message = fmt::format(
             "{}: {} with a row count not a multiple of {} cannot be repacked to {}: {}/token "
             "({}) take the plain dot-product path",
@@ -212,40 +236,59 @@ std::vector<Flag> audit(const Model& f, const traffic::Analysis& a, const Profil
         fl.cite = p.version + ": " + e->cite;
         flags.push_back(std::move(fl));
     }
+}
 
-    // 5. lm_head share.
-    const uint64_t lm = a.traffic.by_group[static_cast<size_t>(traffic::Group::LmHead)];
-    if (a.traffic.lm_head_share > kLmHeadShareLimit) {
-        std::vector<size_t> idx;
-        std::string types;
-        for (size_t i = 0; i < infos.size(); ++i)
-            if (a.tensors[i].group == traffic::Group::LmHead) {
-                idx.push_back(i);
-                types +=
-                    (types.empty() ? "" : ", ") + std::string(type_name(infos[i].type)) + " " + infos[i].shape_string();
-            }
-        Flag fl = make(FlagKind::LmHeadShare, "lm_head", lm, idx);
-        fl.message = fmt::format("lm_head{} is {} of bytes/token ({} of {}; {})",
-                                 a.model.tied_embeddings ? " (tied to token_embd)" : "", pct(a.traffic.lm_head_share),
-                                 mb(lm), mb(total), types);
-        // Lower-bit types with a SIMD dot that fit the lm_head rows, best (highest bpw) first.
-        const GgufTensorInfo& head = infos[idx.front()];
-        std::vector<std::string> lower;
-        const auto cands = simd_types_for(p, rows_of(idx));
-        double bpw = type_bpw(head.type);
-        while (lower.size() < 2) {
-            const GgmlType* t = best_below(cands, bpw, head.type);
-            if (!t || !traits(*t).quantized) break;
-            lower.push_back(describe(*t));
-            bpw = type_bpw(*t);
-        }
-        fl.suggestion = fmt::format(
-            "give {} fewer bits{} or prune the vocabulary", head.name,
-            lower.empty() ? std::string()
-                          : fmt::format(" (now {}; e.g. {})", describe(head.type), fmt::join(lower, " or ")));
-        flags.push_back(std::move(fl));
+// "give output.weight fewer bits (now Q8_0 (8.5 bpw); e.g. Q6_K (6.6 bpw) or Q5_K (5.5 bpw)) or
+// prune the vocabulary": up to two lower-bit quantized types with a SIMD dot that fit the rows of
+// the lm_head tensors at idx, highest bpw first.
+std::string lm_head_suggestion(const Ctx& c, const std::vector<size_t>& idx) {
+    const GgufTensorInfo& head = c.infos[idx.front()];
+    std::vector<std::string> lower;
+    const auto cands = simd_types_for(c.p, c.rows_of(idx));
+    double bpw = type_bpw(head.type);
+    while (lower.size() < 2) {
+        const GgmlType* t = best_below(cands, bpw, head.type);
+        if (!t || !traits(*t).quantized) break;
+        lower.push_back(describe(*t));
+        bpw = type_bpw(*t);
     }
+    return fmt::format("give {} fewer bits{} or prune the vocabulary", head.name,
+                       lower.empty()
+                           ? std::string()
+                           : fmt::format(" (now {}; e.g. {})", describe(head.type), fmt::join(lower, " or ")));
+}
 
+// Rule 5 (when the lm_head share is above kLmHeadShareLimit): the lm_head's flag.
+Flag lm_head_flag(const Ctx& c) {
+    const traffic::Analysis& a = c.a;
+    const uint64_t lm = a.traffic.by_group[static_cast<size_t>(traffic::Group::LmHead)];
+    std::vector<size_t> idx;
+    std::string types;
+    for (size_t i = 0; i < c.infos.size(); ++i)
+        if (a.tensors[i].group == traffic::Group::LmHead) {
+            idx.push_back(i);
+            types +=
+                (types.empty() ? "" : ", ") + std::string(type_name(c.infos[i].type)) + " " + c.infos[i].shape_string();
+        }
+    Flag fl = c.make(FlagKind::LmHeadShare, "lm_head", lm, idx);
+    fl.message = fmt::format("lm_head{} is {} of bytes/token ({} of {}; {})",
+                             a.model.tied_embeddings ? " (tied to token_embd)" : "", pct(a.traffic.lm_head_share),
+                             mb(lm), mb(a.traffic.bytes_per_token), types);
+    fl.suggestion = lm_head_suggestion(c, idx);
+    return fl;
+}
+
+}  // namespace
+
+std::vector<Flag> audit(const Model& f, const traffic::Analysis& a, const Profile& p) {
+    const Ctx c{f.tensors(), a, p};
+    const Buckets bk = gather(c);
+    std::vector<Flag> flags;
+    flag_slow_types(c, bk, flags);
+    flag_short_rows(c, bk, flags);
+    flag_float_matmuls(c, bk, flags);
+    flag_no_repack(c, bk, flags);
+    if (a.traffic.lm_head_share > kLmHeadShareLimit) flags.push_back(lm_head_flag(c));
     std::stable_sort(flags.begin(), flags.end(), [](const Flag& x, const Flag& y) {
         if (x.kind != y.kind) return x.kind < y.kind;
         return x.bytes_per_token > y.bytes_per_token;

@@ -1,6 +1,7 @@
 // The report document shared by the renderers: sections of fields, tables and text, built once
-// from a Report (or DiffReport) and laid out as tables, Markdown or HTML. Figures are formatted
-// here, so every output shows the same numbers.
+// from a Report (or DiffReport) by document.cpp and laid out as tables, Markdown (render_text.cpp)
+// or HTML (render_html.cpp). Figures are formatted by the builders, so every output shows the
+// same numbers.
 #pragma once
 #include <string>
 #include <utility>

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -109,18 +111,9 @@ void shape(json::Writer& w, const GgufTensorInfo& t) {
     w.end_array();
 }
 
-}  // namespace
-
-std::string render_json(const Report& r, const RenderOptions& o) {
-    const Model& f = r.file;
-    const traffic::Analysis& a = r.analysis;
-    const traffic::ModelFacts& m = a.model;
-    const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
-    json::Writer w;
-    w.begin_object();
-    w.field("schema", kReportSchema);
-
-    w.key("file");
+// The "file" object: path, size, layout and, for a split model, its shards ("path" is then the
+// first shard's, "size" the sum over all).
+void file_object(json::Writer& w, const Model& f) {
     w.begin_object();
     w.field("path", f.path());
     w.field("size", f.file_size());
@@ -128,7 +121,7 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     w.field("alignment", f.alignment());
     w.field("header_size", f.header_size());
     w.field("data_offset", f.data_offset());
-    if (f.is_split()) {  // a split model: "path" is its first shard, "size" the sum over all
+    if (f.is_split()) {
         w.key("shards");
         w.begin_array();
         for (const GgufFile& s : f.shards()) {
@@ -142,25 +135,29 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         w.end_array();
     }
     w.end_object();
+}
 
-    w.key("model");
+// {"id": 15, "name": "MOSTLY_Q4_K_M"} (name null when unknown), or null when the file type is not set.
+void file_type(json::Writer& w, const std::optional<uint32_t>& id) {
+    if (!id) return w.null();
+    w.begin_object();
+    w.field("id", *id);
+    w.key("name");
+    const auto n = ftype_name(*id);
+    if (n.empty())
+        w.null();
+    else
+        w.value(n);
+    w.end_object();
+}
+
+// The "model" object: architecture, name, file type, counts, sizes and experts.
+void model_object(json::Writer& w, const Model& f, const traffic::ModelFacts& m) {
     w.begin_object();
     w.field("architecture", m.architecture);
     w.field("name", m.name);
     w.key("file_type");
-    if (m.file_type) {
-        w.begin_object();
-        w.field("id", *m.file_type);
-        w.key("name");
-        const auto n = ftype_name(*m.file_type);
-        if (n.empty())
-            w.null();
-        else
-            w.value(n);
-        w.end_object();
-    } else {
-        w.null();
-    }
+    file_type(w, m.file_type);
     w.field("kv_count", f.metadata().size());
     w.field("tensor_count", f.tensors().size());
     w.field("n_elements", m.n_elements);
@@ -172,23 +169,25 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     value_or_null(w, m.expert_used_count);
     w.field("tied_embeddings", m.tied_embeddings);
     w.end_object();
+}
 
-    w.key("kv");
+// The "kv" object: every key with its value (arrays cut at `limit`).
+void kv_object(json::Writer& w, const Model& f, size_t limit) {
     w.begin_object();
     for (const auto& kv : f.metadata()) {
         w.key(kv.key);
         kv_value(w, kv.value, limit);
     }
     w.end_object();
+}
 
-    if (r.hash) {
-        w.field("hash_algorithm", hash_name(*r.hash));
-    }
-    w.key("tensors");
+// The "tensors" array: each tensor info with its shard, traffic, layer and digest (when hashed).
+void tensor_array(json::Writer& w, const Report& r) {
+    const Model& f = r.file;
     w.begin_array();
     for (size_t i = 0; i < f.tensors().size(); ++i) {
         const auto& t = f.tensors()[i];
-        const auto& tf = a.tensors[i];
+        const auto& tf = r.analysis.tensors[i];
         w.begin_object();
         w.field("name", t.name);
         w.field("type", type_name(t.type));
@@ -209,8 +208,10 @@ std::string render_json(const Report& r, const RenderOptions& o) {
         w.end_object();
     }
     w.end_array();
+}
 
-    w.key("summary");
+// The "summary" object: totals by type, by group (every group) and by layer.
+void summary_object(json::Writer& w, const traffic::Analysis& a) {
     w.begin_object();
     w.key("by_type");
     w.begin_object();
@@ -241,8 +242,12 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     }
     w.end_array();
     w.end_object();
+}
 
-    w.key("traffic");
+// The "traffic" object: bytes per token in all and by group, lm_head share, expert fraction,
+// bandwidth and the tokens/s ceiling (null without a bandwidth).
+void traffic_object(json::Writer& w, const Report& r) {
+    const traffic::Analysis& a = r.analysis;
     w.begin_object();
     w.field("bytes_per_token", a.traffic.bytes_per_token);
     w.key("by_group");
@@ -262,100 +267,120 @@ std::string render_json(const Report& r, const RenderOptions& o) {
     else
         w.null();
     w.end_object();
+}
 
-    w.key("audit");
-    if (r.profile && r.flags) {
-        const Profile& p = *r.profile;
+// The "audit" object: the profile and its flags, or null when the report has no audit.
+void audit_object(json::Writer& w, const Report& r) {
+    if (!r.profile || !r.flags) return w.null();
+    const Profile& p = *r.profile;
+    w.begin_object();
+    w.key("profile");
+    w.begin_object();
+    w.field("name", p.name);
+    w.field("runtime", p.runtime);
+    w.field("version", p.version);
+    w.field("source", p.source);
+    w.end_object();
+    w.key("flags");
+    w.begin_array();
+    for (const auto& fl : *r.flags) {
         w.begin_object();
-        w.key("profile");
-        w.begin_object();
-        w.field("name", p.name);
-        w.field("runtime", p.runtime);
-        w.field("version", p.version);
-        w.field("source", p.source);
-        w.end_object();
-        w.key("flags");
+        w.field("kind", flag_id(fl.kind));
+        w.field("subject", fl.subject);
+        w.field("message", fl.message);
+        w.field("suggestion", fl.suggestion);
+        w.field("source", fl.cite);
+        w.field("bytes_per_token", fl.bytes_per_token);
+        w.field("share", fl.share);
+        w.key("tensors");
         w.begin_array();
-        for (const auto& fl : *r.flags) {
-            w.begin_object();
-            w.field("kind", flag_id(fl.kind));
-            w.field("subject", fl.subject);
-            w.field("message", fl.message);
-            w.field("suggestion", fl.suggestion);
-            w.field("source", fl.cite);
-            w.field("bytes_per_token", fl.bytes_per_token);
-            w.field("share", fl.share);
-            w.key("tensors");
-            w.begin_array();
-            for (size_t i : fl.tensors) w.value(f.tensors()[i].name);
-            w.end_array();
-            w.end_object();
-        }
+        for (size_t i : fl.tensors) w.value(r.file.tensors()[i].name);
         w.end_array();
         w.end_object();
-    } else {
-        w.null();
     }
+    w.end_array();
+    w.end_object();
+}
+
+}  // namespace
+
+std::string render_json(const Report& r, const RenderOptions& o) {
+    const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
+    json::Writer w;
+    w.begin_object();
+    w.field("schema", kReportSchema);
+    w.key("file");
+    file_object(w, r.file);
+    w.key("model");
+    model_object(w, r.file, r.analysis.model);
+    w.key("kv");
+    kv_object(w, r.file, limit);
+    if (r.hash) {
+        w.field("hash_algorithm", hash_name(*r.hash));
+    }
+    w.key("tensors");
+    tensor_array(w, r);
+    w.key("summary");
+    summary_object(w, r.analysis);
+    w.key("traffic");
+    traffic_object(w, r);
+    w.key("audit");
+    audit_object(w, r);
     return finish(w);
 }
 
-std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
-    const Diff& d = r.diff;
-    const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
-    json::Writer w;
-    auto file = [&](const Model& f, const traffic::Analysis& a) {
-        w.begin_object();
-        w.field("path", &f == &r.b ? r.b_path() : f.path());
-        w.field("size", f.file_size());
-        w.field("kv_count", f.metadata().size());
-        w.field("tensor_count", f.tensors().size());
-        w.field("n_elements", a.model.n_elements);
-        w.field("n_bytes", a.model.n_bytes);
-        w.field("bytes_per_token", a.traffic.bytes_per_token);
-        w.end_object();
-    };
-    auto tinfo = [&](const GgufTensorInfo& t, uint64_t bpt) {
-        w.begin_object();
-        w.field("type", type_name(t.type));
-        w.key("shape");
-        shape(w, t);
-        w.field("n_bytes", t.n_bytes);
-        w.field("bytes_per_token", bpt);
-        w.end_object();
-    };
-    // "key": {kv key: value, ...} for the kvs of f at indices idx.
-    auto kvs = [&](std::string_view key, const Model& f, const std::vector<size_t>& idx) {
-        w.key(key);
-        w.begin_object();
-        for (size_t i : idx) {
-            w.key(f.metadata()[i].key);
-            kv_value(w, f.metadata()[i].value, limit);
-        }
-        w.end_object();
-    };
-    // "key": [name(e) for each e of list]
-    auto names = [&](std::string_view key, const auto& list, auto name) {
-        w.key(key);
-        w.begin_array();
-        for (const auto& e : list) w.value(name(e));
-        w.end_array();
-    };
-    w.begin_object();
-    w.field("schema", kDiffSchema);
-    w.field("identical", d.identical());
-    w.key("a");
-    file(r.a, r.aa);
-    w.key("b");
-    file(r.b, r.ab);
-    w.key("header");
-    w.begin_array();
-    for (const auto& h : d.header) w.value(h);
-    w.end_array();
+namespace {
 
-    w.key("kv");
+// One side of a diff: path (B's display name for B), size, counts, sizes and bytes per token.
+void diff_file(json::Writer& w, const DiffReport& r, const Model& f, const traffic::Analysis& a) {
     w.begin_object();
-    kvs("added", r.b, d.kv_added);
-    kvs("removed", r.a, d.kv_removed);
+    w.field("path", &f == &r.b ? r.b_path() : f.path());
+    w.field("size", f.file_size());
+    w.field("kv_count", f.metadata().size());
+    w.field("tensor_count", f.tensors().size());
+    w.field("n_elements", a.model.n_elements);
+    w.field("n_bytes", a.model.n_bytes);
+    w.field("bytes_per_token", a.traffic.bytes_per_token);
+    w.end_object();
+}
+
+// One side of a changed tensor: type, shape, bytes and bytes per token.
+void tensor_side(json::Writer& w, const GgufTensorInfo& t, uint64_t bpt) {
+    w.begin_object();
+    w.field("type", type_name(t.type));
+    w.key("shape");
+    shape(w, t);
+    w.field("n_bytes", t.n_bytes);
+    w.field("bytes_per_token", bpt);
+    w.end_object();
+}
+
+// "key": {kv key: value, ...} for the kvs of f at indices idx.
+void kvs(json::Writer& w, std::string_view key, const Model& f, const std::vector<size_t>& idx, size_t limit) {
+    w.key(key);
+    w.begin_object();
+    for (size_t i : idx) {
+        w.key(f.metadata()[i].key);
+        kv_value(w, f.metadata()[i].value, limit);
+    }
+    w.end_object();
+}
+
+// "key": [name(e) for each e of list]
+template <typename List, typename Name>
+void names(json::Writer& w, std::string_view key, const List& list, Name name) {
+    w.key(key);
+    w.begin_array();
+    for (const auto& e : list) w.value(name(e));
+    w.end_array();
+}
+
+// The diff's "kv" object: keys added (B's values), removed (A's) and changed (both).
+void kv_changes(json::Writer& w, const DiffReport& r, size_t limit) {
+    const Diff& d = r.diff;
+    w.begin_object();
+    kvs(w, "added", r.b, d.kv_added, limit);
+    kvs(w, "removed", r.a, d.kv_removed, limit);
     w.key("changed");
     w.begin_object();
     for (const auto& [i, j] : d.kv_changed) {
@@ -369,38 +394,68 @@ std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
     }
     w.end_object();
     w.end_object();
+}
 
-    w.key("tensors");
+// The diff's "tensors" object: names added and removed, the changed tensors (both sides) and the
+// number in both.
+void tensor_changes(json::Writer& w, const DiffReport& r) {
+    const Diff& d = r.diff;
     w.begin_object();
-    names("added", d.tensors_added, [&](size_t j) -> const std::string& { return r.b.tensors()[j].name; });
-    names("removed", d.tensors_removed, [&](size_t i) -> const std::string& { return r.a.tensors()[i].name; });
+    names(w, "added", d.tensors_added, [&](size_t j) -> const std::string& { return r.b.tensors()[j].name; });
+    names(w, "removed", d.tensors_removed, [&](size_t i) -> const std::string& { return r.a.tensors()[i].name; });
     w.key("changed");
     w.begin_array();
     for (const auto& td : d.tensors_changed) {
         w.begin_object();
         w.field("name", r.a.tensors()[td.a].name);
         w.key("a");
-        tinfo(r.a.tensors()[td.a], r.aa.tensors[td.a].bytes_per_token);
+        tensor_side(w, r.a.tensors()[td.a], r.aa.tensors[td.a].bytes_per_token);
         w.key("b");
-        tinfo(r.b.tensors()[td.b], r.ab.tensors[td.b].bytes_per_token);
+        tensor_side(w, r.b.tensors()[td.b], r.ab.tensors[td.b].bytes_per_token);
         w.end_object();
     }
     w.end_array();
     w.field("common", d.tensors_common);
     w.end_object();
+}
 
+// The diff's "data" object: the common tensors with identical and with different data, or null
+// when data was not compared.
+void data_object(json::Writer& w, const DiffReport& r) {
+    const Diff& d = r.diff;
+    if (!d.data_compared) return w.null();
+    w.begin_object();
+    auto name_in_a = [&](const std::pair<size_t, size_t>& ij) -> const std::string& {
+        return r.a.tensors()[ij.first].name;
+    };
+    names(w, "identical", d.data_identical, name_in_a);
+    names(w, "different", d.data_different, name_in_a);
+    w.end_object();
+}
+
+}  // namespace
+
+std::string render_diff_json(const DiffReport& r, const RenderOptions& o) {
+    const Diff& d = r.diff;
+    const size_t limit = o.full ? std::numeric_limits<size_t>::max() : kArrayPreview;
+    json::Writer w;
+    w.begin_object();
+    w.field("schema", kDiffSchema);
+    w.field("identical", d.identical());
+    w.key("a");
+    diff_file(w, r, r.a, r.aa);
+    w.key("b");
+    diff_file(w, r, r.b, r.ab);
+    w.key("header");
+    w.begin_array();
+    for (const auto& h : d.header) w.value(h);
+    w.end_array();
+    w.key("kv");
+    kv_changes(w, r, limit);
+    w.key("tensors");
+    tensor_changes(w, r);
     w.key("data");
-    if (d.data_compared) {
-        w.begin_object();
-        auto name_in_a = [&](const std::pair<size_t, size_t>& ij) -> const std::string& {
-            return r.a.tensors()[ij.first].name;
-        };
-        names("identical", d.data_identical, name_in_a);
-        names("different", d.data_different, name_in_a);
-        w.end_object();
-    } else {
-        w.null();
-    }
+    data_object(w, r);
     return finish(w);
 }
 

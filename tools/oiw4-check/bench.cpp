@@ -1,5 +1,4 @@
-// oiw4-check bench and --self: kernel speed against measured read bandwidth, and kernel
-// results against the scalar reference on a file's tensors.
+// oiw4-check bench: kernel speed against measured read bandwidth.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -71,11 +70,72 @@ struct Result {
     double gmacs, weight_gbs, pct;
 };
 
+// The result of a kernel that did `macs` multiply-adds over `bytes` of weights in `t` seconds
+// (pct_of_bandwidth still 0).
+Result timed(const std::string& name, int threads, double t, double macs, double bytes) {
+    return {name, threads, macs / t / 1e9, bytes / t / 1e9, 0};
+}
+
 std::vector<float> random_floats(std::mt19937_64& rng, size_t n) {
     std::normal_distribution<float> z;
     std::vector<float> v(n);
     for (auto& x : v) x = z(rng);
     return v;
+}
+
+// Q4_Kx8 on random Q4_K blocks (random bytes, small finite scales), packed 8 rows at a time: one
+// rows x cols GEMV into y, timed.
+Result bench_q4kx8(std::mt19937_64& rng, int64_t rows, int64_t cols, int threads, double min_time, float* y) {
+    const int64_t kb = cols / 256;
+    std::vector<block_q4_Kx8> x8(static_cast<size_t>(rows / 8 * kb));
+    for (auto& b : x8) {
+        auto* p = reinterpret_cast<uint8_t*>(&b);
+        for (size_t i = 0; i < sizeof(b); ++i) p[i] = static_cast<uint8_t>(rng());
+        for (int r = 0; r < 8; ++r) {
+            b.d[r] = fp32_to_fp16(0.001f * static_cast<float>(r + 1));
+            b.dmin[r] = fp32_to_fp16(0.0005f);
+        }
+    }
+    const Q8KAct ka =
+        unpack_q8_K(quantize_activation(GgmlType::Q8_K, random_floats(rng, static_cast<size_t>(cols)).data(), cols));
+    const Q4Kx8View v{x8.data(), rows, cols};
+    const Isa kisa = cpu_runs(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
+    const double t = best_time(min_time, [&] { q4kx8_gemv(kisa, v, ka, y, threads); });
+    return timed(fmt::format("q4kx8-{}", isa_name(kisa)), threads, t,
+                 static_cast<double>(rows) * static_cast<double>(cols),
+                 static_cast<double>(x8.size() * sizeof(block_q4_Kx8)));
+}
+
+// Prints the read bandwidth and the results, as JSON or as a table.
+void print_results(const BenchOptions& o, int threads, double bw, const std::vector<Result>& results) {
+    if (o.json) {
+        json::Writer w(0);
+        w.begin_object();
+        w.field("rows", o.rows);
+        w.field("cols", o.cols);
+        w.field("read_bandwidth_gbs", json::Fixed{bw, 3});
+        w.key("kernels");
+        w.begin_array();
+        for (const auto& r : results) {
+            w.begin_object();
+            w.field("name", r.name);
+            w.field("threads", r.threads);
+            w.field("gmacs", json::Fixed{r.gmacs, 3});
+            w.field("weight_gbs", json::Fixed{r.weight_gbs, 3});
+            w.field("pct_of_bandwidth", json::Fixed{r.pct, 1});
+            w.end_object();
+        }
+        w.end_array();
+        w.end_object();
+        fmt::print("{}\n", w.str());
+    } else {
+        fmt::print("read bandwidth: {:.2f} GB/s ({} threads, streaming sum over {} MiB, best before/after)\n", bw,
+                   threads, o.bandwidth_mib);
+        fmt::print("{}x{}:\n{:<22} {:>7} {:>9} {:>10} {:>8}\n", o.rows, o.cols, "kernel", "threads", "GMAC/s",
+                   "weight GB/s", "% of bw");
+        for (const auto& r : results)
+            fmt::print("{:<22} {:>7} {:>9.2f} {:>10.2f} {:>7.1f}%\n", r.name, r.threads, r.gmacs, r.weight_gbs, r.pct);
+    }
 }
 
 }  // namespace
@@ -104,7 +164,7 @@ int run_bench(const BenchOptions& o) {
 
     std::vector<Result> results;  // pct_of_bandwidth is filled in once the bandwidth is final
     auto record = [&](const std::string& name, double t, double macs, double bytes) {
-        results.push_back({name, threads, macs / t / 1e9, bytes / t / 1e9, 0});
+        results.push_back(timed(name, threads, t, macs, bytes));
     };
     const double macs = static_cast<double>(rows) * static_cast<double>(cols);
     for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
@@ -132,58 +192,13 @@ int run_bench(const BenchOptions& o) {
     }
     qs = {};
     d = {};
-    // Q4_Kx8: random Q4_K blocks (random bytes, small finite scales), packed 8 rows at a time.
-    {
-        const int64_t kb = cols / 256;
-        std::vector<block_q4_Kx8> x8(static_cast<size_t>(rows / 8 * kb));
-        for (auto& b : x8) {
-            auto* p = reinterpret_cast<uint8_t*>(&b);
-            for (size_t i = 0; i < sizeof(b); ++i) p[i] = static_cast<uint8_t>(rng());
-            for (int r = 0; r < 8; ++r) {
-                b.d[r] = fp32_to_fp16(0.001f * static_cast<float>(r + 1));
-                b.dmin[r] = fp32_to_fp16(0.0005f);
-            }
-        }
-        const Q8KAct ka = unpack_q8_K(
-            quantize_activation(GgmlType::Q8_K, random_floats(rng, static_cast<size_t>(cols)).data(), cols));
-        const Q4Kx8View v{x8.data(), rows, cols};
-        const Isa kisa = cpu_runs(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
-        const double t = best_time(o.min_time, [&] { q4kx8_gemv(kisa, v, ka, y.data(), threads); });
-        record(fmt::format("q4kx8-{}", isa_name(kisa)), t, macs, static_cast<double>(x8.size() * sizeof(block_q4_Kx8)));
-    }
+    results.push_back(bench_q4kx8(rng, rows, cols, threads, o.min_time, y.data()));
 
     // Measured again after the kernels, the better of the two counts: on a shared machine one
     // measurement can fall in a moment of contention.
     bw = std::max(bw, read_bandwidth(threads, o.bandwidth_mib, o.min_time));
     for (auto& r : results) r.pct = 100.0 * r.weight_gbs / bw;
-    if (o.json) {
-        json::Writer w(0);
-        w.begin_object();
-        w.field("rows", rows);
-        w.field("cols", cols);
-        w.field("read_bandwidth_gbs", json::Fixed{bw, 3});
-        w.key("kernels");
-        w.begin_array();
-        for (const auto& r : results) {
-            w.begin_object();
-            w.field("name", r.name);
-            w.field("threads", r.threads);
-            w.field("gmacs", json::Fixed{r.gmacs, 3});
-            w.field("weight_gbs", json::Fixed{r.weight_gbs, 3});
-            w.field("pct_of_bandwidth", json::Fixed{r.pct, 1});
-            w.end_object();
-        }
-        w.end_array();
-        w.end_object();
-        fmt::print("{}\n", w.str());
-    } else {
-        fmt::print("read bandwidth: {:.2f} GB/s ({} threads, streaming sum over {} MiB, best before/after)\n", bw,
-                   threads, o.bandwidth_mib);
-        fmt::print("{}x{}:\n{:<22} {:>7} {:>9} {:>10} {:>8}\n", rows, cols, "kernel", "threads", "GMAC/s",
-                   "weight GB/s", "% of bw");
-        for (const auto& r : results)
-            fmt::print("{:<22} {:>7} {:>9.2f} {:>10.2f} {:>7.1f}%\n", r.name, r.threads, r.gmacs, r.weight_gbs, r.pct);
-    }
+    print_results(o, threads, bw, results);
     return kExitOk;
 }
 
