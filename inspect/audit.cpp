@@ -110,6 +110,7 @@ struct Ctx {
     // The distinct row lengths of the tensors at idx, ascending.
     std::vector<int64_t> rows_of(const std::vector<size_t>& idx) const {
         std::vector<int64_t> rows;
+        rows.reserve(idx.size());
         for (size_t i : idx) rows.push_back(infos[i].ne[0]);
         std::sort(rows.begin(), rows.end());
         rows.erase(std::unique(rows.begin(), rows.end()), rows.end());

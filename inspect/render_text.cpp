@@ -139,7 +139,7 @@ std::string emit_text(const std::vector<Section>& doc, const RenderOptions& o) {
                     break;
                 case Block::Kind::Text:
                     for (const auto& p : b.text) {
-                        if (p.rfind("[", 0) == 0) {
+                        if (p.rfind('[', 0) == 0) {
                             // Flag headline: colour the whole wrapped paragraph.
                             std::string tmp;
                             wrap(tmp, p, o.width);
