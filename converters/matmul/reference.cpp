@@ -691,22 +691,23 @@ float dot_q1_0(const block_q1_0* x, const block_q8_0* y, int64_t nb) {
 }
 
 // ---- the integer-dot column of the type table: one entry per type id, null without an
-// integer path. Each entry takes one row and the activation quantized to the type's partner.
-using IntegerDotFn = float (*)(const void* row, const QuantizedVector& act);
+// integer path. Each entry takes one row of nb blocks and the activation quantized to the type's
+// partner (act.n elements).
+using IntegerDotFn = float (*)(const void* row, const QuantizedVector& act, int64_t nb);
 
-template <typename X, typename Y, int QK, float (*Dot)(const X*, const Y*, int64_t)>
-float blocks_dot(const void* row, const QuantizedVector& act) {
-    return Dot(blocks<X>(row), blocks<Y>(act.bytes.data()), act.n / QK);
+template <typename X, typename Y, float (*Dot)(const X*, const Y*, int64_t)>
+float blocks_dot(const void* row, const QuantizedVector& act, int64_t nb) {
+    return Dot(blocks<X>(row), blocks<Y>(act.bytes.data()), nb);
 }
 
-float f32_dot(const void* row, const QuantizedVector& act) {
+float f32_dot(const void* row, const QuantizedVector& act, int64_t) {
     return dot_f32(blocks<float>(row), blocks<float>(act.bytes.data()), act.n);
 }
 template <float (*Conv)(uint16_t)>
-float half_dot(const void* row, const QuantizedVector& act) {
+float half_dot(const void* row, const QuantizedVector& act, int64_t) {
     return dot_float(blocks<uint16_t>(row), blocks<uint16_t>(act.bytes.data()), act.n, Conv);
 }
-float q4_0_dot(const void* row, const QuantizedVector& act) {
+float q4_0_dot(const void* row, const QuantizedVector& act, int64_t) {
     return dot_q4_0(blocks<block_q4_0>(row), unpack_q8_0(act));
 }
 
@@ -718,29 +719,29 @@ constexpr auto kIntegerDot = [] {
     set(T::F16, half_dot<fp16_to_fp32>);
     set(T::BF16, half_dot<bf16_to_fp32>);
     set(T::Q4_0, q4_0_dot);
-    set(T::Q4_1, blocks_dot<block_q4_1, block_q8_1, QK4_1, dot_q4_1>);
-    set(T::Q5_0, blocks_dot<block_q5_0, block_q8_0, QK5_0, dot_q5_0>);
-    set(T::Q5_1, blocks_dot<block_q5_1, block_q8_1, QK5_1, dot_q5_1>);
-    set(T::Q8_0, blocks_dot<block_q8_0, block_q8_0, QK8_0, dot_q8_0>);
-    set(T::IQ4_NL, blocks_dot<block_iq4_nl, block_q8_0, QK4_NL, dot_iq4_nl>);
-    set(T::Q2_K, blocks_dot<block_q2_K, block_q8_K, QK_K, dot_q2_K>);
-    set(T::Q3_K, blocks_dot<block_q3_K, block_q8_K, QK_K, dot_q3_K>);
-    set(T::Q4_K, blocks_dot<block_q4_K, block_q8_K, QK_K, dot_q4_K>);
-    set(T::Q5_K, blocks_dot<block_q5_K, block_q8_K, QK_K, dot_q5_K>);
-    set(T::Q6_K, blocks_dot<block_q6_K, block_q8_K, QK_K, dot_q6_K>);
-    set(T::IQ4_XS, blocks_dot<block_iq4_xs, block_q8_K, QK_K, dot_iq4_xs>);
-    set(T::TQ2_0, blocks_dot<block_tq2_0, block_q8_K, QK_K, dot_tq2_0>);
-    set(T::TQ1_0, blocks_dot<block_tq1_0, block_q8_K, QK_K, dot_tq1_0>);
-    set(T::IQ2_XXS, blocks_dot<block_iq2_xxs, block_q8_K, QK_K, dot_iq2_xxs>);
-    set(T::IQ2_XS, blocks_dot<block_iq2_xs, block_q8_K, QK_K, dot_iq2_xs>);
-    set(T::IQ2_S, blocks_dot<block_iq2_s, block_q8_K, QK_K, dot_iq2_s>);
-    set(T::IQ3_XXS, blocks_dot<block_iq3_xxs, block_q8_K, QK_K, dot_iq3_xxs>);
-    set(T::IQ3_S, blocks_dot<block_iq3_s, block_q8_K, QK_K, dot_iq3_s>);
-    set(T::IQ1_S, blocks_dot<block_iq1_s, block_q8_K, QK_K, dot_iq1_s>);
-    set(T::IQ1_M, blocks_dot<block_iq1_m, block_q8_K, QK_K, dot_iq1_m>);
-    set(T::MXFP4, blocks_dot<block_mxfp4, block_q8_0, QK_MXFP4, dot_mxfp4>);
-    set(T::NVFP4, blocks_dot<block_nvfp4, block_q8_0, QK_NVFP4, dot_nvfp4>);
-    set(T::Q1_0, blocks_dot<block_q1_0, block_q8_0, QK1_0, dot_q1_0>);
+    set(T::Q4_1, blocks_dot<block_q4_1, block_q8_1, dot_q4_1>);
+    set(T::Q5_0, blocks_dot<block_q5_0, block_q8_0, dot_q5_0>);
+    set(T::Q5_1, blocks_dot<block_q5_1, block_q8_1, dot_q5_1>);
+    set(T::Q8_0, blocks_dot<block_q8_0, block_q8_0, dot_q8_0>);
+    set(T::IQ4_NL, blocks_dot<block_iq4_nl, block_q8_0, dot_iq4_nl>);
+    set(T::Q2_K, blocks_dot<block_q2_K, block_q8_K, dot_q2_K>);
+    set(T::Q3_K, blocks_dot<block_q3_K, block_q8_K, dot_q3_K>);
+    set(T::Q4_K, blocks_dot<block_q4_K, block_q8_K, dot_q4_K>);
+    set(T::Q5_K, blocks_dot<block_q5_K, block_q8_K, dot_q5_K>);
+    set(T::Q6_K, blocks_dot<block_q6_K, block_q8_K, dot_q6_K>);
+    set(T::IQ4_XS, blocks_dot<block_iq4_xs, block_q8_K, dot_iq4_xs>);
+    set(T::TQ2_0, blocks_dot<block_tq2_0, block_q8_K, dot_tq2_0>);
+    set(T::TQ1_0, blocks_dot<block_tq1_0, block_q8_K, dot_tq1_0>);
+    set(T::IQ2_XXS, blocks_dot<block_iq2_xxs, block_q8_K, dot_iq2_xxs>);
+    set(T::IQ2_XS, blocks_dot<block_iq2_xs, block_q8_K, dot_iq2_xs>);
+    set(T::IQ2_S, blocks_dot<block_iq2_s, block_q8_K, dot_iq2_s>);
+    set(T::IQ3_XXS, blocks_dot<block_iq3_xxs, block_q8_K, dot_iq3_xxs>);
+    set(T::IQ3_S, blocks_dot<block_iq3_s, block_q8_K, dot_iq3_s>);
+    set(T::IQ1_S, blocks_dot<block_iq1_s, block_q8_K, dot_iq1_s>);
+    set(T::IQ1_M, blocks_dot<block_iq1_m, block_q8_K, dot_iq1_m>);
+    set(T::MXFP4, blocks_dot<block_mxfp4, block_q8_0, dot_mxfp4>);
+    set(T::NVFP4, blocks_dot<block_nvfp4, block_q8_0, dot_nvfp4>);
+    set(T::Q1_0, blocks_dot<block_q1_0, block_q8_0, dot_q1_0>);
     return d;
 }();
 
@@ -807,9 +808,9 @@ float dot_integer(GgmlType t, const void* row, const QuantizedVector& act) {
     const auto partner = dot_partner(t);
     if (!partner) unsupported(t, "no integer-path reference for this type (exact semantics only)");
     if (act.type != *partner) unsupported(t, "activation quantized to the wrong partner type");
-    const int64_t n = act.n;
-    check_multiple(t, n, traits(t).block_size);
-    return kIntegerDot[static_cast<size_t>(t)](row, act);
+    const int64_t bs = traits(t).block_size;
+    check_multiple(t, act.n, bs);
+    return kIntegerDot[static_cast<size_t>(t)](row, act, act.n / bs);
 }
 
 double dot_exact(GgmlType t, const void* row, const float* x, int64_t n, std::vector<float>& scratch) {
