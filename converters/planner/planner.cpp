@@ -140,7 +140,7 @@ std::vector<GainRule> read_gains_file(const std::string& path) {
         std::string pattern = line.substr(0, eq);
         pattern.erase(pattern.find_last_not_of(" \t") + 1);  // "REGEX = GAIN" reads as "REGEX=GAIN"
         try {
-            const Pattern compiled(pattern, "--gains");  // a bad pattern is reported with its file and line
+            const Pattern compiled(pattern, "gain pattern");  // a bad pattern is reported with its file and line
         } catch (const FormatError& e) {
             throw FormatError(ErrorKind::Usage, path, fmt::format("line {}", n), e.what());
         }
@@ -170,7 +170,7 @@ std::vector<double> tensor_gains(const PlanTable& table, const std::vector<GainR
     for (auto& g : default_gains()) gains.push_back(g);
     std::vector<Pattern> gain_res;
     gain_res.reserve(gains.size());
-    for (const auto& g : gains) gain_res.emplace_back(g.pattern, "--gains");
+    for (const auto& g : gains) gain_res.emplace_back(g.pattern, "gain pattern");
     std::vector<double> out(table.tensors.size(), 1.0);
     for (size_t i = 0; i < out.size(); ++i)
         for (size_t k = 0; k < gains.size(); ++k)
@@ -186,7 +186,7 @@ std::vector<double> tensor_gains(const PlanTable& table, const std::vector<GainR
 std::vector<std::vector<size_t>> tie_groups(const PlanTable& table, const std::vector<std::string>& ties) {
     std::vector<Pattern> tie_res;
     tie_res.reserve(ties.size());
-    for (const auto& t : ties) tie_res.emplace_back(t, "--tie");
+    for (const auto& t : ties) tie_res.emplace_back(t, "tie pattern");
     std::map<std::pair<size_t, int>, size_t> tie_group;
     std::vector<std::vector<size_t>> groups;
     for (size_t i = 0; i < table.tensors.size(); ++i) {
@@ -254,7 +254,7 @@ std::vector<GgmlType> group_types(const PlanTable& table, const std::vector<Tens
         common = {*pin};
     }
     if (common.empty())
-        usage("tensor '" + table.tensors[g[0]].name + "'", "its --tie group has no candidate type in common");
+        usage("tensor '" + table.tensors[g[0]].name + "'", "its tie group has no candidate type in common");
     return common;
 }
 
@@ -295,7 +295,7 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
     const std::vector<std::vector<size_t>> groups = tie_groups(table, opt.ties);
     std::vector<Pattern> pin_res;
     pin_res.reserve(opt.pins.size());
-    for (const auto& p : opt.pins) pin_res.emplace_back(p.pattern, "--pin");
+    for (const auto& p : opt.pins) pin_res.emplace_back(p.pattern, "pin rule");
     const auto [budget, min_unit] = budget_units(table, opt.budget);
     r.budget_units = budget;
 
@@ -404,8 +404,8 @@ PlanFile read_plan_file(const std::string& path) {
         if (eq == std::string::npos || eq < 2) bad("expected an anchored exact tensor name, ^name$=TYPE");
         std::optional<std::string> name;  // escape_name undone
         try {
-            name = Pattern(std::string_view(line).substr(0, eq), "--plan").exact_name();
-            p.rules.push_back(parse_tensor_type_rule(line));
+            name = Pattern(std::string_view(line).substr(0, eq), "rule").exact_name();
+            p.rules.push_back(parse_type_rule(line, "rule"));
         } catch (const FormatError& e) {
             bad(e.what());
         }

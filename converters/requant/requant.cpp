@@ -262,6 +262,10 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
             else
                 job.plan.warnings.push_back(escape_text(subject) + ": " + what + ": quantized without it");
         }
+        if (!job.imatrix.empty() && traits(t.dst_type).quantized && !job.imatrix.contains(t.name))
+            job.plan.warnings.push_back(  // llama-quantize's "did not find weights for ..."
+                fmt::format("did not find imatrix weights for {}: quantized to {} without them", escape_text(subject),
+                            type_name(t.dst_type)));
         if (t.requires_imatrix && !job.imatrix_for(t))
             refuse(FormatError(
                 ErrorKind::Usage, in.path(), subject,

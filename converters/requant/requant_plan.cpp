@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cstdio>
 #include <iterator>
-#include <sstream>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -13,7 +12,6 @@
 #include "converters/quant/quants.h"
 #include "libformat/escape.h"
 #include "libformat/ftype.h"
-#include "libformat/io/text_file.h"
 #include "libformat/names.h"
 #include "libformat/pattern.h"
 
@@ -416,19 +414,28 @@ bool requires_imatrix(std::string_view name, GgmlType type, LlamaFtype ftype) {
 
 std::span<const RequantPreset> requant_presets() { return kPresets; }
 
-const RequantPreset& find_preset(std::string_view name) {
+const RequantPreset* lookup_preset(std::string_view name) {
     const auto* alias = find_by_name(kPresetAliases, name, [](const auto& a) { return a.first; });
     const std::string_view wanted = alias ? alias->second : name;
     if (const RequantPreset* p = find_by_name(kPresets, wanted, [](const RequantPreset& r) { return r.name; }))
-        return *p;
+        return p;
     uint32_t id = 0;
     auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
     if (ec == std::errc() && end == name.data() + name.size())
         for (const auto& p : kPresets)
-            if (p.ftype == id) return p;
+            if (p.ftype == id) return &p;
+    return nullptr;
+}
+
+std::string unknown_preset_text(std::string_view name) {
     std::string valid;
     for (const auto& p : kPresets) valid += (valid.empty() ? "" : " ") + std::string(p.name);
-    usage_error("--preset", fmt::format("unknown preset '{}' (valid: {}; aliases Q3_K Q4_K Q5_K)", name, valid));
+    return fmt::format("unknown preset '{}' (valid: {}; aliases Q3_K Q4_K Q5_K)", name, valid);
+}
+
+const RequantPreset& find_preset(std::string_view name) {
+    if (const RequantPreset* p = lookup_preset(name)) return *p;
+    usage_error("preset", unknown_preset_text(name));
 }
 
 GgmlType parse_target_type(std::string_view name, std::string_view what) {
@@ -441,31 +448,17 @@ GgmlType parse_target_type(std::string_view name, std::string_view what) {
     usage_error(what, fmt::format("{} type '{}' (valid: {})", t ? "cannot write" : "unknown", name, valid));
 }
 
-TensorTypeRule parse_tensor_type_rule(std::string_view spec) {
+TensorTypeRule parse_type_rule(std::string_view spec, std::string_view source) {
+    const std::string subject = fmt::format("{} '{}'", source, spec);
     const auto eq = spec.rfind('=');
-    if (eq == std::string_view::npos || eq == 0 || eq + 1 == spec.size())
-        usage_error("--tensor-type '" + std::string(spec) + "'", "expected REGEX=TYPE");
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == spec.size()) usage_error(subject, "expected REGEX=TYPE");
     TensorTypeRule r;
     r.pattern = std::string(spec.substr(0, eq));
     std::transform(r.pattern.begin(), r.pattern.end(), r.pattern.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    r.type = parse_target_type(spec.substr(eq + 1), "--tensor-type '" + std::string(spec) + "'");
-    const Pattern compiled(r.pattern, "--tensor-type");  // reports a bad regex now, not at planning time
+    r.type = parse_target_type(spec.substr(eq + 1), subject);
+    const Pattern compiled(r.pattern, source);  // reports a bad regex now, not at planning time
     return r;
-}
-
-std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path) {
-    std::istringstream f(read_text_file(path));
-    std::vector<TensorTypeRule> rules;
-    std::string entry;
-    for (size_t n = 1; f >> entry; ++n) {
-        try {
-            rules.push_back(parse_tensor_type_rule(entry));
-        } catch (const FormatError& e) {
-            throw FormatError(e.kind(), path, fmt::format("entry {}", n), e.what());
-        }
-    }
-    return rules;
 }
 
 QuantModelInfo quant_model_info(const Metadata& kvs) {
@@ -504,7 +497,7 @@ std::vector<size_t> llama_tensor_order(const std::vector<GgufTensorInfo>& tensor
 }
 
 RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>& tensors, const PlanOptions& opt) {
-    if (!opt.preset) usage_error("--preset", "no preset given");
+    if (!opt.preset) usage_error("plan", "no preset given");
     const RequantPreset& preset = *opt.preset;
     const QuantModelInfo model = quant_model_info(kvs);
     RequantPlan plan;
@@ -517,8 +510,8 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
     }
 
     std::vector<Pattern> type_res, keep_res;
-    for (const auto& r : opt.tensor_types) type_res.emplace_back(r.pattern, "--tensor-type");
-    for (const auto& k : opt.keep) keep_res.emplace_back(k, "--keep");
+    for (const auto& r : opt.tensor_types) type_res.emplace_back(r.pattern, "tensor type rule");
+    for (const auto& k : opt.keep) keep_res.emplace_back(k, "keep pattern");
     std::vector<size_t> type_hits(type_res.size()), keep_hits(keep_res.size());
     // A plan has one anchored exact-name rule per tensor: those are found by name, the others
     // searched in order, so the first matching rule wins in O(rules + tensors), not their product.
@@ -543,7 +536,7 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
 
     const bool quantized_preset = traits(preset.default_type).quantized;
     if (!opt.order.empty() && opt.order.size() != tensors.size())
-        usage_error("--keep-split", "the tensor order does not list every tensor");
+        usage_error("tensor order", "does not list every tensor");
     for (size_t idx : opt.order.empty() ? llama_tensor_order(tensors) : opt.order) {
         const GgufTensorInfo& t = tensors[idx];
         const Cat c = category(t.name);
@@ -591,17 +584,17 @@ RequantPlan plan_requant(const Metadata& kvs, const std::vector<GgufTensorInfo>&
 
     if (!quantized_preset && !opt.tensor_types.empty()) {
         plan.warnings.push_back(
-            fmt::format("--tensor-type rules are ignored with preset {} (as in llama-quantize)", preset.name));
+            fmt::format("tensor type rules are ignored with preset {} (as in llama-quantize)", preset.name));
     } else {
         for (size_t r = 0; r < type_hits.size(); ++r)
             if (!type_hits[r])
-                plan.warnings.push_back(fmt::format("--tensor-type '{}={}' applies to no tensor",
+                plan.warnings.push_back(fmt::format("tensor type rule '{}={}' applies to no tensor",
                                                     escape_text(opt.tensor_types[r].pattern),
                                                     type_name(opt.tensor_types[r].type)));
     }
     for (size_t k = 0; k < keep_hits.size(); ++k)
         if (!keep_hits[k])
-            plan.warnings.push_back(fmt::format("--keep '{}' matches no tensor", escape_text(opt.keep[k])));
+            plan.warnings.push_back(fmt::format("keep pattern '{}' matches no tensor", escape_text(opt.keep[k])));
     return plan;
 }
 

@@ -24,35 +24,37 @@ struct RequantPreset {
 
 // The supported presets in llama-quantize's listing order (aliases not included).
 std::span<const RequantPreset> requant_presets();
-// Preset by name (case-insensitive; llama-quantize's aliases Q3_K, Q4_K, Q5_K) or ftype number.
-// Throws FormatError(Usage) listing the valid names.
+// Preset by name (case-insensitive; llama-quantize's aliases Q3_K, Q4_K, Q5_K) or ftype number;
+// nullptr when there is none.
+const RequantPreset* lookup_preset(std::string_view name);
+// "unknown preset 'NAME' (valid: ...)": the message for a name lookup_preset does not know.
+std::string unknown_preset_text(std::string_view name);
+// lookup_preset, or throws FormatError(Usage) with unknown_preset_text.
 const RequantPreset& find_preset(std::string_view name);
 // A tensor type we can write, by ggml name (case-insensitive). `what` names the option in the
 // error, which lists the valid names. Throws FormatError(Usage).
 GgmlType parse_target_type(std::string_view name, std::string_view what);
 
-// --tensor-type REGEX=TYPE (the regex is lower-cased and searched in tensor names, as in
-// llama-quantize; the first rule that matches a tensor wins).
+// A tensor type rule, REGEX=TYPE (the regex is lower-cased and searched in tensor names, as in
+// llama-quantize's --tensor-type; the first rule that matches a tensor wins).
 struct TensorTypeRule {
     std::string pattern;
     GgmlType type = GgmlType::F32;
 };
-// Parses "REGEX=TYPE". Throws FormatError(Usage).
-TensorTypeRule parse_tensor_type_rule(std::string_view spec);
-// Reads a --tensor-type-file (read_text_file: a regular file of at most kMaxTextFileBytes):
-// REGEX=TYPE entries separated by whitespace. Throws FormatError.
-std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path);
+// Parses "REGEX=TYPE" (the regex compiled now, so a bad one is reported here). Throws
+// FormatError(Usage) whose subject is `source` and the spec.
+TensorTypeRule parse_type_rule(std::string_view spec, std::string_view source);
 
 struct PlanOptions {
     const RequantPreset* preset = nullptr;         // required
-    std::vector<TensorTypeRule> tensor_types;      // --tensor-type / --tensor-type-file, in order
-    std::optional<GgmlType> output_tensor_type;    // --output-tensor-type
-    std::optional<GgmlType> token_embedding_type;  // --token-embedding-type
-    bool leave_output_tensor = false;              // --leave-output-tensor
-    bool pure = false;                             // --pure: no mixture rules
-    std::vector<std::string> keep;                 // --keep REGEX: copy matching tensors unchanged
+    std::vector<TensorTypeRule> tensor_types;      // in order; the first that matches a tensor wins
+    std::optional<GgmlType> output_tensor_type;    // type of output.weight
+    std::optional<GgmlType> token_embedding_type;  // type of token_embd.weight
+    bool leave_output_tensor = false;              // output.weight unchanged
+    bool pure = false;                             // no mixture rules
+    std::vector<std::string> keep;                 // regexes: copy matching tensors unchanged
     bool has_imatrix = false;                      // some rules depend on it
-    std::vector<size_t> order;  // tensor order (--keep-split: the input's); empty: llama_tensor_order
+    std::vector<size_t> order;  // tensor order (e.g. the input's, for shards kept); empty: llama_tensor_order
 };
 
 // The model facts the mixture rules read (a subset of llama_hparams), from the metadata.

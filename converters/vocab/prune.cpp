@@ -267,7 +267,8 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
     return plan;
 }
 
-void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path, const SplitOptions& split) {
+std::vector<std::string> write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path,
+                                      const SplitOptions& split) {
     GgufOutput w(out_path, split, in.files(), in.version());
     w.set_kvs(plan.kvs);
     for (const GgufTensorInfo& t : plan.tensors) w.add_tensor(t.name, t.type, t.shape());
@@ -288,6 +289,7 @@ void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string
         in.release_tensor_pages(i);
     }
     w.finish();
+    return w.written_paths();
 }
 
 }  // namespace oiw::vocab

@@ -55,7 +55,8 @@ PrunePlan plan_prune(const oiw::Model& in, const Vocab& vocab, const std::vector
                      const PruneOptions& opt = {});
 
 // Writes the planned file (or its gguf-split shards, `split`) atomically, copying kept rows byte for byte.
-void write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path,
-                  const SplitOptions& split = {});
+// Returns the files written.
+std::vector<std::string> write_pruned(const oiw::Model& in, const PrunePlan& plan, const std::string& out_path,
+                                      const SplitOptions& split = {});
 
 }  // namespace oiw::vocab

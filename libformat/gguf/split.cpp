@@ -48,7 +48,7 @@ std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, c
         size_t begin = 0;
         for (size_t n : opt.keep) r.push_back({begin, begin += n});
         if (begin != tensors.size())
-            throw FormatError(ErrorKind::Usage, "", "--keep-split",
+            throw FormatError(ErrorKind::Usage, "", "kept split",
                               fmt::format("the shards hold {} tensors, not {}", begin, tensors.size()));
         return r;
     }
@@ -67,7 +67,7 @@ std::vector<ShardRange> plan_split(const std::vector<GgufTensorInfo>& tensors, c
         r.back().end = i + 1;
     }
     if (r.size() > kMaxShards)
-        throw FormatError(ErrorKind::Usage, "", "--split-max-size/--split-max-tensors",
+        throw FormatError(ErrorKind::Usage, "", "split",
                           fmt::format("the split would make {} shards; at most {} can be named", r.size(), kMaxShards));
     return r;
 }
@@ -128,7 +128,7 @@ void GgufOutput::plan() {
     ranges_ = split_.active() ? plan_split(tensors_, split_) : std::vector<ShardRange>{{0, tensors_.size()}};
     if (split_.shard && split_.shards != ranges_.size())
         throw FormatError(ErrorKind::Usage, path_,
-                          "--shard " + std::to_string(split_.shard) + "/" + std::to_string(split_.shards),
+                          "shard " + std::to_string(split_.shard) + "/" + std::to_string(split_.shards),
                           fmt::format("this split makes {} shard{}, not {}", ranges_.size(),
                                       ranges_.size() == 1 ? "" : "s", split_.shards));
     for (size_t k = 0; k < ranges_.size(); ++k) {

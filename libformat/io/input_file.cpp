@@ -22,7 +22,7 @@ std::map<std::pair<dev_t, ino_t>, std::string>& registry() {
 
 }  // namespace
 
-InputFd::InputFd(const std::string& path) {
+InputFd::InputFd(const std::string& path, bool streams) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0) throw FormatError(ErrorKind::Io, path, "", std::string("cannot open: ") + std::strerror(errno));
     if (::fstat(fd_, &st_) != 0) {
@@ -30,7 +30,8 @@ InputFd::InputFd(const std::string& path) {
         ::close(fd_);
         throw FormatError(ErrorKind::Io, path, "", std::string("cannot stat: ") + std::strerror(e));
     }
-    if (!S_ISREG(st_.st_mode)) {
+    const bool stream = S_ISFIFO(st_.st_mode) || S_ISSOCK(st_.st_mode) || S_ISCHR(st_.st_mode);
+    if (!S_ISREG(st_.st_mode) && !(streams && stream)) {
         ::close(fd_);
         throw FormatError(ErrorKind::Io, path, "", S_ISDIR(st_.st_mode) ? "is a directory" : "not a regular file");
     }

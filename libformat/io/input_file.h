@@ -12,9 +12,11 @@ namespace oiw {
 class InputFd {
 public:
     // Opens `path` (O_RDONLY | O_NONBLOCK | O_CLOEXEC: a FIFO cannot block the open), then refuses
-    // anything but a regular file ("is a directory", "not a regular file"). Records the file's
-    // (st_dev, st_ino) in the process-wide input registry. Throws FormatError(Io) naming `path`.
-    explicit InputFd(const std::string& path);
+    // anything but a regular file ("is a directory", "not a regular file"), or with `streams` also
+    // accepts a pipe, FIFO, socket or character device (text read to its end, e.g. <(grep ...) or
+    // /dev/stdin; the descriptor stays non-blocking: poll before reading). Records the file's (st_dev, st_ino) in the
+    // process-wide input registry. Throws FormatError(Io) naming `path`.
+    explicit InputFd(const std::string& path, bool streams = false);
     ~InputFd();
     InputFd(const InputFd&) = delete;
     InputFd& operator=(const InputFd&) = delete;

@@ -1,5 +1,7 @@
 #include "libformat/io/text_file.h"
 
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,13 +15,18 @@
 namespace oiw {
 
 void read_text_blocks(const std::string& path, size_t cap, const std::function<void(std::string_view)>& block) {
-    InputFd in(path);
+    InputFd in(path, /*streams=*/true);
+    const bool stream = !S_ISREG(in.stat().st_mode);
     std::vector<char> buf(size_t{1} << 16);
     size_t total = 0;
     for (;;) {
+        // A stream is waited for (a FIFO until its writer opens, writes or closes, as cat waits).
+        pollfd p{in.fd(), POLLIN, 0};
+        if (stream && ::poll(&p, 1, -1) < 0 && errno != EINTR)
+            throw FormatError(ErrorKind::Io, path, "", std::string("poll failed: ") + std::strerror(errno));
         const ssize_t n = ::read(in.fd(), buf.data(), buf.size());
         if (n < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR || (stream && errno == EAGAIN)) continue;
             throw FormatError(ErrorKind::Io, path, "", std::string("read failed: ") + std::strerror(errno));
         }
         if (n == 0) return;

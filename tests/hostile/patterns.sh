@@ -27,7 +27,7 @@ rm -f "$TMP/o.gguf"
 hostile_case "requant --tensor-type: 20,000 nested groups" 2 "$RQ" "$MINI" "$TMP/o.gguf" --preset Q8_0 --tensor-type "$deep=q8_0"
 expect_err_contains "groups nested deeper than 1000"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
 hostile_case "requant --tensor-type-file: 20,000 nested groups" 2 "$RQ" "$MINI" "$TMP/o.gguf" --preset Q8_0 --tensor-type-file "$TMP/deep.types"
-expect_err_contains "deep.types: entry 1: --tensor-type"; expect_err_contains "groups nested deeper than 1000"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
+expect_err_contains "deep.types: line 1: rule"; expect_err_contains "groups nested deeper than 1000"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
 hostile_case "requant --keep: 20,000 nested groups" 2 "$RQ" "$MINI" "$TMP/o.gguf" --preset Q8_0 --keep "$deep"
 expect_err_contains "groups nested deeper than 1000"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
 hostile_case "requant --tensor-type: backreference" 2 "$RQ" "$MINI" "$TMP/o.gguf" --preset Q8_0 --tensor-type '(attn)\1=q8_0'
@@ -41,7 +41,7 @@ for opt in --pin --tie; do
     expect_err_contains "groups nested deeper than 1000"; expect_err_one_line; expect_no_file "$TMP/p.plan"
 done
 hostile_case "plan --gains: 20,000 nested groups" 2 "$PLAN" "$MINI" --no-cache --target-bpw 6 --gains "$TMP/deep.gains" -o "$TMP/p.plan"
-expect_err_contains "deep.gains: line 1: --gains"; expect_err_contains "groups nested deeper than 1000"; expect_err_one_line; expect_no_file "$TMP/p.plan"
+expect_err_contains "deep.gains: line 1: gain pattern"; expect_err_contains "groups nested deeper than 1000"; expect_err_one_line; expect_no_file "$TMP/p.plan"
 hostile_case "plan --pin '(.*)*x': linear" 0 "$PLAN" "$MINI" --no-cache --target-bpw 6 --pin '(.*)*x=Q8_0' -o "$TMP/p.plan"
 
 # 40,000 nested groups are 80,001 bytes: over the length cap before any nesting is looked at.

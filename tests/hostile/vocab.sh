@@ -20,8 +20,11 @@ hostile_case "vocab: --top 0" 2 "$PV" "$MINI" "$TMP/o.gguf" --counts "$TMP/neg.t
 expect_err_one_line
 
 mkfifo "$TMP/fifo"
-hostile_case "vocab: FIFO as id list" 2 "$PV" "$MINI" "$TMP/o.gguf" --keep-ids "$TMP/fifo"
-expect_err_contains "not a regular file"
+(printf '1 2 3\n' >"$TMP/fifo" &)
+hostile_case "vocab: FIFO as id list (read as a pipe)" 0 "$PV" "$MINI" "$TMP/o.gguf" -q --keep-ids "$TMP/fifo"
+rm -f "$TMP/o.gguf"
+hostile_case "vocab: no keep set" 2 "$PV" "$MINI" "$TMP/o.gguf"
+expect_err_contains "keep set: none given"; expect_no_file "$TMP/o.gguf"
 
 head -c 8192 "$MINI" | tail -c 4096 >"$TMP/noise.bin"  # binary bytes, deterministic
 printf '\xff\xfe\xc3\x28 \xf0\x28\x8c\xbc \xe2\x82 \xf8\x88\x80\x80\x80 \xf7\xbf\xbf\xbf ok\n' >>"$TMP/noise.bin"

@@ -1,10 +1,12 @@
-// Inputs: regular files only (a FIFO or device neither blocks nor reads without bound), text
-// inputs capped, @FILE lines split as std::getline did.
+// Inputs: models regular files only (a FIFO or device neither blocks nor reads without bound),
+// text inputs also from pipes and capped, @FILE lines split as std::getline did.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "converters/requant/imatrix.h"
 #include "converters/requant/requant_plan.h"
@@ -12,6 +14,7 @@
 #include "libformat/io/input_file.h"
 #include "libformat/io/text_file.h"
 #include "tests/support/helpers.h"
+#include "tools/common/requant_args.h"
 #include "tools/common/tool_support.h"
 
 namespace oiw {
@@ -20,17 +23,14 @@ namespace fs = std::filesystem;
 
 using test::error_of;
 
-// Every input reader refuses FIFOs and character devices at once, and directories.
-TEST(InputFile, EveryReaderRefusesNonRegularFiles) {
+// Binary inputs (models, imatrices) refuse FIFOs and character devices at once, and directories.
+TEST(InputFile, BinaryReadersRefuseNonRegularFiles) {
     const fs::path dir = test::temp_dir();
     const std::string fifo = (dir / "fifo").string();
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     const std::vector<std::pair<std::string, std::function<void(const std::string&)>>> readers = {
         {"model", [](const std::string& p) { GgufFile::open(p); }},
         {"imatrix", [](const std::string& p) { load_imatrix(p); }},
-        {"tensor type file", [](const std::string& p) { read_tensor_type_file(p); }},
-        {"@FILE array", [](const std::string& p) { parse_string_array_assignment("k=str:@" + p); }},
-        {"profile", [](const std::string& p) { inspect::load_profile(p); }},
     };
     for (const auto& [what, read] : readers) {
         for (const std::string& p : {fifo, std::string("/dev/zero")}) {
@@ -41,6 +41,35 @@ TEST(InputFile, EveryReaderRefusesNonRegularFiles) {
         SCOPED_TRACE(what + " directory");
         EXPECT_NE(error_of([&] { read(dir.string()); }).find("is a directory"), std::string::npos);
     }
+}
+
+// Text inputs also read pipes and FIFOs to their end (<(grep ...), /dev/stdin), within the cap: an
+// endless device is refused when it passes kMaxTextFileBytes; a directory is refused.
+TEST(InputFile, TextReadersTakePipesWithinTheCap) {
+    const fs::path dir = test::temp_dir();
+    const std::vector<std::pair<std::string, std::function<size_t(const std::string&)>>> readers = {
+        {"tensor type file", [](const std::string& p) { return read_tensor_type_file(p).size(); }},
+        {"@FILE array",
+         [](const std::string& p) { return parse_string_array_assignment("k=str:@" + p).value.count(); }},
+    };
+    for (const auto& [what, read] : readers) {
+        SCOPED_TRACE(what);
+        const std::string fifo = (dir / (what + ".fifo")).string();
+        ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+        std::thread writer([&] {  // opens after the reader: the reader waits for it
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            const std::string text = "attn_v=q8_0\n# a comment line\n\nffn_down=q5_0 ffn_up=q4_0\n";
+            test::write_file(fifo, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+        });
+        const size_t n = read(fifo);
+        writer.join();
+        EXPECT_EQ(n, what == "tensor type file" ? 3u : 4u);
+        const std::string e = error_of([&] { read("/dev/zero"); });
+        EXPECT_NE(e.find("/dev/zero: text file is larger than 67108864 bytes"), std::string::npos) << e;
+        EXPECT_NE(error_of([&] { read(dir.string()); }).find("is a directory"), std::string::npos);
+    }
+    const std::string e = error_of([] { inspect::load_profile("/dev/zero"); });
+    EXPECT_NE(e.find("larger than"), std::string::npos) << e;
 }
 
 TEST(InputFile, RegistersWhatItOpens) {

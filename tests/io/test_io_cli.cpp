@@ -31,13 +31,31 @@ TEST(ToolIo, FailingStdoutIsAnError) {
     }
 }
 
-TEST(ToolIo, ThreadsZeroSaysAtLeastOne) {
-    const std::string out = (test::temp_dir() / "o.gguf").string();
-    std::string log;
-    EXPECT_EQ(test::run(test::tool_path("gguf-requant") + " " + q(kModel) + " " + q(out) + " --preset Q8_0 --threads 0",
-                        &log, true),
-              2);
-    EXPECT_EQ(log, "gguf-requant: error: --threads: must be at least 1\n");
+// --threads means the same in every tool: 0 uses all cores (the bytes do not depend on it), a
+// negative count is refused in one line.
+TEST(ToolIo, ThreadsZeroIsAllCoresNegativeIsRefused) {
+    const fs::path dir = test::temp_dir();
+    const std::string a = (dir / "a.gguf").string(), b = (dir / "b.gguf").string();
+    const std::string requant = test::tool_path("gguf-requant") + " " + q(kModel) + " ";
+    ASSERT_EQ(test::run(requant + q(a) + " --preset Q4_K_M --threads 1"), 0);
+    ASSERT_EQ(test::run(requant + q(b) + " --preset Q4_K_M --threads 0"), 0);
+    EXPECT_EQ(test::read_file(a), test::read_file(b));
+    const std::vector<std::string> commands = {
+        requant + q((dir / "c.gguf").string()) + " --preset Q8_0",
+        test::tool_path("gguf-inspect") + " hash " + q(kModel),
+        test::tool_path("oiw4-convert") + " --compress " + q(a) + " " + q((dir / "z.oiw4").string()),
+        test::tool_path("oiw4-check") + " " + q(kModel) + " " + q(kModel),
+        test::tool_path("oiw4-check") + " --self " + q(kModel),
+        test::tool_path("oiw4-check") + " bench --rows 8 --cols 256",
+    };
+    for (const auto& c : commands) {
+        SCOPED_TRACE(c);
+        std::string log;
+        EXPECT_EQ(test::run(c + " --threads -1", &log, true), 2);
+        EXPECT_NE(log.find("--threads: must be 0 (all cores) or more"), std::string::npos) << log;
+        EXPECT_EQ(lines(log), 1u) << log;
+    }
+    EXPECT_FALSE(fs::exists(dir / "c.gguf"));
 }
 
 // More threads than cores or work are not started: 10000 behaves as the hardware count.

@@ -42,7 +42,12 @@ TEST(RequantCli, BadInputExitsWithOneLineError) {
         {"'" + test::shared_path("fixtures/tiny-llama-Q4_0.gguf") + "' '" + out + "' --preset Q8_0",
          "requantizing from Q6_K to Q8_0 is disabled (pass --allow-requantize; 30 tensor(s) are quantized)"},
         {"'" + kTinyF16 + "' '" + kTinyF16 + "' --preset Q8_0", "refusing to overwrite the input"},
-        {"'" + kTinyF16 + "' '" + out + "' --preset Q8_0 --threads 0", "--threads"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q8_0 --threads -1", "--threads: must be 0 (all cores) or more"},
+        {"'" + kTinyF16 + "' '" + out + "' Q8_0 -1", "NTHREADS: '-1' is not a thread count"},
+        {"'" + kTinyF16 + "' '" + out + "' Q4_K_X", "TYPE: unknown preset 'Q4_K_X'"},
+        {"'" + kTinyF16 + "' '" + out + "' --preset Q8_0 Q8_0", "unexpected: the type is given by --preset"},
+        {"'" + kTinyF16 + "' '" + out + "' --prest Q8_0", "unknown option --prest (did you mean --preset?)"},
+        {"'" + kTinyF16 + "' '" + out + "' Q8_0 --include-weights attn", "--include-weights: needs --imatrix"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.args);
@@ -120,17 +125,21 @@ TEST(RequantCli, RuleOrderWarningsAndOverrides) {
 
     std::string log;
     EXPECT_EQ(requant(base + "--tensor-type nothing=q8_0", &log), 0);
-    EXPECT_NE(log.find("gguf-requant: warning: --tensor-type 'nothing=Q8_0' applies to no tensor"), std::string::npos)
+    EXPECT_NE(log.find("gguf-requant: warning: tensor type rule 'nothing=Q8_0' applies to no tensor"),
+              std::string::npos)
         << log;
 
-    // Overrides as llama-quantize writes them ("int" becomes u32); piped runs print nothing.
+    // Overrides as llama-quantize writes them ("int" becomes u32); piped runs print one summary line.
     const std::string out = (dir / "o.gguf").string();
     EXPECT_EQ(requant("'" + kTinyF16 + "' '" + out +
                           "' --preset Q8_0 --override-kv oiw.n=int:-5 "
                           "--override-kv general.name=str:x --keep 'blk\\.1\\.' --threads 1",
                       &log),
               0);
-    EXPECT_EQ(log, "");
+    EXPECT_EQ(log.rfind("gguf-requant: wrote " + out + " (" + std::to_string(fs::file_size(out)) + " bytes) in ", 0),
+              0u)
+        << log;
+    EXPECT_EQ(lines(log), 1u) << log;
     GgufFile f = GgufFile::open(out);
     EXPECT_EQ(f.metadata().find("oiw.n")->type(), GgufType::U32);
     EXPECT_EQ(f.metadata().find("oiw.n")->as_int(), 5);

@@ -106,12 +106,12 @@ TEST(RequantPresets, TargetTypesAndRules) {
     EXPECT_NE(e.find("unknown type 'q9_0'"), std::string::npos) << e;
     for (auto n : {"F16", "BF16", "Q4_0", "Q8_0", "Q4_K", "Q6_K", "IQ4_XS"})
         EXPECT_NE(e.find(n), std::string::npos) << n;
-    TensorTypeRule r = parse_tensor_type_rule("Blk\\.0\\.ATTN_V=q8_0");
+    TensorTypeRule r = parse_type_rule("Blk\\.0\\.ATTN_V=q8_0", "rule");
     EXPECT_EQ(r.pattern, "blk\\.0\\.attn_v");  // lower-cased like llama-quantize
     EXPECT_EQ(r.type, GgmlType::Q8_0);
-    EXPECT_NE(error_of([] { parse_tensor_type_rule("attn_v"); }).find("REGEX=TYPE"), std::string::npos);
-    EXPECT_NE(error_of([] { parse_tensor_type_rule("attn_v=q3_z"); }).find("valid:"), std::string::npos);
-    EXPECT_NE(error_of([] { parse_tensor_type_rule("attn_(v=q8_0"); }).find("invalid regular expression"),
+    EXPECT_NE(error_of([] { parse_type_rule("attn_v", "rule"); }).find("REGEX=TYPE"), std::string::npos);
+    EXPECT_NE(error_of([] { parse_type_rule("attn_v=q3_z", "rule"); }).find("valid:"), std::string::npos);
+    EXPECT_NE(error_of([] { parse_type_rule("attn_(v=q8_0", "rule"); }).find("invalid regular expression"),
               std::string::npos);
 }
 
@@ -228,8 +228,8 @@ TEST(RequantPlan, RowLengthFallbacksWarnNamingTheTensor) {
 TEST(RequantPlan, OverridePrecedence) {
     Model m = llama(4);
     PlanOptions o = preset("Q4_K_M");
-    o.tensor_types = {parse_tensor_type_rule("blk\\.0\\.attn_v=q8_0"), parse_tensor_type_rule("attn_v=q5_0"),
-                      parse_tensor_type_rule("token_embd=q5_1"), parse_tensor_type_rule("nothing_matches=q8_0")};
+    o.tensor_types = {parse_type_rule("blk\\.0\\.attn_v=q8_0", "rule"), parse_type_rule("attn_v=q5_0", "rule"),
+                      parse_type_rule("token_embd=q5_1", "rule"), parse_type_rule("nothing_matches=q8_0", "rule")};
     o.token_embedding_type = GgmlType::Q6_K;
     o.output_tensor_type = GgmlType::Q8_0;
     RequantPlan p = plan(m, o);
@@ -246,7 +246,7 @@ TEST(RequantPlan, OverridePrecedence) {
     // A manual type skips the mixture rules, and their layer counters (as in llama-quantize):
     // with blk.0's attn_v taken, blk.1..3 count as attn_v 0..2 of 4 -> only blk.3 gets Q6_K.
     PlanOptions o2 = preset("Q4_K_M");
-    o2.tensor_types = {parse_tensor_type_rule("blk\\.0\\.attn_v=q8_0")};
+    o2.tensor_types = {parse_type_rule("blk\\.0\\.attn_v=q8_0", "rule")};
     auto t2 = types(plan(m, o2));
     EXPECT_EQ(t2["blk.1.attn_v.weight"], "Q4_K");
     EXPECT_EQ(t2["blk.2.attn_v.weight"], "Q4_K");
@@ -269,13 +269,13 @@ TEST(RequantPlan, PureLeaveOutputKeep) {
     EXPECT_EQ(t["blk.2.ffn_gate.weight"], "F16");
     EXPECT_EQ(t["blk.2.ffn_down.weight"], "Q6_K");  // counters unaffected by --keep
     EXPECT_EQ(t["blk.1.ffn_up.weight"], "Q4_K");
-    EXPECT_EQ(p.warnings, std::vector<std::string>{"--keep 'nope' matches no tensor"});
+    EXPECT_EQ(p.warnings, std::vector<std::string>{"keep pattern 'nope' matches no tensor"});
 }
 
 TEST(RequantPlan, FloatPresetsConvertOnlyQuantizableTensors) {
     Model m = llama(2);
     PlanOptions o = preset("BF16");
-    o.tensor_types = {parse_tensor_type_rule("attn_v=q8_0")};
+    o.tensor_types = {parse_type_rule("attn_v=q8_0", "rule")};
     RequantPlan p = plan(m, o);
     for (const auto& t : p.tensors)
         EXPECT_EQ(type_name(t.dst_type), t.name.find("norm") != std::string::npos ? "F32" : "BF16") << t.name;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include <fmt/format.h>
@@ -50,6 +51,12 @@ bool is_tty(int fd) { return ::isatty(fd) == 1; }
 std::string written_text(const std::vector<std::string>& files) {
     if (files.size() == 1) return escape_text(files[0]);
     return fmt::format("{} .. {} ({} files)", escape_text(files.front()), escape_text(files.back()), files.size());
+}
+
+std::string summary_line(std::string_view tool, const std::vector<std::string>& files, double seconds) {
+    uint64_t bytes = 0;
+    for (const auto& f : files) bytes += std::filesystem::file_size(f);
+    return fmt::format("{}: wrote {} ({} bytes) in {:.2f} s\n", tool, written_text(files), bytes, seconds);
 }
 
 namespace {

@@ -30,6 +30,11 @@ void write_stdout(std::string_view text);
 // out-00003-of-00003.gguf (3 files)" (escaped).
 std::string written_text(const std::vector<std::string>& files);
 
+// The last line a tool prints on stdout for what it wrote, also when stdout is not a terminal
+// (-q silences it): "<tool>: wrote <written_text(files)> (<bytes> bytes) in <seconds> s\n", the
+// bytes being the files' sizes now.
+std::string summary_line(std::string_view tool, const std::vector<std::string>& files, double seconds);
+
 // Parses "KEY=TYPE:VALUE" (TYPE one of u8 i8 u16 i16 u32 i32 f32 bool str u64 i64 f64, as
 // llama-quantize's --override-kv also accepts int/float/bool/str). Values are read as llama.cpp
 // reads them (integers in base 10, decimal reals, bool exactly true/false) but strictly: trailing

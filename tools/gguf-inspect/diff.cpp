@@ -42,14 +42,7 @@ int run_diff(int argc, char** argv) {
     app.add_flag("--full", full, "show every array element and every tensor name");
     app.add_option("--color", color, "colour: auto (only on a terminal), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
-    add_version_flag(app);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::Success& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        throw FormatError(ErrorKind::Usage, "", "", std::string(e.what()) + " (see --help)");
-    }
+    if (const int rc = parse_args_or_throw(app, std::vector<std::string>(argv + 1, argv + argc)); rc >= 0) return rc;
 
     if (pb.empty() && plan.empty())
         throw FormatError(ErrorKind::Usage, "", "B", "second file (or --plan PLAN) required");

@@ -56,15 +56,8 @@ int parse(HashOptions& o, int argc, char** argv) {
                    "the file name printed and looked up in the manifest (default: FILE as given), e.g. the source "
                    "GGUF's for an OIW4 file")
         ->type_name("NAME");
-    app.add_option("--threads", o.threads, "worker threads (default 0: all cores)");
-    add_version_flag(app);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::Success& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        throw FormatError(ErrorKind::Usage, "", "", std::string(e.what()) + " (see --help)");
-    }
+    add_threads_option(app, o.threads);
+    if (const int rc = parse_args_or_throw(app, std::vector<std::string>(argv + 1, argv + argc)); rc >= 0) return rc;
     if (o.all) o.sel.xxh64 = o.sel.sha1 = o.sel.sha256 = true;
     o.sel.per_tensor = !o.no_layer;
     return -1;

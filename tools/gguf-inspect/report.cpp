@@ -67,16 +67,7 @@ int run_report(int argc, char** argv) {
     app.add_option("--color", color, "colour: auto (only on a terminal), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
 
-    auto args = normalize_args(argc, argv);
-    std::reverse(args.begin(), args.end());
-    add_version_flag(app);
-    try {
-        app.parse(args);
-    } catch (const CLI::Success& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        throw FormatError(ErrorKind::Usage, "", "", std::string(e.what()) + " (see --help)");
-    }
+    if (const int rc = parse_args_or_throw(app, normalize_args(argc, argv)); rc >= 0) return rc;
     if (list_profiles) {
         for (const auto& n : profile_names()) {
             const Profile p = load_profile(n);

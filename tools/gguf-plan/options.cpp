@@ -78,7 +78,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
                  std::floor(traffic::parse_bandwidth(bandwidth) / parse_positive(tps, "--target-tokens-per-s"))};
         std::istringstream list(types);
         for (std::string t; std::getline(list, t, ',');) o.types.push_back(parse_target_type(t, "--types"));
-        for (const auto& p : pins) o.choose.pins.push_back(parse_tensor_type_rule(p));
+        for (const auto& p : pins) o.choose.pins.push_back(parse_type_rule(p, "--pin"));
         if (o.cache.empty() && !no_cache) o.cache = o.in + ".errtable";
         if (no_cache) o.cache.clear();
         if (!profile.empty()) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -34,7 +35,7 @@ using oiw::FormatError;
 
 constexpr uint64_t kTextCap = uint64_t{1} << 30;  // 1 GiB per text input
 
-// Whole text input (--keep-ids, --counts, tokenize's FILE): a regular file of at most kTextCap bytes.
+// Whole text input (--keep-ids, --counts, tokenize's FILE): a regular file or pipe of at most kTextCap bytes.
 std::string read_text(const std::string& path) { return oiw::read_text_file(path, kTextCap); }
 
 // One integer token of a text input; anything else is an error naming the file and the token.
@@ -106,9 +107,10 @@ std::vector<int64_t> text_token_ids(const oiw::vocab::Vocab& v, const std::strin
 // Ids A..B of "A-B"; both ends must be in the vocabulary (checked before anything is built).
 std::vector<int64_t> parse_range(const std::string& spec, size_t n_vocab) {
     const std::string source = "--keep-range " + spec;
-    const size_t dash = spec.find('-', 1);
-    if (dash == std::string::npos) throw FormatError(ErrorKind::Usage, "", source, "expected A-B");
-    const int64_t a = parse_int(spec.substr(0, dash), source), b = parse_int(spec.substr(dash + 1), source);
+    const size_t dots = spec.find(".."), dash = spec.find('-', 1);
+    const size_t at = dots != std::string::npos ? dots : dash, len = dots != std::string::npos ? 2 : 1;
+    if (at == std::string::npos) throw FormatError(ErrorKind::Usage, "", source, "expected A..B (or A-B)");
+    const int64_t a = parse_int(spec.substr(0, at), source), b = parse_int(spec.substr(at + len), source);
     if (a > b) throw FormatError(ErrorKind::Usage, "", source, "A is greater than B");
     oiw::vocab::check_ids({a, b}, n_vocab, source);
     std::vector<int64_t> ids;
@@ -230,6 +232,11 @@ int run_prune(const Options& o) {
     if (!o.dry_run && o.out.empty()) throw FormatError(ErrorKind::Usage, "", "OUT", "required unless --dry-run");
     if (o.counts.empty() != (o.top == 0))
         throw FormatError(ErrorKind::Usage, "", "--counts/--top", "use them together (--top N >= 1)");
+    if (o.keep_ids.empty() && o.keep_text.empty() && o.counts.empty() && o.keep_range.empty())
+        throw FormatError(ErrorKind::Usage, "", "keep set",
+                          "none given: pass --keep-text, --keep-ids, --keep-range or --counts with --top (without one, "
+                          "only the special and byte tokens would stay)");
+    const auto start = std::chrono::steady_clock::now();
     const oiw::Model in = oiw::open_model(o.in);
     const oiw::vocab::Vocab v = oiw::vocab::Vocab::load(in.metadata());
     std::vector<int64_t> ids;
@@ -246,6 +253,8 @@ int run_prune(const Options& o) {
     std::vector<std::string> gathered;
     for (size_t i = 0; i < plan.tensors.size(); ++i)
         if (plan.vocab_dim[i] >= 0) gathered.push_back(plan.tensors[i].name);
+    std::vector<std::string> written;
+    const bool map_written = !o.dry_run && !o.map_out.empty();
     if (!o.dry_run) {
         // The map's target is checked (special file, input of the run, the output itself) before
         // the model is written; both land only when both succeed.
@@ -265,12 +274,18 @@ int run_prune(const Options& o) {
             const std::string text = w.take() + "\n";
             map->write(text.data(), text.size());
         }
-        oiw::vocab::write_pruned(in, plan, o.out, oiw::split_options(o.split));
+        written = oiw::vocab::write_pruned(in, plan, o.out, oiw::split_options(o.split));
         if (map) map->commit();
     }
     if (!o.quiet || o.json)
         oiw::write_stdout(
             report(o, plan, oiw::traffic::analyze(in), oiw::traffic::analyze(plan.kvs, plan.tensors), gathered));
+    if (!o.quiet && !o.json && !written.empty()) {
+        if (map_written) written.push_back(o.map_out);
+        oiw::write_stdout(
+            oiw::summary_line("gguf-prune-vocab", written,
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+    }
     return oiw::kExitOk;
 }
 
@@ -291,7 +306,7 @@ int main(int argc, char** argv) {
                    "text file (any size, read in blocks): keep the tokens the model's tokenizer uses for it");
     app.add_option("--counts", o.counts, "file of lines 'id count' (with --top)");
     app.add_option("--top", o.top, "keep the N ids with the highest counts");
-    app.add_option("--keep-range", o.keep_range, "keep ids A..B (inclusive)");
+    app.add_option("--keep-range", o.keep_range, "keep ids A..B (inclusive; A-B also reads)");
     app.add_option("--map-out", o.map_out, "also write the new id -> old id map as JSON");
     app.add_flag("--dry-run", o.dry_run, "report only; write nothing");
     app.add_flag("--json", o.json, "report as JSON");

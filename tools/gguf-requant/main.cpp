@@ -53,8 +53,13 @@ int main(int argc, char** argv) {
         }
         if (o.json)
             fmt::print("{}", requant_cli::json_report(o, job, seconds));
-        else if (o.requant.dry_run || is_tty(1))
+        else if (o.quiet)
+            ;
+        else if (!seconds)
             fmt::print("{}", requant_cli::text_report(o, job, seconds));
+        else
+            fmt::print("{}{}", is_tty(1) ? requant_cli::text_report(o, job, seconds) : "",
+                       requant_cli::summary(o, job, *seconds));
         return kExitOk;
     });
 }

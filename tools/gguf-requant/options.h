@@ -14,6 +14,7 @@ struct ToolOptions {
     RequantOptions requant;        // everything the engine needs (requant.dry_run: plan only, write nothing)
     unsigned threads = 0;          // 0: all hardware threads
     bool json = false;             // report as JSON on stdout
+    bool quiet = false;            // -q: no report on stdout
     std::optional<PlanFile> plan;  // --plan: its rules come first; checked before and after writing
 };
 

@@ -7,6 +7,7 @@
 #include "libformat/escape.h"
 #include "libformat/json.h"
 #include "libformat/traffic.h"
+#include "tools/common/tool_support.h"
 
 namespace oiw::requant_cli {
 namespace {
@@ -66,6 +67,13 @@ std::string text_report(const ToolOptions& o, const RequantJob& job, std::option
         s += fmt::format("  {:.2f} s, {:.1f} M params/s, {:.1f} MB/s in\n", *seconds, job.n_elements / 1e6 / *seconds,
                          job.written_src_bytes / 1e6 / *seconds);
     return s;
+}
+
+std::string summary(const ToolOptions& o, const RequantJob& job, double seconds) {
+    std::vector<std::string> files;
+    for (size_t k = 0; k < job.out_sizes.size(); ++k)
+        if (!job.split.active() || job.split.writes_shard(k)) files.push_back(out_path(o, job, k));
+    return summary_line("gguf-requant", files, seconds);
 }
 
 std::string json_report(const ToolOptions& o, const RequantJob& job, std::optional<double> seconds) {

@@ -14,6 +14,8 @@ double planned_bytes_per_token(const RequantJob& job);
 
 // The plan (--dry-run) or the result of a conversion (`seconds` set) as text lines.
 std::string text_report(const ToolOptions& o, const RequantJob& job, std::optional<double> seconds);
+// The files this run wrote (one, or the shards it wrote) and their bytes, as summary_line says it.
+std::string summary(const ToolOptions& o, const RequantJob& job, double seconds);
 // The same as one JSON document.
 std::string json_report(const ToolOptions& o, const RequantJob& job, std::optional<double> seconds);
 

@@ -320,7 +320,7 @@ void check_kind_name(const std::string& kind) {
 
 }  // namespace
 
-int resolve_threads(int t) { return static_cast<int>(thread_count(t > 0 ? static_cast<unsigned>(t) : 0, UINT64_MAX)); }
+int resolve_threads(unsigned t) { return static_cast<int>(thread_count(t, UINT64_MAX)); }
 
 int run_compare(const CompareOptions& o) {
     for (const auto& [kind, limit] : o.max_rel_rms) check_kind_name(kind);
@@ -332,10 +332,16 @@ int run_compare(const CompareOptions& o) {
 
     std::vector<Row> rows = plan_rows(*src, *dst, re);
     if (!file_acts.empty()) check_activations(rows, file_acts.size(), o.activations);
-    Progress progress("oiw4-check", rows.size(), 0);
+    const auto row_bytes = [](const Row& r) {  // both sides are read
+        return (r.src ? r.src->info.n_bytes : 0) + (r.dst ? r.dst->info.n_bytes : 0);
+    };
+    uint64_t total = 0, done = 0;
+    for (const auto& r : rows) total += row_bytes(r);
+    Progress progress("oiw4-check", rows.size(), total);
     for (size_t i = 0; i < rows.size(); ++i) {
-        progress.update(i, 0, rows[i].name());
+        progress.update(i, done, rows[i].name());
         if (rows[i].matrix) compare_matrix(*src, *dst, o, file_acts, threads, rows[i]);
+        done += row_bytes(rows[i]);
     }
     progress.done();
 

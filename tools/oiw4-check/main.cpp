@@ -15,10 +15,13 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "bench") == 0) {
         BenchOptions o;
         CLI::App app{"oiw4-check bench: read bandwidth, then GMAC/s of each GEMV kernel", "oiw4-check bench"};
-        app.add_option("--rows", o.rows, "matrix rows")->check(CLI::Range(int64_t{8}, int64_t{1} << 22));
+        app.add_option("--rows", o.rows, "matrix rows")
+            ->check(CLI::Range(int64_t{8}, int64_t{1} << 22))
+            ->capture_default_str();
         app.add_option("--cols", o.cols, "matrix columns (a multiple of 256)")
-            ->check(CLI::Range(int64_t{256}, int64_t{1} << 20));
-        app.add_option("--threads", o.threads, "threads (0: all cores)");
+            ->check(CLI::Range(int64_t{256}, int64_t{1} << 20))
+            ->capture_default_str();
+        oiw::add_threads_option(app, o.threads);
         app.add_option("--bandwidth-mib", o.bandwidth_mib, "buffer of the read-bandwidth measurement (MiB)")
             ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
         app.add_option("--min-time", o.min_time, "seconds of timed runs per kernel (best run counts)")
@@ -31,14 +34,19 @@ int main(int argc, char** argv) {
     SelfOptions s;
     std::vector<std::string> files, limits;
     CLI::App app{"oiw4-check: compare a converted model with its source through the reference matmul", "oiw4-check"};
-    app.add_option("FILES", files, "SOURCE CONVERTED")->expected(0, 2);
+    oiw::set_usage(app, "oiw4-check [OPTIONS] SOURCE CONVERTED | --self FILE | bench [OPTIONS]");
+    app.add_option("SOURCE CONVERTED", files, "the model and its conversion (GGUF or OIW4 each)")
+        ->expected(0, 2)
+        ->type_name("");
     app.add_option("--self", s.file, "check the optimized kernels against the scalar reference on FILE's tensors");
     app.add_option("--tensor", c.tensor_regex, "only tensors whose name matches REGEX");
-    app.add_option("--vectors", c.vectors, "activation vectors per tensor")->check(CLI::Range(1, 1 << 16));
-    app.add_option("--seed", c.seed, "seed of the heavy-tailed activation vectors");
+    app.add_option("--vectors", c.vectors, "activation vectors per tensor")
+        ->check(CLI::Range(1, 1 << 16))
+        ->capture_default_str();
+    app.add_option("--seed", c.seed, "seed of the heavy-tailed activation vectors")->capture_default_str();
     app.add_option("--activations", c.activations, "raw little-endian f32 activations instead of seeded vectors");
     app.add_option("--max-rel-rms", limits, "KIND=X: relative RMS limit for lossy pairs converted to KIND");
-    app.add_option("--threads", c.threads, "threads (0: all cores)");
+    oiw::add_threads_option(app, c.threads);
     app.add_flag("--json", c.json, "JSON output");
     OIW_CLI_PARSE(app, argc, argv);
     return oiw::run_tool("oiw4-check", [&] {

@@ -284,6 +284,10 @@ int run(const Options& o) {
     if (o.verify) return verify(o);
     if (o.compress || o.decompress) return codec(o);
     need_files(o, o.dry_run ? (o.files.size() == 1 ? 1 : 2) : 2, "IN.gguf OUT.oiw4");
+    if (is_oiw4_file(o.files[0]))
+        throw FormatError(ErrorKind::Usage, o.files[0], "",
+                          "is an OIW4 file: pass --to-gguf to convert it back to GGUF (or --verify, --compress, "
+                          "--decompress)");
     std::vector<EncodeRule> rules;
     for (const auto& s : o.requant) rules.push_back(parse_encode_rule(s, true));
     for (const auto& s : o.encode) rules.push_back(parse_encode_rule(s, false));
@@ -291,7 +295,11 @@ int run(const Options& o) {
     const Oiw4Plan plan = plan_oiw4(in, rules);
     if (!o.dry_run) {
         Progress bar("oiw4-convert", plan.tensors.size(), in.file_size());
-        write_oiw4(in, plan, o.files[1], [&](size_t i, std::string_view name) { bar.update(i, 0, escape_text(name)); });
+        uint64_t done = 0;  // source bytes of the tensors written so far, for the MB/s figure
+        write_oiw4(in, plan, o.files[1], [&](size_t i, std::string_view name) {
+            done += in.tensors()[plan.tensors[i].index].n_bytes;
+            bar.update(i, done, escape_text(name));
+        });
         bar.done();
     }
     print_plan(o, in, plan);
@@ -313,9 +321,7 @@ int main(int argc, char** argv) {
         app.add_flag("--compress{3}", o.compress, "zstd-compress every plane, one frame each (level 1..22, default 3)");
     auto* dz = app.add_flag("--decompress", o.decompress, "decode every zstd plane");
     auto* vf = app.add_flag("--verify", o.verify, "recompute every plane checksum (exit 1 on a mismatch)");
-    app.add_option(
-        "--threads", o.threads,
-        "--compress/--decompress worker threads (at most the hardware threads and the planes; default: all)");
+    add_threads_option(app, o.threads);
     app.add_option("--max-output-size", o.max_output_size,
                    "--decompress: refuse a file whose planes decode to more than SIZE bytes (K, M, G, T: powers of "
                    "1000; default 1T)");
@@ -324,6 +330,14 @@ int main(int argc, char** argv) {
     for (auto* a : {tg, cz, dz, vf})
         for (auto* b : {tg, cz, dz, vf})
             if (a != b) a->excludes(b);
-    OIW_CLI_PARSE(app, argc, argv);
+    // "--compress 19" reads as "--compress=19" (a CLI11 flag with a default takes its value only after '=').
+    std::vector<std::string> words(argv, argv + argc);
+    for (size_t i = 1; i + 1 < words.size(); ++i)
+        if (words[i] == "--compress" && !words[i + 1].empty() &&
+            words[i + 1].find_first_not_of("0123456789") == std::string::npos)
+            words[i] += "=" + words[i + 1], words.erase(words.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    std::vector<char*> args;
+    for (auto& w : words) args.push_back(w.data());
+    OIW_CLI_PARSE(app, static_cast<int>(args.size()), args.data());
     return run_tool("oiw4-convert", [&] { return run(o); });
 }

@@ -258,7 +258,7 @@ CodecReport transcode(const Oiw4File& in, const std::string& out_path, const Cod
 
 CodecReport compress_oiw4(const Oiw4File& in, const std::string& out_path, const CodecOptions& o) {
     if (o.level < 1 || o.level > ZSTD_maxCLevel())
-        throw FormatError(ErrorKind::Usage, "", "--compress",
+        throw FormatError(ErrorKind::Usage, "", "compression",
                           fmt::format("level {} is outside 1..{}", o.level, ZSTD_maxCLevel()));
     return transcode(in, out_path, o, Compressor{o.level, out_path});
 }

@@ -1,0 +1,36 @@
+#include "tools/common/requant_args.h"
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "libformat/io/text_file.h"
+
+namespace oiw {
+
+const RequantPreset& preset_arg(std::string_view text, std::string_view option) {
+    if (const RequantPreset* p = lookup_preset(text)) return *p;
+    throw FormatError(ErrorKind::Usage, "", std::string(option), unknown_preset_text(text));
+}
+
+TensorTypeRule tensor_type_arg(std::string_view spec) { return parse_type_rule(spec, "--tensor-type"); }
+
+std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path) {
+    std::vector<TensorTypeRule> rules;
+    const std::vector<std::string> lines = split_lines(read_text_file(path));
+    for (size_t n = 0; n < lines.size(); ++n) {
+        std::istringstream line(lines[n]);
+        std::string entry;
+        while (line >> entry) {
+            if (entry[0] == '#') break;  // a comment runs to the end of the line
+            try {
+                rules.push_back(parse_type_rule(entry, "rule"));
+            } catch (const FormatError& e) {
+                throw FormatError(e.kind(), path, fmt::format("line {}", n + 1), e.what());
+            }
+        }
+    }
+    return rules;
+}
+
+}  // namespace oiw

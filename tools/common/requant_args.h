@@ -1,0 +1,26 @@
+// Values of gguf-requant's and gguf-plan's options as llama-quantize spells them (presets, types,
+// REGEX=TYPE rules and rule files), with errors that name the option they came from.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "converters/requant/requant_plan.h"
+
+namespace oiw {
+
+// The preset named `text` (name, alias or ftype number). Throws FormatError(Usage) whose subject
+// is `option` and that lists the valid names.
+const RequantPreset& preset_arg(std::string_view text, std::string_view option);
+
+// --tensor-type REGEX=TYPE. Throws FormatError(Usage) naming the option and the spec.
+TensorTypeRule tensor_type_arg(std::string_view spec);
+
+// A --tensor-type-file: REGEX=TYPE entries separated by whitespace, one or more per line; blank
+// lines skipped and '#' where an entry would start begins a comment to the end of the line, so a
+// gguf-plan plan file reads as one. Read with
+// read_text_file (a regular file, pipe or FIFO of at most kMaxTextFileBytes). Throws FormatError
+// naming the file and line.
+std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path);
+
+}  // namespace oiw
