@@ -151,11 +151,12 @@ void shared_for_each(size_t n, const std::function<void(size_t)>& fn) {
     pool.for_each(n, fn);
 }
 
-void parallel_for(size_t n, const std::vector<uint64_t>& weight, const std::function<void(size_t)>& fn) {
+void parallel_for(size_t n, const std::vector<uint64_t>& weight, const std::function<void(size_t)>& fn,
+                  unsigned threads) {
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
-    ThreadPool pool(thread_count(0, n));
+    ThreadPool pool(thread_count(threads, n));
     pool.for_each(n, [&](size_t k) { fn(order[k]); });
 }
 

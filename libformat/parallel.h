@@ -69,8 +69,9 @@ private:
 // runs its items in index order on the calling thread instead of waiting for it.
 void shared_for_each(size_t n, const std::function<void(size_t)>& fn);
 
-// Runs fn(i) for i in [0, n) on a ThreadPool of thread_count(0, n) threads, largest `weight[i]`
-// first. The first exception thrown by any fn is rethrown after all workers stop.
-void parallel_for(size_t n, const std::vector<uint64_t>& weight, const std::function<void(size_t)>& fn);
+// Runs fn(i) for i in [0, n) on a ThreadPool of thread_count(threads, n) threads (0: all cores),
+// largest `weight[i]` first. The first exception thrown by any fn is rethrown after all workers stop.
+void parallel_for(size_t n, const std::vector<uint64_t>& weight, const std::function<void(size_t)>& fn,
+                  unsigned threads = 0);
 
 }  // namespace oiw

@@ -15,7 +15,8 @@ Metadata edited_kvs(const Model& in, const EditPlan& plan, EditResult* res) {
     return kvs;
 }
 
-EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path, const SplitOptions& split) {
+EditResult write_edited(const Model& in, const EditPlan& plan, const std::string& out_path, const SplitOptions& split,
+                        bool dry_run) {
     EditResult res;
     Metadata kvs = edited_kvs(in, plan, &res);
     std::vector<std::string> names;
@@ -37,6 +38,9 @@ EditResult write_edited(const Model& in, const EditPlan& plan, const std::string
     // Files without tensors keep whatever padding they had (gguf-py writes none; ggml's writer pads).
     w.set_pad_empty(in.is_split() || in.file_size() != in.header_size());
     w.plan();
+    res.paths = w.paths();
+    res.sizes = w.sizes();
+    if (dry_run) return res;
     for (size_t i = 0; i < names.size(); ++i)
         if (w.writes(i)) w.write_tensor_data(in.tensor_data(i));
     w.finish();

@@ -50,7 +50,7 @@ double measure_error(const Model& model, size_t input_index, GgmlType type, cons
 
 std::vector<std::vector<double>> measure_errors(const Model& model, const std::vector<MeasureTask>& tasks,
                                                 const std::map<std::string, std::vector<float>>& imatrix,
-                                                const MeasureProgress& progress) {
+                                                const MeasureProgress& progress, unsigned threads) {
     std::vector<std::pair<size_t, size_t>> jobs;  // (task, type index)
     std::vector<uint64_t> weight;
     std::vector<std::vector<double>> err(tasks.size());
@@ -66,17 +66,20 @@ std::vector<std::vector<double>> measure_errors(const Model& model, const std::v
     std::mutex mu;
     size_t done = 0;
     uint64_t weights_done = 0;
-    parallel_for(jobs.size(), weight, [&](size_t j) {
-        const auto [i, k] = jobs[j];
-        const std::string& name = model.tensors()[tasks[i].input_index].name;
-        const auto it = imatrix.find(name);
-        err[i][k] =
-            measure_error(model, tasks[i].input_index, tasks[i].types[k], it == imatrix.end() ? nullptr : &it->second);
-        if (!progress) return;
-        std::lock_guard lock(mu);
-        weights_done += weight[j];
-        progress(++done, jobs.size(), weights_done, weights_total, name);
-    });
+    parallel_for(
+        jobs.size(), weight,
+        [&](size_t j) {
+            const auto [i, k] = jobs[j];
+            const std::string& name = model.tensors()[tasks[i].input_index].name;
+            const auto it = imatrix.find(name);
+            err[i][k] = measure_error(model, tasks[i].input_index, tasks[i].types[k],
+                                      it == imatrix.end() ? nullptr : &it->second);
+            if (!progress) return;
+            std::lock_guard lock(mu);
+            weights_done += weight[j];
+            progress(++done, jobs.size(), weights_done, weights_total, name);
+        },
+        threads);
     return err;
 }
 

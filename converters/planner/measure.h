@@ -29,11 +29,11 @@ struct MeasureTask {
 using MeasureProgress = std::function<void(size_t done, size_t total, uint64_t weights_done, uint64_t weights_total,
                                            const std::string& tensor)>;
 
-// err[t][k] for tasks[t].types[k], measured on all threads. `imatrix` maps tensor names to
-// ne0 * n_matrices weights (entries of another size are a FormatError naming the tensor).
+// err[t][k] for tasks[t].types[k], measured on `threads` threads (0: all cores). `imatrix` maps
+// tensor names to ne0 * n_matrices weights (entries of another size are a FormatError naming the tensor).
 std::vector<std::vector<double>> measure_errors(const Model& model, const std::vector<MeasureTask>& tasks,
                                                 const std::map<std::string, std::vector<float>>& imatrix,
-                                                const MeasureProgress& progress = {});
+                                                const MeasureProgress& progress = {}, unsigned threads = 0);
 
 // The error of one tensor at one type (the same computation, single-threaded).
 double measure_error(const Model& model, size_t input_index, GgmlType type, const std::vector<float>* imatrix);

@@ -51,7 +51,7 @@ std::vector<GgmlType> default_plan_types() {
 }
 
 PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, const std::string& imatrix_path,
-                       const std::vector<GgmlType>& excluded, const MeasureProgress& progress) {
+                       const std::vector<GgmlType>& excluded, const MeasureProgress& progress, unsigned threads) {
     RequantOptions ro;
     ro.plan.preset = &find_preset("Q8_0");
     ro.plan.pure = true;
@@ -114,7 +114,7 @@ PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, cons
     }
 
     table.has_imatrix = !imatrix_path.empty();
-    auto err = measure_errors(in, tasks, job.imatrix, progress);
+    auto err = measure_errors(in, tasks, job.imatrix, progress, threads);
     for (size_t i = 0; i < table.tensors.size(); ++i) table.tensors[i].err = std::move(err[i]);
     return table;
 }

@@ -46,9 +46,10 @@ std::vector<GgmlType> default_plan_types();
 // `types` empty: default_plan_types() (the 32-block ones only for rows not a multiple of 256).
 // `excluded` types are never candidates (gguf-plan --profile: those without a SIMD dot there).
 // Throws FormatError for a bad imatrix or a tensor no candidate fits.
-// `progress` as measure_errors' (converters/planner/measure.h).
+// `progress` and `threads` as measure_errors' (converters/planner/measure.h).
 PlanTable measure_plan(const Model& in, const std::vector<GgmlType>& types, const std::string& imatrix_path,
-                       const std::vector<GgmlType>& excluded = {}, const MeasureProgress& progress = {});
+                       const std::vector<GgmlType>& excluded = {}, const MeasureProgress& progress = {},
+                       unsigned threads = 0);
 
 enum class BudgetKind { FileSize, Bpw, BytesPerToken };
 struct PlanBudget {

@@ -126,7 +126,8 @@ std::vector<GgufKV> metadata(const SynthOptions& o) {
 
 }  // namespace
 
-uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const SplitOptions& split) {
+uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const SplitOptions& split,
+                           std::vector<std::string>* written) {
     if (o.n_embd % o.n_head != 0 || o.n_head % o.n_head_kv != 0)
         throw FormatError(ErrorKind::Usage, path, "", "n_embd must be a multiple of n_head, n_head of n_head_kv");
     if (o.n_expert > 0 && (o.n_expert_used < 1 || o.n_expert_used > o.n_expert))
@@ -174,6 +175,7 @@ uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const
         }
     }
     w.finish();
+    if (written) *written = w.written_paths();
     return params;
 }
 

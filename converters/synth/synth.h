@@ -23,7 +23,8 @@ struct SynthOptions {
 // Writes the model to `path` (atomically), as one file or as gguf-split shards (`split`; with
 // --shard K/N the values of the other shards' tensors are still generated, then dropped, so every
 // shard holds the bytes of the full run). Same options and seed give identical bytes.
-// Returns the number of parameters of the model.
-uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const SplitOptions& split = {});
+// Returns the number of parameters of the model; `written` (when given) gets the files written.
+uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const SplitOptions& split = {},
+                           std::vector<std::string>* written = nullptr);
 
 }  // namespace oiw

@@ -48,6 +48,10 @@ TEST(RequantCli, BadInputExitsWithOneLineError) {
         {"'" + kTinyF16 + "' '" + out + "' --preset Q8_0 Q8_0", "unexpected: the type is given by --preset"},
         {"'" + kTinyF16 + "' '" + out + "' --prest Q8_0", "unknown option --prest (did you mean --preset?)"},
         {"'" + kTinyF16 + "' '" + out + "' Q8_0 --include-weights attn", "--include-weights: needs --imatrix"},
+        {"'" + test::shared_path("fixtures/llama-2-tiny-random.gguf") + "' '" + out + "' Q4_K_M",
+         "tensor 'output.weight': row length 8 is not a multiple of 32 (required by Q8_0) and Q8_0 has no fallback "
+         "type; "
+         "choose a type its row length allows, e.g. --output-tensor-type F16 (or --leave-output-tensor)"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.args);

@@ -56,8 +56,10 @@ TEST(CliFamily, UnknownOptionsGetDidYouMean) {
         std::string tool, args, expect;
     };
     const std::vector<Case> cases = {
-        {"gguf-requant", q(kMini) + " --prest Q8_0", "gguf-requant: error: unknown option --prest (did you mean --preset?)"},
-        {"gguf-requant", q(kMini) + " --tensor-typ=a=q8_0", "unknown option --tensor-typ (did you mean --tensor-type?)"},
+        {"gguf-requant", q(kMini) + " --prest Q8_0",
+         "gguf-requant: error: unknown option --prest (did you mean --preset?)"},
+        {"gguf-requant", q(kMini) + " --tensor-typ=a=q8_0",
+         "unknown option --tensor-typ (did you mean --tensor-type?)"},
         {"gguf-inspect", q(kMini) + " --jsn", "gguf-inspect: error: unknown option --jsn (did you mean --json?)"},
         {"gguf-requant", q(kMini) + " --zzzzzzzz", "gguf-requant: error: unknown option --zzzzzzzz\n"},
     };
@@ -103,6 +105,103 @@ TEST(CliFamily, TensorTypeFileFromAPipeWithComments) {
                         &log, true),
               2);
     EXPECT_NE(log.find("/dev/stdin: line 3: rule 'ffn=q9_9': unknown type 'q9_9'"), std::string::npos) << log;
+}
+
+// A gguf-plan plan file is a --tensor-type-file: same bytes as gguf-requant --plan. gguf-plan
+// takes OUT positionally as well as with -o.
+TEST(CliFamily, PlanFileReadsAsTensorTypeFile) {
+    const fs::path dir = test::temp_dir();
+    const std::string plan = (dir / "p.plan").string(), a = (dir / "a.gguf").string(), b = (dir / "b.gguf").string();
+    std::string log;
+    ASSERT_EQ(
+        test::run(test::tool_path("gguf-plan") + " " + q(kMini) + " " + q(plan) + " --target-bpw 5 --no-cache -t 1",
+                  &log, false),
+        0);
+    EXPECT_EQ(log.rfind("gguf-plan: wrote " + plan + " (", 0), 0u) << log;
+    ASSERT_EQ(requant(q(kMini) + " " + q(a) + " --plan " + q(plan)), 0);
+    const auto bytes = test::read_file(plan);
+    const std::string text(bytes.begin(), bytes.end());
+    const size_t at = text.find("# preset: ");
+    ASSERT_NE(at, std::string::npos) << text;
+    const std::string preset = text.substr(at + 10, text.find('\n', at) - at - 10);
+    ASSERT_EQ(requant(q(kMini) + " " + q(b) + " " + preset + " --tensor-type-file " + q(plan)), 0);
+    EXPECT_EQ(test::read_file(a), test::read_file(b));
+}
+
+// gguf-edit answers llama-gguf-split's --split / --merge and plans a split with --dry-run
+// (nothing written) or reports it as JSON.
+TEST(CliFamily, EditSpeaksGgufSplit) {
+    const fs::path dir = test::temp_dir();
+    const std::string edit = test::tool_path("gguf-edit") + " ";
+    const std::string prefix = (dir / "s.gguf").string();
+    std::string out;
+    ASSERT_EQ(test::run(edit + q(kMini) + " " + q(prefix) + " --split --split-max-tensors 8 --dry-run", &out), 0);
+    EXPECT_EQ(test::listing(dir), std::vector<std::string>{});
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3) << out;
+    EXPECT_NE(out.find("would write " + (dir / "s-00003-of-00003.gguf").string() + " ("), std::string::npos) << out;
+    ASSERT_EQ(test::run(edit + q(kMini) + " " + q(prefix) + " --split --split-max-tensors 8", &out), 0);
+    EXPECT_EQ(test::listing(dir).size(), 3u);
+    const std::string merged = (dir / "m.gguf").string();
+    ASSERT_EQ(test::run(edit + q((dir / "s-00001-of-00003.gguf").string()) + " " + q(merged) + " --merge --json", &out),
+              0);
+    EXPECT_NE(out.find("\"bytes\": " + std::to_string(fs::file_size(merged))), std::string::npos) << out;
+    EXPECT_EQ(test::run(edit + q(kMini) + " " + q((dir / "x.gguf").string()) + " --merge", &out, true), 2);
+    EXPECT_NE(out.find("--merge: is not a split model"), std::string::npos) << out;
+    EXPECT_EQ(test::run(edit + q(kMini) + " " + q((dir / "x.gguf").string()) + " --split", &out, true), 2);
+    EXPECT_NE(out.find("--split: needs --split-max-size or --split-max-tensors"), std::string::npos) << out;
+}
+
+// gguf-synth: --json, -q, the summary line, and its defaults in --help.
+TEST(CliFamily, SynthReportsWhatItWrote) {
+    const fs::path dir = test::temp_dir();
+    const std::string synth = test::tool_path("gguf-synth") + " ";
+    const std::string a = (dir / "a.gguf").string();
+    std::string out;
+    ASSERT_EQ(test::run(synth + q(a) + " --n-layer 1", &out), 0);
+    EXPECT_NE(out.find("gguf-synth: wrote " + a + " (" + std::to_string(fs::file_size(a)) + " bytes)"),
+              std::string::npos)
+        << out;
+    ASSERT_EQ(test::run(synth + q(a) + " --n-layer 1 -q", &out), 0);
+    EXPECT_EQ(out, "");
+    ASSERT_EQ(test::run(synth + q(a) + " --n-layer 1 --json", &out), 0);
+    EXPECT_NE(out.find("\"parameters\": "), std::string::npos) << out;
+    ASSERT_EQ(test::run(synth + "--help", &out), 0);
+    EXPECT_NE(out.find("=256"), std::string::npos) << out;  // --n-embd's default
+    ASSERT_EQ(test::run(test::tool_path("oiw4-check") + " --help", &out), 0);
+    EXPECT_NE(out.find("Usage: oiw4-check [OPTIONS] SOURCE CONVERTED | --self FILE | bench"), std::string::npos) << out;
+    EXPECT_NE(out.find("=4"), std::string::npos) << out;  // --vectors' default
+}
+
+// gguf-prune-vocab refuses to run without a keep set and reads --keep-range as its help writes it.
+TEST(CliFamily, PruneNeedsAKeepSet) {
+    const fs::path dir = test::temp_dir();
+    const std::string pv = test::tool_path("gguf-prune-vocab") + " " + q(kMini) + " ";
+    std::string out;
+    EXPECT_EQ(test::run(pv + q((dir / "o.gguf").string()), &out, true), 2);
+    EXPECT_NE(out.find("keep set: none given"), std::string::npos) << out;
+    EXPECT_FALSE(fs::exists(dir / "o.gguf"));
+    std::string dots, dash;
+    ASSERT_EQ(test::run(pv + "--dry-run --json --keep-range 10..40", &dots), 0);
+    ASSERT_EQ(test::run(pv + "--dry-run --json --keep-range 10-40", &dash), 0);
+    EXPECT_EQ(dots, dash);
+    EXPECT_NE(dots.find("\"requested\": 31"), std::string::npos) << dots;
+}
+
+// oiw4-convert: "--compress 19" as "--compress=19"; an OIW4 input without --to-gguf is told so.
+TEST(CliFamily, Oiw4ConvertSpellings) {
+    const fs::path dir = test::temp_dir();
+    const std::string conv = test::tool_path("oiw4-convert") + " ";
+    const std::string q4 = (dir / "q4.gguf").string(), o = (dir / "m.oiw4").string();
+    ASSERT_EQ(requant(q(kMini) + " " + q(q4) + " Q4_0"), 0);
+    ASSERT_EQ(test::run(conv + q(q4) + " " + q(o)), 0);
+    std::string a, b;
+    ASSERT_EQ(test::run(conv + "--compress 19 " + q(o) + " " + q(o + ".a") + " --json", &a), 0);
+    ASSERT_EQ(test::run(conv + "--compress=19 " + q(o) + " " + q(o + ".b") + " --json", &b), 0);
+    EXPECT_EQ(test::read_file(o + ".a"), test::read_file(o + ".b"));
+    EXPECT_NE(a.find("19"), std::string::npos) << a;
+    std::string log;
+    EXPECT_EQ(test::run(conv + q(o) + " " + q((dir / "back.gguf").string()), &log, true), 2);
+    EXPECT_NE(log.find("is an OIW4 file: pass --to-gguf"), std::string::npos) << log;
 }
 
 }  // namespace

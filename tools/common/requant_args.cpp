@@ -33,4 +33,17 @@ std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path) {
     return rules;
 }
 
+FormatError with_option_hint(const FormatError& e) {
+    const std::string& subject = e.subject();
+    if (std::string_view(e.what()).find("has no fallback type") == std::string_view::npos ||
+        !subject.starts_with("tensor '"))
+        return e;
+    const std::string name = subject.substr(8, subject.size() - 9);
+    const std::string option = name == "output.weight"       ? "--output-tensor-type F16 (or --leave-output-tensor)"
+                               : name == "token_embd.weight" ? "--token-embedding-type F16"
+                                                             : "--tensor-type '" + name + "=F16'";
+    return FormatError(e.kind(), "", "",
+                       std::string(e.what()) + "; choose a type its row length allows, e.g. " + option);
+}
+
 }  // namespace oiw

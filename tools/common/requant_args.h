@@ -23,4 +23,10 @@ TensorTypeRule tensor_type_arg(std::string_view spec);
 // naming the file and line.
 std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path);
 
+// `e` with the option that resolves it appended, when it is a tensor whose row length leaves the
+// requested type no fallback: "... e.g. --output-tensor-type F16 (or --leave-output-tensor)"
+// (output.weight), --token-embedding-type (token_embd.weight) or --tensor-type. Other errors come
+// back unchanged.
+FormatError with_option_hint(const FormatError& e);
+
 }  // namespace oiw

@@ -42,8 +42,11 @@ int run_tool(std::string_view tool, const std::function<int()>& body) {
 
 void write_stdout(std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0 || std::ferror(stdout))
-        throw FormatError(ErrorKind::Io, "<stdout>", "", "write failed");
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        const int e = errno;
+        throw FormatError(ErrorKind::Io, "", "",
+                          std::string("cannot write to standard output: ") + (e ? std::strerror(e) : "write error"));
+    }
 }
 
 bool is_tty(int fd) { return ::isatty(fd) == 1; }

@@ -23,7 +23,7 @@ int run_tool(std::string_view tool, const std::function<int()>& body);
 bool is_tty(int fd);
 
 // Writes `text` to stdout and flushes; a failed write (full disk, closed pipe) throws
-// FormatError(Io) "<stdout>: write failed".
+// FormatError(Io) "cannot write to standard output: <reason>" (run_tool's words for the same).
 void write_stdout(std::string_view text);
 
 // The files an output went to, for a message: "out.gguf", or "out-00001-of-00003.gguf ..

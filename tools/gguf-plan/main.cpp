@@ -19,12 +19,13 @@ namespace oiw::plan_cli {
 // Measures the error table, with progress on a TTY (stderr; quiet when piped).
 PlanTable measured_table(const Model& in, const ToolOptions& o) {
     std::unique_ptr<Progress> bar;
-    PlanTable t =
-        measure_plan(in, o.types, o.imatrix, o.excluded,
-                     [&](size_t done, size_t total, uint64_t w_done, uint64_t w_total, const std::string& tensor) {
-                         if (!bar) bar = std::make_unique<Progress>("gguf-plan: measuring", total, w_total * 4);
-                         bar->update(done - 1, w_done * 4, tensor);
-                     });
+    PlanTable t = measure_plan(
+        in, o.types, o.imatrix, o.excluded,
+        [&](size_t done, size_t total, uint64_t w_done, uint64_t w_total, const std::string& tensor) {
+            if (!bar) bar = std::make_unique<Progress>("gguf-plan: measuring", total, w_total * 4);
+            bar->update(done - 1, w_done * 4, tensor);
+        },
+        o.threads);
     if (bar) bar->done();
     return t;
 }
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
             fmt::print("{}", format_plan_json(table, r));
         else if (o.out.empty())
             fmt::print("{}", text);
+        else if (!o.quiet)
+            fmt::print("{}", summary_line("gguf-plan", {o.out}, t_total));
         fmt::print(stderr,
                    "gguf-plan: {} tensors, predicted {} bytes ({:.4f} bpw, {} bytes/token), error {:.6g} (lower bound "
                    "{:.6g}); "

@@ -38,7 +38,9 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
         "gguf-plan"};
     std::string profile, size, bpw, bpt, tps, bandwidth, types, gains;
     std::vector<std::string> pins;
+    std::string positional_out;
     app.add_option("IN", o.in, "input .gguf")->required();
+    app.add_option("OUT", positional_out, "plan file to write (as -o; default: stdout)");
     app.add_option("-o,--output", o.out, "plan file to write (default: stdout)");
     app.add_option("--target", size, "exact output file size (4200000000, 4.2GB, 3.5GiB)");
     app.add_option("--target-bpw", bpw, "bits per weight of the tensor data (llama.cpp's definition)");
@@ -59,9 +61,16 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
                    "error-table sidecar (default: IN.errtable; re-planning the same input skips the measurement)");
     app.add_flag("--no-cache", no_cache, "measure, neither read nor write the sidecar");
     app.add_flag("--json", o.json, "the plan as JSON on stdout");
+    add_threads_option(app, o.threads);
+    app.add_flag("-q,--quiet", o.quiet, "no summary line on stdout (with -o)");
     OIW_CLI_PARSE(app, argc, argv);
 
     return run_tool("gguf-plan", [&] {
+        if (!positional_out.empty()) {
+            if (!o.out.empty() && o.out != positional_out)
+                throw FormatError(ErrorKind::Usage, "", "OUT", "given twice (positional and -o)");
+            o.out = positional_out;
+        }
         const int n_targets = !size.empty() + !bpw.empty() + !bpt.empty() + !tps.empty();
         if (n_targets != 1)
             throw FormatError(

@@ -15,6 +15,8 @@ struct ToolOptions {
     ChooseOptions choose;            // budget, gains, pins, ties
     std::string cache;               // error-table sidecar ("" with --no-cache)
     bool json = false;
+    unsigned threads = 0;  // measurement threads (0: all cores)
+    bool quiet = false;    // -q: no summary line
 };
 
 // Parses a size such as "4200000000", "4.2GB", "3.5GiB" into bytes (SI prefixes powers of 1000,

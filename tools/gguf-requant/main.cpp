@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "libformat/escape.h"
+#include "tools/common/requant_args.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-requant/options.h"
 #include "tools/gguf-requant/report.h"
@@ -17,7 +18,13 @@ int main(int argc, char** argv) {
     if (int rc = requant_cli::parse_options(argc, argv, o); rc >= 0) return rc;
     return run_tool("gguf-requant", [&] {
         Model in = open_model(o.in);
-        RequantJob job = prepare_requant(in, o.requant);
+        RequantJob job = [&] {
+            try {
+                return prepare_requant(in, o.requant);
+            } catch (const FormatError& e) {
+                throw with_option_hint(e);
+            }
+        }();
         auto types_of = [](const auto& list, auto type) {
             std::vector<std::pair<std::string, GgmlType>> v;
             v.reserve(list.size());

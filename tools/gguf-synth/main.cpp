@@ -1,10 +1,13 @@
 // gguf-synth OUT [--n-embd N ...] [--sparse] [--split-max-size S | --split-max-tensors N]: writes a
 // deterministic synthetic llama / MoE model (samples, benchmarks, tests), as one file or as
 // gguf-split shards; --sparse leaves the tensor data as holes (zeros) for scale tests.
+#include <chrono>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "converters/synth/synth.h"
+#include "libformat/json.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/split_cli.h"
 #include "tools/common/tool_support.h"
@@ -13,8 +16,10 @@ int main(int argc, char** argv) {
     oiw::SynthOptions o;
     std::string out, type = "F16";
     oiw::SplitCli split;
+    bool json = false, quiet = false;
     CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights",
                  "gguf-synth"};
+    app.option_defaults()->always_capture_default();  // --help shows each option's default
     app.add_option("OUT", out, "output .gguf")->required();
     app.add_option("--name", o.name, "general.name");
     app.add_option("--n-embd", o.n_embd, "embedding width")->check(oiw::at_least_one());
@@ -30,14 +35,34 @@ int main(int argc, char** argv) {
     app.add_option("--seed", o.seed, "random seed");
     app.add_flag("--sparse", o.sparse,
                  "leave the tensor data as holes (zeros): full-size files that cost only their headers on disk");
+    app.add_flag("--json", json, "report as JSON on stdout");
+    app.add_flag("-q,--quiet", quiet, "print nothing on success");
     oiw::add_split_options(app, split);
     OIW_CLI_PARSE(app, argc, argv);
     return oiw::run_tool("gguf-synth", [&] {
+        const auto start = std::chrono::steady_clock::now();
         auto t = oiw::type_from_name(type);
         if (!t) throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--type", "unknown ggml type '" + type + "'");
         o.type = *t;
-        uint64_t params = oiw::write_synth_model(out, o, oiw::split_options(split));
-        if (oiw::is_tty(1)) fmt::print("{}: {} parameters\n", out, params);
+        const oiw::SplitOptions so = oiw::split_options(split);
+        std::vector<std::string> files;
+        const uint64_t params = oiw::write_synth_model(out, o, so, &files);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (json) {
+            oiw::json::Writer w;
+            w.begin_object();
+            w.key("output");
+            w.begin_array();
+            for (const auto& f : files) w.value(f);
+            w.end_array();
+            w.field("parameters", params);
+            w.field("seconds", seconds);
+            w.end_object();
+            oiw::write_stdout(w.take() + "\n");
+        } else if (!quiet) {
+            oiw::write_stdout(fmt::format("{}: {} parameters\n", oiw::written_text(files), params) +
+                              oiw::summary_line("gguf-synth", files, seconds));
+        }
         return oiw::kExitOk;
     });
 }
