@@ -107,6 +107,35 @@ TEST(CliFamily, TensorTypeFileFromAPipeWithComments) {
     EXPECT_NE(log.find("/dev/stdin: line 3: rule 'ffn=q9_9': unknown type 'q9_9'"), std::string::npos) << log;
 }
 
+// An imatrix without entries for tensors being quantized: each is named, by gguf-requant as
+// llama-quantize does ("did not find weights for ...") and by gguf-plan.
+TEST(CliFamily, ImatrixGapsAreNamedPerTensor) {
+    const std::string imatrix = test::data_path("models/mini-llama.imatrix.gguf");
+    std::string log;
+    ASSERT_EQ(requant(q(kMini) + " Q4_K_M --dry-run --imatrix " + q(imatrix) + " 2>&1 >/dev/null", &log, false), 0);
+    EXPECT_TRUE(log.ends_with(
+        "gguf-requant: warning: did not find imatrix weights for tensor 'output.weight': quantized to Q6_K without "
+        "them\n"
+        "gguf-requant: warning: did not find imatrix weights for tensor 'token_embd.weight': quantized to Q4_K without "
+        "them\n"))
+        << log;
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 4) << log;  // and the two row-length fallbacks
+    ASSERT_EQ(
+        requant(q(kMini) + " Q4_K_M --dry-run --imatrix " + q(imatrix) + " --include-weights attn_v 2>&1 >/dev/null",
+                &log, false),
+        0);
+    EXPECT_NE(log.find("did not find imatrix weights for tensor 'blk.0.ffn_up.weight'"), std::string::npos) << log;
+    EXPECT_EQ(log.find("did not find imatrix weights for tensor 'blk.0.attn_v.weight'"), std::string::npos) << log;
+    ASSERT_EQ(test::run(test::tool_path("gguf-plan") + " " + q(kMini) + " --no-cache --target-bpw 5 --imatrix " +
+                            q(imatrix) + " 2>&1 >/dev/null",
+                        &log),
+              0);
+    EXPECT_NE(log.find("gguf-plan: warning: did not find imatrix weights for tensor 'output.weight': its error is "
+                       "measured with unit weights\n"),
+              std::string::npos)
+        << log;
+}
+
 // A gguf-plan plan file is a --tensor-type-file: same bytes as gguf-requant --plan. gguf-plan
 // takes OUT positionally as well as with -o.
 TEST(CliFamily, PlanFileReadsAsTensorTypeFile) {

@@ -8,6 +8,7 @@
 
 #include "converters/planner/errtable.h"
 #include "converters/planner/planner.h"
+#include "converters/requant/imatrix.h"
 #include "libformat/escape.h"
 #include "libformat/io/atomic_file.h"
 #include "libformat/io/text_file.h"
@@ -64,6 +65,15 @@ int main(int argc, char** argv) {
         Model in = open_model(o.in);
         const PlanTable table = plan_cli::cached_table(in, o);
         const auto measured = std::chrono::steady_clock::now();
+        if (!o.imatrix.empty()) {  // gaps named per tensor, as gguf-requant (and llama-quantize) name them
+            const Imatrix m = load_imatrix(o.imatrix);
+            for (const auto& t : table.tensors)
+                if (!m.entries.contains(t.name))
+                    fmt::print(stderr,
+                               "gguf-plan: warning: did not find imatrix weights for tensor '{}': its error is "
+                               "measured with unit weights\n",
+                               escape_text(t.name));
+        }
         const PlanResult r = choose_plan(table, o.choose);
         // The size gguf-requant --dry-run computes for this plan must be the solver's.
         const PlanFile pf = plan_file_of(table, r);

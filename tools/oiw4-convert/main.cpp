@@ -5,6 +5,7 @@
 //   oiw4-convert --verify FILE.oiw4          (exit 1 naming the tensor and plane on a mismatch)
 // Every report is text on stdout, or JSON with --json; progress on stderr when it is a TTY.
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,7 +29,8 @@ using namespace oiw;
 
 struct Options {
     std::vector<std::string> files, encode, requant;
-    bool dry_run = false, to_gguf = false, decompress = false, verify = false, json = false;
+    bool dry_run = false, to_gguf = false, decompress = false, verify = false, json = false, quiet = false;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     int compress = 0;  // zstd level; 0: not compressing
     unsigned threads = 0;
     std::string max_output_size = "1T";  // --decompress: planes may decode to at most this
@@ -38,6 +40,10 @@ struct Options {
 void need_files(const Options& o, size_t n, const char* usage) {
     if (o.files.size() != n)
         throw FormatError(ErrorKind::Usage, "", "", fmt::format("expected {} (see --help)", usage));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 std::string human(uint64_t b) {
@@ -100,8 +106,9 @@ void print_plan(const Options& o, const Model& in, const Oiw4Plan& plan) {
         return;
     }
     if (!o.dry_run) {
-        fmt::print("wrote {}: {} tensors, {} ({} bytes)\n", escape_text(o.files[1]), plan.tensors.size(),
-                   human(plan.out_size), plan.out_size);
+        if (!o.quiet)
+            fmt::print("{}: {} tensors, {}\n{}", escape_text(o.files[1]), plan.tensors.size(), human(plan.out_size),
+                       summary_line("oiw4-convert", {o.files[1]}, seconds_since(o.start)));
         return;
     }
     std::map<std::string, int> count;
@@ -166,6 +173,7 @@ void print_codec(const Options& o, const CodecReport& r, unsigned threads) {
     };
     for (const auto& [enc, t] : r) row(enc, t);
     row("total", total);
+    fmt::print("{}", summary_line("oiw4-convert", {o.files[1]}, seconds_since(o.start)));
 }
 
 int verify(const Options& o) {
@@ -243,7 +251,9 @@ int to_gguf(const Options& o) {
         return rc;
     }
     if (r.written.empty()) return rc;
-    fmt::print("wrote {}: {} tensors, {}\n", written_text(r.written), f.tensors().size(), to_gguf_verdict(r));
+    if (!o.quiet)
+        fmt::print("{}: {} tensors, {}\n{}", written_text(r.written), f.tensors().size(), to_gguf_verdict(r),
+                   summary_line("oiw4-convert", r.written, seconds_since(o.start)));
     return rc;
 }
 
@@ -272,7 +282,7 @@ int codec(const Options& o) {
     co.progress = [&](size_t i, uint64_t bytes, std::string_view name) { bar.update(i, bytes, escape_text(name)); };
     const CodecReport r = o.decompress ? decompress_oiw4(f, o.files[1], co) : compress_oiw4(f, o.files[1], co);
     bar.done();
-    print_codec(o, r, co.threads);
+    if (!o.quiet || o.json) print_codec(o, r, co.threads);
     return kExitOk;
 }
 
@@ -326,6 +336,7 @@ int main(int argc, char** argv) {
                    "--decompress: refuse a file whose planes decode to more than SIZE bytes (K, M, G, T: powers of "
                    "1000; default 1T)");
     app.add_flag("--json", o.json, "report as JSON");
+    app.add_flag("-q,--quiet", o.quiet, "print nothing on success (a check's verdict still prints)");
     add_split_options(app, o.split);
     for (auto* a : {tg, cz, dz, vf})
         for (auto* b : {tg, cz, dz, vf})
