@@ -20,15 +20,18 @@ std::optional<HashAlgo> hash_from_name(std::string_view name) {
     return std::nullopt;
 }
 
-std::vector<std::string> tensor_digests(const Model& f, HashAlgo algo) {
+std::vector<std::string> tensor_digests(const Model& f, HashAlgo algo, unsigned threads) {
     const auto& infos = f.tensors();
     std::vector<std::string> out(infos.size());
     std::vector<uint64_t> weight(infos.size());
     for (size_t i = 0; i < infos.size(); ++i) weight[i] = infos[i].n_bytes;
-    parallel_for(infos.size(), weight, [&](size_t i) {
-        const auto data = f.tensor_data(i);
-        out[i] = algo == HashAlgo::Sha256 ? sha256_hex(data) : xxh3_hex(data);
-    });
+    parallel_for(
+        infos.size(), weight,
+        [&](size_t i) {
+            const auto data = f.tensor_data(i);
+            out[i] = algo == HashAlgo::Sha256 ? sha256_hex(data) : xxh3_hex(data);
+        },
+        threads);
     return out;
 }
 

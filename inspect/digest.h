@@ -22,8 +22,9 @@ enum class HashAlgo { Xxh3, Sha256 };
 std::string_view hash_name(HashAlgo a);  // "xxh3" / "sha256"
 std::optional<HashAlgo> hash_from_name(std::string_view name);
 
-// Lower-case hex digest of each tensor's data bytes (xxh3: 16 hex chars; sha256: 64), in tensor order.
-std::vector<std::string> tensor_digests(const Model& f, HashAlgo algo);
+// Lower-case hex digest of each tensor's data bytes (xxh3: 16 hex chars; sha256: 64), in tensor order,
+// on `threads` threads (0: all cores).
+std::vector<std::string> tensor_digests(const Model& f, HashAlgo algo, unsigned threads = 0);
 
 using ByteSink = std::function<void(std::span<const uint8_t>)>;
 

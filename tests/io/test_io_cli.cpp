@@ -43,6 +43,8 @@ TEST(ToolIo, ThreadsZeroIsAllCoresNegativeIsRefused) {
     const std::vector<std::string> commands = {
         requant + q((dir / "c.gguf").string()) + " --preset Q8_0",
         test::tool_path("gguf-inspect") + " hash " + q(kModel),
+        test::tool_path("gguf-inspect") + " " + q(kModel) + " --hash sha256",
+        test::tool_path("gguf-plan") + " " + q(kModel) + " --target-bpw 5 --no-cache",
         test::tool_path("oiw4-convert") + " --compress " + q(a) + " " + q((dir / "z.oiw4").string()),
         test::tool_path("oiw4-check") + " " + q(kModel) + " " + q(kModel),
         test::tool_path("oiw4-check") + " --self " + q(kModel),

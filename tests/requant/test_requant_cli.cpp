@@ -45,6 +45,7 @@ TEST(RequantCli, BadInputExitsWithOneLineError) {
         {"'" + kTinyF16 + "' '" + out + "' --preset Q8_0 --threads -1", "--threads: must be 0 (all cores) or more"},
         {"'" + kTinyF16 + "' '" + out + "' Q8_0 -1", "NTHREADS: '-1' is not a thread count"},
         {"'" + kTinyF16 + "' '" + out + "' Q4_K_X", "TYPE: unknown preset 'Q4_K_X'"},
+        {"'" + kTinyF16 + "' Q4_K_M '" + out + "'", "'Q4_K_M': a preset where OUT belongs: write IN OUT Q4_K_M"},
         {"'" + kTinyF16 + "' '" + out + "' --preset Q8_0 Q8_0", "unexpected: the type is given by --preset"},
         {"'" + kTinyF16 + "' '" + out + "' --prest Q8_0", "unknown option --prest (did you mean --preset?)"},
         {"'" + kTinyF16 + "' '" + out + "' Q8_0 --include-weights attn", "--include-weights: needs --imatrix"},

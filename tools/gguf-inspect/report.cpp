@@ -62,6 +62,8 @@ int run_report(int argc, char** argv) {
                  "a shard of a split model: inspect this file alone (split keys shown; other shards not needed)");
     app.add_flag("--list-profiles", list_profiles, "list the runtime profiles and exit");
     app.add_option("--bandwidth", bandwidth, "memory bandwidth for the tokens/s ceiling, e.g. 20GB/s");
+    unsigned threads = 0;
+    add_threads_option(app, threads);
     app.add_option("--hash", hash, "per-tensor digest of the data bytes: xxh3 (default) or sha256")
         ->check(CLI::IsMember({"xxh3", "sha256"}));
     app.add_option("--color", color, "colour: auto (only on a terminal), always, never")
@@ -105,7 +107,7 @@ int run_report(int argc, char** argv) {
     std::optional<HashAlgo> algo;
     if (!hash.empty()) {
         algo = hash_from_name(hash);
-        digests = tensor_digests(f, *algo);
+        digests = tensor_digests(f, *algo, threads);
     }
 
     Report r{f, a, profile ? &*profile : nullptr, profile ? &flags : nullptr, bw, algo, algo ? &digests : nullptr};

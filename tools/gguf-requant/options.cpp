@@ -39,6 +39,12 @@ void take_positionals(const std::vector<std::string>& args, bool have_preset, To
         std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
         o.out = o.in.substr(0, o.in.find_last_of('/') + 1) + "ggml-model-" + name + ".gguf";
     } else if (args.size() >= 2) {
+        if (!have_preset && lookup_preset(args[1]) && args.size() >= 3 && !lookup_preset(args[2]))
+            throw FormatError(ErrorKind::Usage, "", "'" + args[1] + "'",
+                              "a preset where OUT belongs: write IN OUT " + args[1] +
+                                  " (llama-quantize's order) or IN "
+                                  "OUT --preset " +
+                                  args[1]);
         o.out = args[next++];
     }
     if (next < args.size()) {
