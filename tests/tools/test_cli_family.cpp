@@ -136,6 +136,25 @@ TEST(CliFamily, ImatrixGapsAreNamedPerTensor) {
         << log;
 }
 
+// gguf-plan's error-table sidecar made with an imatrix is simply replaced by a run without one
+// (and back), without a warning.
+TEST(CliFamily, StaleSidecarIsReplaced) {
+    const fs::path dir = test::temp_dir();
+    const std::string m = (dir / "m.gguf").string();
+    fs::copy_file(kMini, m);
+    const std::string plan =
+        test::tool_path("gguf-plan") + " " + q(m) + " --target-bpw 5 -q -o " + q((dir / "p.plan").string()) + " ";
+    const std::string imatrix = " --imatrix " + q(test::data_path("models/mini-llama.imatrix.gguf"));
+    std::string log;
+    for (const std::string& extra : {imatrix, std::string(), imatrix}) {
+        ASSERT_EQ(test::run(plan + extra + " 2>&1 | grep -v 'did not find imatrix weights'", &log), 0);
+        EXPECT_EQ(log.find("warning"), std::string::npos) << log;
+        EXPECT_EQ(log.find("error table from"), std::string::npos) << log;  // measured: the key changed
+    }
+    ASSERT_EQ(test::run(plan + imatrix + " 2>&1", &log), 0);
+    EXPECT_NE(log.find("gguf-plan: error table from " + m + ".errtable"), std::string::npos) << log;
+}
+
 // A gguf-plan plan file is a --tensor-type-file: same bytes as gguf-requant --plan. gguf-plan
 // takes OUT positionally as well as with -o.
 TEST(CliFamily, PlanFileReadsAsTensorTypeFile) {
@@ -194,6 +213,8 @@ TEST(CliFamily, SynthReportsWhatItWrote) {
     EXPECT_EQ(out, "");
     ASSERT_EQ(test::run(synth + q(a) + " --n-layer 1 --json", &out), 0);
     EXPECT_NE(out.find("\"parameters\": "), std::string::npos) << out;
+    EXPECT_EQ(test::run(synth + q(a) + " --n-expert-used 2", &out, true), 2);
+    EXPECT_NE(out.find("--n-expert-used: needs --n-expert"), std::string::npos) << out;
     ASSERT_EQ(test::run(synth + "--help", &out), 0);
     EXPECT_NE(out.find("=256"), std::string::npos) << out;  // --n-embd's default
     ASSERT_EQ(test::run(test::tool_path("oiw4-check") + " --help", &out), 0);
@@ -214,6 +235,13 @@ TEST(CliFamily, PruneNeedsAKeepSet) {
     ASSERT_EQ(test::run(pv + "--dry-run --json --keep-range 10-40", &dash), 0);
     EXPECT_EQ(dots, dash);
     EXPECT_NE(dots.find("\"requested\": 31"), std::string::npos) << dots;
+    // Tied embeddings: the report says so instead of "embeddings 0 -> 0 bytes".
+    const std::string tied = (dir / "tied.gguf").string();
+    ASSERT_EQ(test::run(test::tool_path("gguf-synth") + " " + q(tied) + " --tied --n-layer 1 -q"), 0);
+    ASSERT_EQ(test::run(test::tool_path("gguf-prune-vocab") + " " + q(tied) + " --dry-run --keep-range 0..100", &out),
+              0);
+    EXPECT_NE(out.find("embeddings   tied: token_embd.weight is also the lm_head"), std::string::npos) << out;
+    EXPECT_NE(out.find("lm_head      524288 -> 132608 bytes"), std::string::npos) << out;
 }
 
 // oiw4-convert: "--compress 19" as "--compress=19"; an OIW4 input without --to-gguf is told so.

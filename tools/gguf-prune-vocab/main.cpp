@@ -201,6 +201,7 @@ std::string report(const Options& o, const oiw::vocab::PrunePlan& p, const oiw::
         w.key("closure_skipped"), p.closure_skipped.empty() ? w.null() : w.value(p.closure_skipped);
         w.field("merges_before", static_cast<uint64_t>(p.merges_before));
         w.field("merges_after", static_cast<uint64_t>(p.merges_after));
+        w.field("tied_embeddings", before.model.tied_embeddings);
         w.field("embedding_bytes_before", emb0);
         w.field("embedding_bytes_after", emb1);
         w.field("lm_head_bytes_before", lm0);
@@ -220,7 +221,10 @@ std::string report(const Options& o, const oiw::vocab::PrunePlan& p, const oiw::
                      p.n_vocab_before, p.n_vocab_after, p.requested, p.always_kept, p.closure_added,
                      p.closure_skipped.empty() ? "" : "; closure skipped: " + p.closure_skipped);
     if (p.merges_before) s += fmt::format("  merges       {} -> {}\n", p.merges_before, p.merges_after);
-    s += fmt::format("  embeddings   {} -> {} bytes\n", emb0, emb1);
+    if (before.model.tied_embeddings)  // token_embd.weight is the lm_head too: its bytes are counted there
+        s += "  embeddings   tied: token_embd.weight is also the lm_head (counted below)\n";
+    else
+        s += fmt::format("  embeddings   {} -> {} bytes\n", emb0, emb1);
     s += fmt::format("  lm_head      {} -> {} bytes\n", lm0, lm1);
     s += fmt::format("  saved        {} bytes\n", emb0 + lm0 - emb1 - lm1);
     s += fmt::format("  bytes/token  {} -> {}\n", bpt0, bpt1);

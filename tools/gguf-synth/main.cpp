@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     app.add_option("--n-head", o.n_head, "attention heads")->check(oiw::at_least_one());
     app.add_option("--n-head-kv", o.n_head_kv, "KV heads")->check(oiw::at_least_one());
     app.add_option("--n-expert", o.n_expert, "experts (0 = dense)")->check(CLI::NonNegativeNumber);
-    app.add_option("--n-expert-used", o.n_expert_used, "experts used per token");
+    auto* used = app.add_option("--n-expert-used", o.n_expert_used, "experts used per token (with --n-expert)");
     app.add_flag("--tied", o.tied, "tie embeddings (no output.weight)");
     app.add_option("--type", type, "matrix type: F32, F16, BF16 or a quantized type (Q8_0, Q4_K, ...)");
     app.add_option("--seed", o.seed, "random seed");
@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
     OIW_CLI_PARSE(app, argc, argv);
     return oiw::run_tool("gguf-synth", [&] {
         const auto start = std::chrono::steady_clock::now();
+        if (used->count() && o.n_expert == 0)
+            throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--n-expert-used", "needs --n-expert (a MoE model)");
         auto t = oiw::type_from_name(type);
         if (!t) throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--type", "unknown ggml type '" + type + "'");
         o.type = *t;
