@@ -348,6 +348,7 @@ int main(int argc, char** argv) {
             words[i + 1].find_first_not_of("0123456789") == std::string::npos)
             words[i] += "=" + words[i + 1], words.erase(words.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     std::vector<char*> args;
+    args.reserve(words.size());
     for (auto& w : words) args.push_back(w.data());
     OIW_CLI_PARSE(app, static_cast<int>(args.size()), args.data());
     return run_tool("oiw4-convert", [&] { return run(o); });
