@@ -327,7 +327,7 @@ Section files_section(const DiffReport& r) {
     const Diff& d = r.diff;
     Section s{"Files", {}, "files"};
     s.blocks.push_back(fields({
-        {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.a.path()), r.a.file_size(),
+        {"A", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.a_path()), r.a.file_size(),
                           r.a.metadata().size(), r.a.tensors().size())},
         {"B", fmt::format("{} ({} bytes, {} KV, {} tensors)", escape_text(r.b_path()), r.b.file_size(),
                           r.b.metadata().size(), r.b.tensors().size())},

@@ -51,8 +51,10 @@ struct DiffReport {
     const Model& b;
     const traffic::Analysis& ab;
     const Diff& diff;
-    std::string b_name = {};  // shown for B instead of its path when set (a plan preview)
+    std::string b_name = {};  // shown for B instead of its path when set (a plan preview, an OIW4 file)
+    std::string a_name = {};  // the same for A (an OIW4 file)
 
+    const std::string& a_path() const { return a_name.empty() ? a.path() : a_name; }
     const std::string& b_path() const { return b_name.empty() ? b.path() : b_name; }
 };
 

@@ -580,12 +580,12 @@ std::string render_diff_html(const DiffReport& r, const RenderOptions& o) {
     }
     for (size_t i : df.tensors_removed) ma[i] = "removed in B";
     for (size_t j : df.tensors_added) mb[j] = "added in B";
-    Side sa{r.a, r.aa, "A: " + F(r.a.path()), std::move(ma), "changed"};
+    Side sa{r.a, r.aa, "A: " + F(r.a_path()), std::move(ma), "changed"};
     Side sb{r.b, r.ab, "B: " + F(r.b_path()), std::move(mb), "changed"};
     const Grid g = grid_for({&sa, &sb});
 
     std::string b =
-        fmt::format("<h1>gguf-inspect diff</h1><p class=\"sub0\">{} vs {}</p>", F(r.a.path()), F(r.b_path()));
+        fmt::format("<h1>gguf-inspect diff</h1><p class=\"sub0\">{} vs {}</p>", F(r.a_path()), F(r.b_path()));
     b += sections(d, {"files"});
     b += "<section id=\"type-maps\"><h2>Type maps</h2>";
     std::set<GgmlType> types = types_of(r.a);

@@ -331,10 +331,10 @@ std::string render_json(const Report& r, const RenderOptions& o) {
 
 namespace {
 
-// One side of a diff: path (B's display name for B), size, counts, sizes and bytes per token.
+// One side of a diff: path (its display name when set), size, counts, sizes and bytes per token.
 void diff_file(json::Writer& w, const DiffReport& r, const Model& f, const traffic::Analysis& a) {
     w.begin_object();
-    w.field("path", &f == &r.b ? r.b_path() : f.path());
+    w.field("path", &f == &r.b ? r.b_path() : r.a_path());
     w.field("size", f.file_size());
     w.field("kv_count", f.metadata().size());
     w.field("tensor_count", f.tensors().size());

@@ -261,5 +261,20 @@ TEST(CliFamily, Oiw4ConvertSpellings) {
     EXPECT_NE(log.find("is an OIW4 file: pass --to-gguf"), std::string::npos) << log;
 }
 
+// gguf-inspect diff takes an OIW4 file on either side, compared as the GGUF it stands for.
+TEST(CliFamily, DiffReadsOiw4OnEitherSide) {
+    const fs::path dir = test::temp_dir();
+    const std::string q4 = (dir / "q4.gguf").string(), o = (dir / "q4.oiw4").string();
+    ASSERT_EQ(requant(q(kMini) + " " + q(q4) + " Q4_0 -q"), 0);
+    ASSERT_EQ(test::run(test::tool_path("oiw4-convert") + " " + q(q4) + " " + q(o) + " -q"), 0);
+    const std::string diff = test::tool_path("gguf-inspect") + " diff ";
+    std::string out;
+    EXPECT_EQ(test::run(diff + q(q4) + " " + q(o) + " --data", &out), 0) << out;
+    EXPECT_NE(out.find("identical (metadata, tensor infos and data)"), std::string::npos) << out;
+    EXPECT_NE(out.find(o + " (OIW4)"), std::string::npos) << out;
+    EXPECT_EQ(test::run(diff + q(o) + " " + q(kMini) + " --json", &out), 1) << out;
+    EXPECT_NE(out.find("\"path\": \"" + o + " (OIW4)\""), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace oiw

@@ -1,13 +1,20 @@
-// gguf-inspect diff A B: metadata, tensor and (with --data) byte differences. Exit 0 identical,
+// gguf-inspect diff A B: metadata, tensor and (with --data) byte differences; either side may be
+// an OIW4 file (compared as the GGUF it stands for). Exit 0 identical,
 // 1 different, 2 error, like cmp. diff A --plan PLAN: B is what gguf-requant A --plan PLAN would
 // write (its header; converters/planner/preview.h), so the report shows the planned types.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "converters/planner/preview.h"
+#include "converters/repack/oiw4_convert.h"
 #include "inspect/diff.h"
 #include "inspect/render.h"
+#include "libformat/oiw4/oiw4.h"
 #include "libformat/traffic.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/tool_support.h"
@@ -17,9 +24,33 @@ namespace oiw::inspect_tool {
 
 using namespace oiw::inspect;
 
+namespace {
+
+// A GGUF model, or an OIW4 file as the GGUF it stands for (what oiw4-convert --to-gguf writes,
+// into a temp file unlinked at once: the mapping keeps it), named "PATH (OIW4)" in the report.
+Model open_side(const std::string& path, std::string& name) {
+    if (!is_oiw4_file(path)) return open_model(path);
+    name = path + " (OIW4)";
+    std::string tmpl = (std::filesystem::temp_directory_path() / "oiw-diff-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw FormatError(ErrorKind::Io, tmpl, "", std::strerror(errno));
+    const std::string gguf = tmpl + "/as.gguf";
+    try {
+        write_gguf_from_oiw4(Oiw4File::open(path), gguf);
+        Model m = open_model(gguf);
+        std::filesystem::remove_all(tmpl);
+        return m;
+    } catch (...) {
+        std::filesystem::remove_all(tmpl);
+        throw;
+    }
+}
+
+}  // namespace
+
 int run_diff(int argc, char** argv) {
     CLI::App app{
-        "Compare two GGUF files: metadata, tensors, per-token traffic, and with --data the tensor bytes.\n"
+        "Compare two GGUF files (or OIW4 files, as the GGUF each stands for): metadata, tensors, per-token traffic,\n"
+        "and with --data the tensor bytes.\n"
         "Exit status: 0 identical, 1 different, 2 error.",
         "gguf-inspect diff"};
     std::string pa, pb, html, plan, imatrix;
@@ -46,14 +77,15 @@ int run_diff(int argc, char** argv) {
 
     if (pb.empty() && plan.empty())
         throw FormatError(ErrorKind::Usage, "", "B", "second file (or --plan PLAN) required");
-    const Model a = open_model(pa);
-    const Model b = plan.empty() ? open_model(pb) : plan_preview(a, read_plan_file(plan), imatrix);
+    std::string a_name, b_name;
+    const Model a = open_side(pa, a_name);
+    const Model b = plan.empty() ? open_side(pb, b_name) : plan_preview(a, read_plan_file(plan), imatrix);
     const traffic::Analysis aa = traffic::analyze(a), ab = traffic::analyze(b);
     const Diff d = diff(a, aa, b, ab, data && plan.empty());
     RenderOptions o;
     o.full = full;
     o.color = want_color(color);
-    const DiffReport r{a, aa, b, ab, d, plan.empty() ? "" : plan + " (planned)"};
+    const DiffReport r{a, aa, b, ab, d, plan.empty() ? b_name : plan + " (planned)", a_name};
     if (!html.empty())
         write_output(html, render_diff_html(r, o));
     else
