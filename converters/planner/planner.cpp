@@ -12,6 +12,8 @@
 #include "converters/planner/solve.h"
 #include "libformat/error.h"
 #include "libformat/escape.h"
+#include "libformat/io/hash.h"
+#include "libformat/io/mapped_file.h"
 #include "libformat/io/text_file.h"
 #include "libformat/json.h"
 #include "libformat/names.h"
@@ -341,12 +343,32 @@ std::string budget_text(const PlanBudget& b) {
 }
 }  // namespace
 
-std::string format_plan_file(const PlanTable& table, const PlanResult& r) {
+std::string imatrix_id(const std::string& path) {
+    const MappedFile f(path);
+    return "xxh3:" + xxh3_hex(f.bytes()) + " " + escape_text(path);
+}
+
+std::string plan_imatrix_mismatch(const PlanFile& plan, const std::string& imatrix_path) {
+    if (plan.imatrix == "?") return "";
+    if (plan.imatrix == "no")
+        return imatrix_path.empty() ? "" : "this plan was made without an imatrix; run without --imatrix";
+    const std::string recorded = plan.imatrix.substr(0, plan.imatrix.find(' '));
+    const std::string made_with = fmt::format("this plan was made with imatrix {} ({})",
+                                              escape_text(plan.imatrix.substr(recorded.size() + 1)), recorded);
+    if (imatrix_path.empty()) return made_with + "; pass it with --imatrix";
+    const std::string given = imatrix_id(imatrix_path);
+    if (given.substr(0, given.find(' ')) != recorded)
+        return fmt::format("{}; --imatrix {} is another file ({})", made_with, escape_text(imatrix_path),
+                           given.substr(0, given.find(' ')));
+    return "";
+}
+
+std::string format_plan_file(const PlanTable& table, const PlanResult& r, const std::string& imatrix) {
     std::string s = "# gguf-plan 1\n";
     s += fmt::format("# budget: {}\n# predicted-size: {}\n# bpw: {:.4f}\n# bytes-per-token: {}\n",
                      budget_text(r.budget), r.file_size, r.bpw, r.bytes_per_token);
     s += fmt::format("# error: {:.9g}\n# lower-bound: {:.9g}\n# imatrix: {}\n# preset: {}\n", r.error, r.lower_bound,
-                     table.has_imatrix ? "yes" : "no", r.preset->name);
+                     table.has_imatrix ? (imatrix.empty() ? "yes" : imatrix) : "no", r.preset->name);
     for (size_t i = 0; i < table.tensors.size(); ++i)
         s += fmt::format("^{}$={}\n", escape_name(table.tensors[i].name), type_name(r.type[i]));
     return s;
@@ -397,6 +419,12 @@ PlanFile read_plan_file(const std::string& path) {
                 if (*end || !p.predicted_size) bad("bad predicted-size");
             } else if (line.rfind("# preset: ", 0) == 0) {
                 p.preset = line.substr(10);
+            } else if (line.rfind("# imatrix: ", 0) == 0) {
+                p.imatrix = line.substr(11);
+                if (p.imatrix == "yes") p.imatrix = "?";
+                if (p.imatrix != "?" && p.imatrix != "no" &&
+                    (!p.imatrix.starts_with("xxh3:") || p.imatrix.find(' ') == std::string::npos))
+                    bad("bad imatrix line (expected no, yes or xxh3:HASH PATH)");
             }
             continue;
         }

@@ -94,9 +94,13 @@ PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt);
 // Summed gain-weighted error of given types (parallel to table.tensors), e.g. a preset's.
 double plan_error(const PlanTable& table, const std::vector<double>& gain, const std::vector<GgmlType>& types);
 
-// The plan file: '#' header lines (budget, predicted size, bpw, bytes/token, error, bound,
-// preset), then one "^exact\.name$=TYPE" line per tensor (llama-quantize's --tensor-type-file).
-std::string format_plan_file(const PlanTable& table, const PlanResult& r);
+// The plan file: '#' header lines (budget, predicted size, bpw, bytes/token, error, bound, the
+// imatrix: "no", or imatrix_id's "xxh3:HASH PATH" passed as `imatrix`, preset), then one
+// "^exact\.name$=TYPE" line per tensor (llama-quantize's --tensor-type-file).
+std::string format_plan_file(const PlanTable& table, const PlanResult& r, const std::string& imatrix = "");
+// An imatrix file as a plan records it: "xxh3:HASH PATH" (HASH of the file's bytes: the same
+// imatrix under another path is recognised; PATH escaped, one line). Throws FormatError(Io) when it cannot be read.
+std::string imatrix_id(const std::string& path);
 std::string format_plan_json(const PlanTable& table, const PlanResult& r);
 
 struct PlanFile {
@@ -104,7 +108,11 @@ struct PlanFile {
     std::vector<std::string> names;  // the exact tensor name of each rule
     uint64_t predicted_size = 0;     // 0 when the header has none
     std::string preset;              // "" when the header has none
+    std::string imatrix = "?";       // "# imatrix:": "no", imatrix_id's "xxh3:HASH PATH", or "?" (unrecorded, "yes")
 };
+// Why `imatrix_path` ("" for none) is not the imatrix `plan` was made with, or "" when it is (same
+// bytes under any path) or the plan does not say. Names the plan's file and hash.
+std::string plan_imatrix_mismatch(const PlanFile& plan, const std::string& imatrix_path);
 // Reads a plan file (read_text_file). Entries must be anchored exact names "^name$=TYPE".
 // Throws FormatError(Usage) naming the file and line.
 PlanFile read_plan_file(const std::string& path);

@@ -155,6 +155,43 @@ TEST(CliFamily, StaleSidecarIsReplaced) {
     EXPECT_NE(log.find("gguf-plan: error table from " + m + ".errtable"), std::string::npos) << log;
 }
 
+// A plan records its imatrix by content: the same bytes under another path execute; a missing or
+// different imatrix is refused naming the plan's (nothing written).
+TEST(CliFamily, PlanKnowsItsImatrixByContent) {
+    const fs::path dir = test::temp_dir();
+    const std::string imatrix = test::data_path("models/mini-llama.imatrix.gguf");
+    const std::string copy = (dir / "copy.imatrix").string(), plan = (dir / "p.plan").string();
+    fs::copy_file(imatrix, copy);
+    ASSERT_EQ(test::run(test::tool_path("gguf-plan") + " " + q(kMini) + " " + q(plan) +
+                        " --target-bpw 5 --no-cache -q --imatrix " + q(imatrix) + " 2>/dev/null"),
+              0);
+    const auto bytes = test::read_file(plan);
+    EXPECT_NE(std::string(bytes.begin(), bytes.end()).find("# imatrix: xxh3:"), std::string::npos);
+    const std::string a = (dir / "a.gguf").string(), b = (dir / "b.gguf").string(), c = (dir / "c.gguf").string();
+    ASSERT_EQ(requant(q(kMini) + " " + q(a) + " --plan " + q(plan) + " --imatrix " + q(imatrix) + " -q 2>/dev/null"),
+              0);
+    ASSERT_EQ(requant(q(kMini) + " " + q(b) + " --plan " + q(plan) + " --imatrix " + q(copy) + " -q 2>/dev/null"), 0);
+    {  // only the quantize.imatrix.file value differs: every tensor's type and bytes are the same
+        const GgufFile fa = GgufFile::open(a), fb = GgufFile::open(b);
+        ASSERT_EQ(fa.tensors().size(), fb.tensors().size());
+        for (size_t i = 0; i < fa.tensors().size(); ++i) {
+            EXPECT_EQ(fa.tensors()[i].type, fb.tensors()[i].type);
+            const auto da = fa.tensor_data(i), db = fb.tensor_data(i);
+            EXPECT_TRUE(std::equal(da.begin(), da.end(), db.begin(), db.end())) << fa.tensors()[i].name;
+        }
+    }
+    std::string log;
+    EXPECT_EQ(requant(q(kMini) + " " + q(c) + " --plan " + q(plan), &log), 2);
+    EXPECT_NE(log.find("--plan: this plan was made with imatrix " + imatrix + " (xxh3:"), std::string::npos) << log;
+    EXPECT_NE(log.find("pass it with --imatrix"), std::string::npos) << log;
+    EXPECT_EQ(requant(q(kMini) + " " + q(c) + " --plan " + q(plan) + " --imatrix " +
+                          q(test::data_path("models/mini-moe.imatrix.gguf")),
+                      &log),
+              2);
+    EXPECT_NE(log.find("is another file (xxh3:"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(c));
+}
+
 // A gguf-plan plan file is a --tensor-type-file: same bytes as gguf-requant --plan. gguf-plan
 // takes OUT positionally as well as with -o.
 TEST(CliFamily, PlanFileReadsAsTensorTypeFile) {

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
         if (size != r.file_size)
             throw FormatError(ErrorKind::BadData, o.in, "plan",
                               fmt::format("predicted {} bytes, gguf-requant plans {}", r.file_size, size));
-        const std::string text = format_plan_file(table, r);
+        const std::string text = format_plan_file(table, r, o.imatrix.empty() ? "" : imatrix_id(o.imatrix));
         if (!o.out.empty()) {
             AtomicFile f(o.out, in.files());
             f.write(text.data(), text.size());
