@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "inspect/digest.h"
 #include "libformat/parallel.h"
 
 namespace oiw::inspect {

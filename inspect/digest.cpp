@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "converters/repack/oiw4_convert.h"
-#include "libformat/error.h"
 #include "libformat/io/hash.h"
 #include "libformat/oiw4/oiw4.h"
 #include "libformat/parallel.h"

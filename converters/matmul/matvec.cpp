@@ -7,7 +7,6 @@
 #include "converters/matmul/parallel.h"
 #include "converters/quant/quants.h"
 #include "converters/repack/repack.h"
-#include "libformat/error.h"
 #include "libformat/model.h"
 #include "libformat/oiw4/oiw4.h"
 

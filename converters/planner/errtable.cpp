@@ -14,7 +14,6 @@
 
 #include <fmt/format.h>
 
-#include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/hash.h"
 #include "libformat/io/text_file.h"

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "converters/planner/measure.h"
 #include "converters/planner/planner.h"
 
 namespace oiw {

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "converters/quant/quants.h"
-#include "libformat/error.h"
 #include "libformat/parallel.h"
 
 namespace oiw {

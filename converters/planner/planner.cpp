@@ -10,7 +10,6 @@
 
 #include "converters/planner/measure.h"
 #include "converters/planner/solve.h"
-#include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/hash.h"
 #include "libformat/io/mapped_file.h"

@@ -10,8 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "libformat/error.h"
-
 namespace oiw {
 namespace {
 

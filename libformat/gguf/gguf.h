@@ -20,7 +20,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "libformat/error.h"
+#include "libformat/error.h"  // IWYU pragma: export (every parser here throws FormatError)
 #include "libformat/gguf/metadata.h"
 #include "libformat/types.h"
 

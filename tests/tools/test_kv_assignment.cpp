@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "libformat/error.h"
 #include "tools/common/tool_support.h"
 
 namespace oiw {

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/text_file.h"
 

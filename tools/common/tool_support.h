@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "libformat/gguf/gguf.h"
+#include "libformat/gguf/metadata.h"
 
 namespace oiw {
 

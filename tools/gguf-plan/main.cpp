@@ -11,7 +11,6 @@
 #include "converters/requant/imatrix.h"
 #include "libformat/escape.h"
 #include "libformat/io/atomic_file.h"
-#include "libformat/io/text_file.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-plan/options.h"
 

@@ -9,10 +9,8 @@
 
 #include "converters/matmul/kernels.h"
 #include "converters/matmul/parallel.h"
-#include "converters/quant/quants.h"
 #include "libformat/error.h"
 #include "libformat/fp16.h"
-#include "libformat/gguf/gguf.h"
 #include "libformat/json.h"
 #include "tools/common/tool_support.h"
 #include "tools/oiw4-check/commands.h"

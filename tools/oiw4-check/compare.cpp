@@ -9,7 +9,6 @@
 
 #include "converters/matmul/matvec.h"
 #include "converters/quant/kernels.h"
-#include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/mapped_file.h"
 #include "libformat/json.h"

@@ -13,7 +13,6 @@
 #include "converters/quant/quants.h"
 #include "converters/repack/repack.h"
 #include "libformat/escape.h"
-#include "libformat/fp16.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/json.h"
 #include "libformat/oiw4/oiw4.h"
