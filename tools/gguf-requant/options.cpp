@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "libformat/escape.h"
@@ -42,10 +43,9 @@ void take_positionals(const std::vector<std::string>& args, bool have_preset, To
     } else if (args.size() >= 2) {
         if (!have_preset && lookup_preset(args[1]) && args.size() >= 3 && !lookup_preset(args[2]))
             throw FormatError(ErrorKind::Usage, "", "'" + args[1] + "'",
-                              "a preset where OUT belongs: write IN OUT " + args[1] +
-                                  " (llama-quantize's order) or IN "
-                                  "OUT --preset " +
-                                  args[1]);
+                              fmt::format("a preset where OUT belongs: write IN OUT {0} (llama-quantize's order) or "
+                                          "IN OUT --preset {0}",
+                                          args[1]));
         o.out = args[next++];
     }
     if (next < args.size()) {
