@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "libformat/error.h"
 #include "tools/common/tool_support.h"
 
 namespace {
