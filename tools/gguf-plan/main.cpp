@@ -8,7 +8,6 @@
 
 #include "converters/planner/errtable.h"
 #include "converters/planner/planner.h"
-#include "converters/requant/imatrix.h"
 #include "libformat/escape.h"
 #include "libformat/io/atomic_file.h"
 #include "tools/common/tool_support.h"
@@ -64,22 +63,21 @@ int main(int argc, char** argv) {
         Model in = open_model(o.in);
         const PlanTable table = plan_cli::cached_table(in, o);
         const auto measured = std::chrono::steady_clock::now();
-        if (!o.imatrix.empty()) {  // gaps named per tensor, as gguf-requant (and llama-quantize) name them
-            const Imatrix m = load_imatrix(o.imatrix);
-            for (const auto& t : table.tensors)
-                if (!m.entries.contains(t.name))
-                    fmt::print(stderr,
-                               "gguf-plan: warning: did not find imatrix weights for tensor '{}': its error is "
-                               "measured with unit weights\n",
-                               escape_text(t.name));
-        }
         const PlanResult r = choose_plan(table, o.choose);
         // The size gguf-requant --dry-run computes for this plan must be the solver's.
         const PlanFile pf = plan_file_of(table, r);
         RequantOptions ro = requant_options_for(pf, o.imatrix);
         ro.allow_requantize = true;
         ro.dry_run = true;
-        const uint64_t size = prepare_requant(in, ro).file_size;
+        const RequantJob job = prepare_requant(in, ro);  // job.imatrix: the entries it loaded, for the gaps below
+        if (!o.imatrix.empty())  // gaps named per tensor, as gguf-requant (and llama-quantize) name them
+            for (const auto& t : table.tensors)
+                if (!job.imatrix.contains(t.name))
+                    fmt::print(stderr,
+                               "gguf-plan: warning: did not find imatrix weights for tensor '{}': its error is "
+                               "measured with unit weights\n",
+                               escape_text(t.name));
+        const uint64_t size = job.file_size;
         if (size != r.file_size)
             throw FormatError(ErrorKind::BadData, o.in, "plan",
                               fmt::format("predicted {} bytes, gguf-requant plans {}", r.file_size, size));
