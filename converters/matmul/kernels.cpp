@@ -18,6 +18,25 @@ namespace {
 
 #if defined(__x86_64__)
 ActView view(const Q8Act& a) { return {a.qs.data(), a.d.data(), a.c8.data()}; }
+
+// One ISA's x86 kernels (gemv_x86.h); a null entry runs the scalar reference.
+struct X86Kernels {
+    decltype(&avx2::oiw4_rows) oiw4;
+    decltype(&avx2::q4kx8_groups) q4kx8;
+    decltype(&avx2::q4_0_rows) q4_0;
+};
+
+// The kernels of `isa`, which this CPU runs (cpu_runs); Scalar has none.
+X86Kernels x86_kernels(Isa isa) {
+    switch (isa) {
+        case Isa::Avx1: return {avx1::oiw4_rows, nullptr, nullptr};
+        case Isa::Avx2: return {avx2::oiw4_rows, avx2::q4kx8_groups, avx2::q4_0_rows};
+        case Isa::AvxVnni: return {avxvnni::oiw4_rows, avxvnni::q4kx8_groups, avxvnni::q4_0_rows};
+        case Isa::Avx512: return {avx512::oiw4_rows, avx512::q4kx8_groups, avx512::q4_0_rows};
+        case Isa::Avx512Vnni: return {avx512vnni::oiw4_rows, avx512vnni::q4kx8_groups, avx512vnni::q4_0_rows};
+        default: return {nullptr, nullptr, nullptr};
+    }
+}
 #endif
 
 void check_shape(const char* what, int64_t cols, int64_t bs, int64_t n) {
@@ -36,16 +55,11 @@ void oiw4_gemv(Isa isa, const Oiw4Planes& w, const Q8Act* const* acts, int nvec,
     for (int v = 0; v < nvec; ++v) check_shape("oiw4", w.cols, 32, acts[v]->n);
     if (!cpu_runs(isa)) isa = Isa::Scalar;
 #if defined(__x86_64__)
-    if (isa != Isa::Scalar) {
+    if (const auto rows = x86_kernels(isa).oiw4) {
         ActView views[kMaxBatch];
         for (int v = 0; v < nvec; ++v) views[v] = view(*acts[v]);
         const bool pair = two_row && nvec == 1;
-        parallel_rows(w.rows, threads, pair ? 2 : 1, [&](int64_t r0, int64_t r1) {
-            if (isa == Isa::Avx2)
-                avx2::oiw4_rows(w, views, nvec, y, r0, r1, pair);
-            else
-                avx1::oiw4_rows(w, views, nvec, y, r0, r1, pair);
-        });
+        parallel_rows(w.rows, threads, 2, [&](int64_t r0, int64_t r1) { rows(w, views, nvec, y, r0, r1, pair); });
         return;
     }
 #endif
@@ -60,9 +74,9 @@ void q4kx8_gemv([[maybe_unused]] Isa isa, const Q4Kx8View& w, const Q8KAct& a, f
     if (w.rows % 8 != 0) throw FormatError(ErrorKind::Usage, "", "q4kx8", "rows must be a multiple of 8");
     check_shape("q4kx8", w.cols, 256, a.n);
 #if defined(__x86_64__)
-    if (isa == Isa::Avx2 && cpu_runs(Isa::Avx2)) {
+    if (const auto groups = cpu_runs(isa) ? x86_kernels(isa).q4kx8 : nullptr) {
         const KActView v{a.blocks.data(), a.msum.data()};
-        parallel_rows(w.rows / 8, threads, 1, [&](int64_t g0, int64_t g1) { avx2::q4kx8_groups(w, v, y, g0, g1); });
+        parallel_rows(w.rows / 8, threads, 1, [&](int64_t g0, int64_t g1) { groups(w, v, y, g0, g1); });
         return;
     }
 #endif
@@ -80,9 +94,9 @@ void q4_0_gemv([[maybe_unused]] Isa isa, const block_q4_0* w, int64_t rows, int6
                int threads) {
     check_shape("Q4_0", cols, 32, a.n);
 #if defined(__x86_64__)
-    if (isa == Isa::Avx2 && cpu_runs(Isa::Avx2)) {
+    if (const auto kernel = cpu_runs(isa) ? x86_kernels(isa).q4_0 : nullptr) {
         const ActView v = view(a);
-        parallel_rows(rows, threads, 1, [&](int64_t r0, int64_t r1) { avx2::q4_0_rows(w, cols, v, y, r0, r1); });
+        parallel_rows(rows, threads, 2, [&](int64_t r0, int64_t r1) { kernel(w, cols, v, y, r0, r1); });
         return;
     }
 #endif

@@ -1,7 +1,7 @@
 #include "converters/quant/dispatch.h"
 
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <span>
 
 #include "libformat/fp16.h"
@@ -15,10 +15,13 @@
 namespace oiw {
 namespace {
 
+// Every Isa, in increasing order of preference.
+constexpr Isa kIsas[] = {Isa::Scalar, Isa::Avx1, Isa::Avx2, Isa::AvxVnni, Isa::Avx512, Isa::Avx512Vnni};
+
 // The optimized quantizers this build has for `isa` (none for Scalar or another architecture's ISA).
 std::span<const IsaKernel> isa_quantizers(Isa isa) {
 #if OIW_X86_KERNELS
-    if (isa == Isa::Avx2) return avx2::quantizers();
+    if (has_avx2(isa)) return avx2::quantizers();
 #endif
     (void)isa;
     return {};
@@ -34,6 +37,9 @@ KernelTable with_isa(Isa isa) {
 
 std::string_view isa_name(Isa isa) {
     switch (isa) {
+        case Isa::Avx512Vnni: return "avx512vnni";
+        case Isa::Avx512: return "avx512";
+        case Isa::AvxVnni: return "avxvnni";
         case Isa::Avx2: return "avx2";
         case Isa::Avx1: return "avx1";
         default: return "scalar";
@@ -43,17 +49,26 @@ std::string_view isa_name(Isa isa) {
 bool cpu_runs(Isa isa) {
 #if OIW_X86_KERNELS
     struct Features {
-        bool avx, avx2_f16c;
+        bool avx, avx2_f16c, avxvnni, avx512, avx512vnni;
     };
     static const Features f = [] {
-        __builtin_cpu_init();  // its avx/avx2 answers also check that the OS saves YMM state
+        // Its avx* answers also check that the OS saves the YMM state, its avx512* ones the ZMM
+        // and mask state (xgetbv).
+        __builtin_cpu_init();
         unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
         const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-        return Features{__builtin_cpu_supports("avx") != 0, __builtin_cpu_supports("avx2") != 0 && f16c};
+        const bool avx2 = __builtin_cpu_supports("avx2") != 0 && f16c;
+        const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0 &&
+                            __builtin_cpu_supports("avx512vl") != 0;
+        return Features{__builtin_cpu_supports("avx") != 0, avx2, avx2 && __builtin_cpu_supports("avxvnni") != 0,
+                        avx512, avx512 && __builtin_cpu_supports("avx512vnni") != 0};
     }();
     switch (isa) {
         case Isa::Avx1: return f.avx;
         case Isa::Avx2: return f.avx2_f16c;
+        case Isa::AvxVnni: return f.avxvnni;
+        case Isa::Avx512: return f.avx512;
+        case Isa::Avx512Vnni: return f.avx512vnni;
         default: return true;
     }
 #else
@@ -62,21 +77,32 @@ bool cpu_runs(Isa isa) {
 }
 
 Isa detected_isa() {
-    static const Isa isa = cpu_runs(Isa::Avx2) ? Isa::Avx2 : cpu_runs(Isa::Avx1) ? Isa::Avx1 : Isa::Scalar;
+    static const Isa isa = [] {
+        Isa best = Isa::Scalar;
+        for (const Isa i : kIsas)
+            if (cpu_runs(i)) best = i;
+        return best;
+    }();
     return isa;
 }
 
 Isa active_isa() {
     static const Isa isa = [] {
         const char* force = std::getenv("OIW_ISA");
-        return force && std::strcmp(force, "scalar") == 0 ? Isa::Scalar : detected_isa();
+        if (!force) return detected_isa();
+        for (const Isa i : kIsas)
+            if (isa_name(i) == force && cpu_runs(i)) return i;
+        const std::string_view d = isa_name(detected_isa());
+        std::fprintf(stderr, "warning: OIW_ISA=%s is not an instruction set this CPU runs; using %.*s\n", force,
+                     static_cast<int>(d.size()), d.data());
+        return detected_isa();
     }();
     return isa;
 }
 
 const KernelTable& kernel_table(Isa isa) {
     static const KernelTable avx2 = with_isa(Isa::Avx2);
-    return isa == Isa::Avx2 ? avx2 : reference_kernels();
+    return has_avx2(isa) ? avx2 : reference_kernels();
 }
 
 const TypeKernels& type_kernels(GgmlType t) { return kernel_table(active_isa())[static_cast<size_t>(t)]; }
@@ -88,7 +114,7 @@ bool has_fast_path(GgmlType t, bool with_imatrix) {
 
 void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
 #if OIW_X86_KERNELS
-    if (active_isa() == Isa::Avx2) return avx2::f16_to_f32(src, dst, n);
+    if (has_avx2(active_isa())) return avx2::f16_to_f32(src, dst, n);
 #endif
     for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
 }

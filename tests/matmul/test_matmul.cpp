@@ -332,13 +332,17 @@ protected:
     }
 };
 
-INSTANTIATE_TEST_SUITE_P(Isa, MatmulKernels, ::testing::Values(Isa::Scalar, Isa::Avx1, Isa::Avx2),
+INSTANTIATE_TEST_SUITE_P(Isa, MatmulKernels,
+                         ::testing::Values(Isa::Scalar, Isa::Avx1, Isa::Avx2, Isa::AvxVnni, Isa::Avx512,
+                                           Isa::Avx512Vnni),
                          [](const ::testing::TestParamInfo<Isa>& i) { return std::string(isa_name(i.param)); });
 
 TEST_P(MatmulKernels, Oiw4BitIdenticalToReferenceOnOddSizes) {
     const Isa isa = GetParam();
     std::mt19937_64 rng(11);
-    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 32}, {3, 32}, {3, 96}, {65, 2048}, {8, 4096}}) {
+    // Odd row counts (AVX-512 pairs rows: an odd last row runs paired with itself), cols of 1..128 blocks.
+    for (const auto& [rows, cols] :
+         {std::pair<int64_t, int64_t>{1, 32}, {3, 32}, {3, 96}, {17, 160}, {33, 352}, {65, 2048}, {8, 4096}}) {
         Oiw4Fixture f(rng, rows, cols);
         std::vector<Q8Act> acts;
         std::vector<const Q8Act*> ap;
@@ -352,7 +356,7 @@ TEST_P(MatmulKernels, Oiw4BitIdenticalToReferenceOnOddSizes) {
         for (int v = 0; v < kMaxBatch; ++v)
             for (int64_t r = 0; r < rows; ++r)
                 ref[v * rows + r] = oiw4_dot_ref(f.qs.data() + r * cols / 2, f.d.data() + r * cols / 32, acts[v]);
-        for (const int threads : {1, 2, 7}) {
+        for (const int threads : {1, 2, 3, 7}) {
             for (int b = 1; b <= kMaxBatch; ++b) {
                 for (const bool two : {false, true}) {
                     if (two && b > 1) continue;
@@ -370,23 +374,27 @@ TEST_P(MatmulKernels, Oiw4BitIdenticalToReferenceOnOddSizes) {
 TEST_P(MatmulKernels, Q4_0BaselineMatchesReference) {
     const Isa isa = GetParam();
     std::mt19937_64 rng(5);
-    const int64_t rows = 5, cols = 256;
-    const auto wf = normal(rng, rows * cols), x = normal(rng, cols);
-    std::vector<block_q4_0> b(rows * cols / 32);
-    quantize_chunk_ref(GgmlType::Q4_0, wf.data(), b.data(), rows, cols, nullptr);
-    const QuantizedVector q = quantize_activation(GgmlType::Q8_0, x.data(), cols);
-    std::vector<float> y(rows);
-    q4_0_gemv(isa, b.data(), rows, cols, unpack_q8_0(q), y.data(), 2);
-    for (int64_t r = 0; r < rows; ++r) {
-        const float ref = dot_integer(GgmlType::Q4_0, &b[r * cols / 32], q);
-        EXPECT_EQ(std::memcmp(&y[r], &ref, 4), 0) << isa_name(isa) << " row " << r;
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{5, 256}, {1, 32}, {17, 352}, {16, 96}}) {
+        const auto wf = normal(rng, rows * cols), x = normal(rng, cols);
+        std::vector<block_q4_0> b(rows * cols / 32);
+        quantize_chunk_ref(GgmlType::Q4_0, wf.data(), b.data(), rows, cols, nullptr);
+        const QuantizedVector q = quantize_activation(GgmlType::Q8_0, x.data(), cols);
+        for (const int threads : {1, 2, 3}) {
+            std::vector<float> y(rows);
+            q4_0_gemv(isa, b.data(), rows, cols, unpack_q8_0(q), y.data(), threads);
+            for (int64_t r = 0; r < rows; ++r) {
+                const float ref = dot_integer(GgmlType::Q4_0, &b[r * cols / 32], q);
+                EXPECT_EQ(std::memcmp(&y[r], &ref, 4), 0)
+                    << isa_name(isa) << " rows " << rows << " cols " << cols << " threads " << threads << " row " << r;
+            }
+        }
     }
 }
 
 TEST_P(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
     const Isa isa = GetParam();
     std::mt19937_64 rng(9);
-    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{8, 256}, {24, 768}}) {
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{8, 256}, {24, 768}, {40, 1280}}) {
         const auto wf = normal(rng, rows * cols);
         const int64_t kb = cols / 256;
         std::vector<block_q4_K> src(rows * kb);
@@ -403,7 +411,7 @@ TEST_P(MatmulKernels, Q4Kx8PackRoundTripsAndMatchesQ4_K) {
         std::vector<float> x = normal(rng, cols);
         for (auto& e : x) e *= std::exp(normal(rng, 1)[0]);
         const QuantizedVector q = quantize_activation(GgmlType::Q8_K, x.data(), cols);
-        for (const int threads : {1, 3}) {
+        for (const int threads : {1, 2, 3}) {
             std::vector<float> y(rows);
             q4kx8_gemv(isa, Q4Kx8View{x8.data(), rows, cols}, unpack_q8_K(q), y.data(), threads);
             for (int64_t r = 0; r < rows; ++r) {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <span>
 
+#include "converters/matmul/kernels.h"
 #include "converters/requant/requant.h"
 #include "converters/requant/requant_plan.h"
 #include "libformat/gguf/gguf.h"
@@ -226,6 +227,16 @@ TEST(Oiw4Check, BenchJsonShape) {
     }
     EXPECT_TRUE(names.count("oiw4-avx2-batch8") || names.count("oiw4-scalar-batch8"));
     EXPECT_TRUE(names.count("q4_0-avx2") || names.count("q4_0-scalar"));
+    // Every kernel this CPU runs is listed (Avx1 has oiw4 kernels only).
+    for (const oiw::Isa isa : oiw::matmul::kGemvIsas) {
+        if (!oiw::cpu_runs(isa)) continue;
+        const std::string n(oiw::isa_name(isa));
+        for (const char* k : {"-1row", "-2row", "-batch1", "-batch2", "-batch4", "-batch8"})
+            EXPECT_TRUE(names.count("oiw4-" + n + k)) << n << k;
+        if (isa == oiw::Isa::Avx1) continue;
+        EXPECT_TRUE(names.count("q4_0-" + n)) << n;
+        EXPECT_TRUE(names.count("q4kx8-" + n)) << n;
+    }
 }
 
 std::string q(const std::string& s) { return "'" + s + "'"; }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "converters/matmul/kernels.h"
 #include "converters/matmul/parallel.h"
@@ -74,6 +76,15 @@ Result timed(const std::string& name, int threads, double t, double macs, double
     return {name, threads, macs / t / 1e9, bytes / t / 1e9, 0};
 }
 
+// The ISAs whose GEMV kernels this CPU runs, best first (with_avx1: Avx1 too); {Scalar} if none.
+std::vector<Isa> x86_isas(bool with_avx1) {
+    std::vector<Isa> v;
+    for (const Isa isa : kGemvIsas)
+        if (cpu_runs(isa) && (with_avx1 || isa != Isa::Avx1)) v.push_back(isa);
+    if (v.empty()) v.push_back(Isa::Scalar);
+    return v;
+}
+
 std::vector<float> random_floats(std::mt19937_64& rng, size_t n) {
     std::normal_distribution<float> z;
     std::vector<float> v(n);
@@ -82,8 +93,9 @@ std::vector<float> random_floats(std::mt19937_64& rng, size_t n) {
 }
 
 // Q4_Kx8 on random Q4_K blocks (random bytes, small finite scales), packed 8 rows at a time: one
-// rows x cols GEMV into y, timed.
-Result bench_q4kx8(std::mt19937_64& rng, int64_t rows, int64_t cols, int threads, double min_time, float* y) {
+// rows x cols GEMV into y per ISA (those with kernels that this CPU runs, else scalar), timed.
+std::vector<Result> bench_q4kx8(std::mt19937_64& rng, int64_t rows, int64_t cols, int threads, double min_time,
+                                float* y) {
     const int64_t kb = cols / 256;
     std::vector<block_q4_Kx8> x8(static_cast<size_t>(rows / 8 * kb));
     for (auto& b : x8) {
@@ -97,11 +109,14 @@ Result bench_q4kx8(std::mt19937_64& rng, int64_t rows, int64_t cols, int threads
     const Q8KAct ka =
         unpack_q8_K(quantize_activation(GgmlType::Q8_K, random_floats(rng, static_cast<size_t>(cols)).data(), cols));
     const Q4Kx8View v{x8.data(), rows, cols};
-    const Isa kisa = cpu_runs(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar;
-    const double t = best_time(min_time, [&] { q4kx8_gemv(kisa, v, ka, y, threads); });
-    return timed(fmt::format("q4kx8-{}", isa_name(kisa)), threads, t,
-                 static_cast<double>(rows) * static_cast<double>(cols),
-                 static_cast<double>(x8.size() * sizeof(block_q4_Kx8)));
+    std::vector<Result> out;
+    for (const Isa isa : x86_isas(false)) {
+        const double t = best_time(min_time, [&] { q4kx8_gemv(isa, v, ka, y, threads); });
+        out.push_back(timed(fmt::format("q4kx8-{}", isa_name(isa)), threads, t,
+                            static_cast<double>(rows) * static_cast<double>(cols),
+                            static_cast<double>(x8.size() * sizeof(block_q4_Kx8))));
+    }
+    return out;
 }
 
 // Prints the read bandwidth and the results, as JSON or as a table.
@@ -165,17 +180,15 @@ int run_bench(const BenchOptions& o) {
         results.push_back(timed(name, threads, t, macs, bytes));
     };
     const double macs = static_cast<double>(rows) * static_cast<double>(cols);
-    for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
-        if (!cpu_runs(isa)) continue;
+    for (const Isa isa : x86_isas(true)) {
         for (const bool two : {false, true}) {
             const double t = best_time(o.min_time, [&] { oiw4_gemv(isa, w, ap, 1, y.data(), threads, two); });
             record(fmt::format("oiw4-{}-{}row", isa_name(isa), two ? 2 : 1), t, macs, oiw4_bytes);
         }
-    }
-    const Isa best = active_isa();
-    for (const int b : {1, 2, 4, 8}) {
-        const double t = best_time(o.min_time, [&] { oiw4_gemv(best, w, ap, b, y.data(), threads, false); });
-        record(fmt::format("oiw4-{}-batch{}", isa_name(best), b), t, macs * b, oiw4_bytes);
+        for (const int b : {1, 2, 4, 8}) {
+            const double t = best_time(o.min_time, [&] { oiw4_gemv(isa, w, ap, b, y.data(), threads, false); });
+            record(fmt::format("oiw4-{}-batch{}", isa_name(isa), b), t, macs * b, oiw4_bytes);
+        }
     }
     // Q4_0 baseline on the same weights (fp16 scales).
     {
@@ -184,13 +197,16 @@ int run_bench(const BenchOptions& o) {
             q40[i].d = fp32_to_fp16(d[i]);
             std::memcpy(q40[i].qs, &qs[i * 16], 16);
         }
-        const double t =
-            best_time(o.min_time, [&] { q4_0_gemv(best, q40.data(), rows, cols, acts[0], y.data(), threads); });
-        record(fmt::format("q4_0-{}", isa_name(best)), t, macs, static_cast<double>(q40.size() * sizeof(block_q4_0)));
+        for (const Isa isa : x86_isas(false)) {
+            const double t =
+                best_time(o.min_time, [&] { q4_0_gemv(isa, q40.data(), rows, cols, acts[0], y.data(), threads); });
+            record(fmt::format("q4_0-{}", isa_name(isa)), t, macs,
+                   static_cast<double>(q40.size() * sizeof(block_q4_0)));
+        }
     }
     qs = {};
     d = {};
-    results.push_back(bench_q4kx8(rng, rows, cols, threads, o.min_time, y.data()));
+    for (Result& r : bench_q4kx8(rng, rows, cols, threads, o.min_time, y.data())) results.push_back(std::move(r));
 
     // Measured again after the kernels, the better of the two counts: on a shared machine one
     // measurement can fall in a moment of contention.

@@ -98,7 +98,7 @@ std::vector<std::string> check_operands(const Operands& op, std::mt19937_64& rng
         for (int v = 0; v < kMaxBatch; ++v) ap[v] = &acts[static_cast<size_t>(v)];
         std::vector<float> ref(static_cast<size_t>(rows * kMaxBatch)), got(ref.size());
         oiw4_gemv(Isa::Scalar, op.w4, ap, kMaxBatch, ref.data(), 1, false);
-        for (const Isa isa : {Isa::Avx2, Isa::Avx1}) {
+        for (const Isa isa : kGemvIsas) {
             if (!cpu_runs(isa)) continue;
             for (const int b : {1, 2, 8}) {
                 for (const bool two : {false, true}) {
