@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "converters/quant/iq_tables.h"
+#include "converters/quant/lattice.h"
 #include "converters/quant/quantize_impl.h"
 #include "libformat/blocks.h"
 #include "libformat/error.h"
@@ -36,18 +37,21 @@ constexpr float kEpsIq1S = 1e-12f;
 
 // ================================================================ lattice grids
 
-// A grid with its search structures (ggml's iq2_entry_t / iq3_entry_t). A "key" packs one level
-// (0..2^bits-1) per coordinate, coordinate i at bits [bits*i, bits*(i+1)).
+// A grid with its search structures (ggml's iq2_entry_t / iq3_entry_t); keys as in lattice.h.
 struct LatticeGrid {
     int dims = 0;                      // coordinates per point: 8 (iq1/iq2) or 4 (iq3)
     int bits = 0;                      // bits per coordinate in a key: 2 or 3
     std::vector<int8_t> coords;        // point j: coordinates 2*level + 1 at [j*dims, (j+1)*dims)
     std::vector<int32_t> map;          // key -> point index, or -(1 + offset of its neighbour list)
     std::vector<uint16_t> neighbours;  // per off-grid key: count, then point indices by (distance, index)
+    std::vector<uint16_t> list_keys;   // key of the point at neighbours[o], plus 16 zeros of padding
+    std::vector<uint16_t> point_keys;  // key of point j
+    LatticeView view;                  // pointers into the vectors above
 
     const int8_t* point(int j) const { return coords.data() + static_cast<size_t>(j) * static_cast<size_t>(dims); }
-    const uint16_t* neighbours_of(uint32_t key) const { return neighbours.data() + (-map[key] - 1); }
 };
+
+const int8_t* point_of(const LatticeView& g, int j) { return g.coords + static_cast<ptrdiff_t>(j) * g.dims; }
 
 // Key of `dims` levels L (each < 2^bits).
 inline uint32_t lattice_key(const int8_t* L, int dims, int bits) {
@@ -159,6 +163,15 @@ LatticeGrid build_lattice(const std::vector<uint16_t>& keys, int dims, int bits,
             if (d <= cutoff) list[slot[static_cast<size_t>(d)]++] = static_cast<uint16_t>(j);
         }
     }
+    g.point_keys = keys;
+    g.list_keys.assign(g.neighbours.size() + 16, 0);
+    for (size_t o = 0; o < g.neighbours.size();) {
+        const size_t count = g.neighbours[o];
+        for (size_t j = 1; j <= count; ++j) g.list_keys[o + j] = keys[g.neighbours[o + j]];
+        o += count + 1;
+    }
+    g.view = LatticeView{
+        dims, bits, g.coords.data(), g.map.data(), g.neighbours.data(), g.list_keys.data(), g.point_keys.data()};
     return g;
 }
 
@@ -200,48 +213,54 @@ const LatticeGrid& lattice(Lattice which) {
 }
 
 // Grid index of the levels L (group of g.dims), which must lie on the grid.
-int on_grid_index(const LatticeGrid& g, const int8_t* L) {
+int on_grid_index(const LatticeView& g, const int8_t* L) {
     const int idx = g.map[lattice_key(L, g.dims, g.bits)];
     if (idx < 0) throw std::logic_error("iq quantizer: levels not on the grid");
     return idx;
 }
 
-// iq2_find_best_neighbour / iq3_find_best_neighbour: the neighbour minimizing
-// sum weight*(scale*q - xval)^2 (first on ties); writes its levels to L, returns its index.
-int find_best_neighbour(const LatticeGrid& g, const uint16_t* neighbours, const float* xval, const float* weight,
-                        float scale, int8_t* L, const char* type) {
+// The odd level values 2l+1 of the iq2/iq3 grids, as floats (8 entries for LatticeKernels).
+constexpr float kOddLevels[8] = {1, 3, 5, 7, 9, 11, 13, 15};
+
+// iq2_find_best_neighbour / iq3_find_best_neighbour / iq1_find_best_neighbour2, scalar: see
+// LatticeKernels::best_neighbour.
+int ref_best_neighbour(const LatticeView& g, int32_t list, const float* level_value, const float* xval,
+                       const float* weight, float scale) {
+    const uint16_t* neighbours = g.neighbours + list;
     const int num = neighbours[0];
     float best_d2 = FLT_MAX;
-    int grid_index = -1;
+    int best = -1;
     for (int j = 1; j <= num; ++j) {
-        const int8_t* pg = g.point(neighbours[j]);
+        const int8_t* pg = point_of(g, neighbours[j]);
         float d2 = 0;
         for (int i = 0; i < g.dims; ++i) {
-            const float q = pg[i];
+            const float q = level_value[(pg[i] - 1) / 2];
             const float diff = scale * q - xval[i];
             d2 += weight[i] * diff * diff;
         }
         if (d2 < best_d2) {
             best_d2 = d2;
-            grid_index = neighbours[j];
+            best = j - 1;
         }
     }
-    if (grid_index < 0) fail_non_finite(type);
-    const int8_t* pg = g.point(grid_index);
-    for (int i = 0; i < g.dims; ++i) L[i] = static_cast<int8_t>((pg[i] - 1) / 2);
-    return grid_index;
+    return best;
 }
 
-// Snaps the group of levels at L onto the grid: unchanged when on it, else the best neighbour
-// for (xval, weight, scale) replaces them. Returns true when the levels were on the grid.
-bool snap_to_grid(const LatticeGrid& g, const float* xval, const float* weight, float scale, int8_t* L,
-                  const char* type) {
+// Snaps the group of levels at L onto the grid with kernels k: unchanged when on it, else the
+// best neighbour for (xval, weight, scale) replaces them. Sets on_grid; false when no neighbour
+// has a finite error.
+bool snap_to_grid(const LatticeKernels& k, const LatticeView& g, const float* xval, const float* weight, float scale,
+                  int8_t* L, bool& on_grid) {
     const uint32_t u = lattice_key(L, g.dims, g.bits);
-    if (g.map[u] >= 0) return true;
-    find_best_neighbour(g, g.neighbours_of(u), xval, weight, scale, L, type);
-    return false;
+    on_grid = g.map[u] >= 0;
+    if (on_grid) return true;
+    const int32_t list = -g.map[u] - 1;
+    const int pos = k.best_neighbour(g, list, kOddLevels, xval, weight, scale);
+    if (pos < 0) return false;
+    const int8_t* pg = point_of(g, g.neighbours[list + 1 + pos]);
+    for (int i = 0; i < g.dims; ++i) L[i] = static_cast<int8_t>((pg[i] - 1) / 2);
+    return true;
 }
-
 // Levels of n values xval at inverse scale id: clamp(nearest_int((id*x - 1) / 2), 0, max_q - 1).
 void odd_levels(const float* xval, int n, float id, int max_q, int8_t* L) {
     for (int i = 0; i < n; ++i)
@@ -311,34 +330,22 @@ float max_of(const float* x, int n) {
     return m;
 }
 
-// Parameters of the scale search shared by IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S.
-struct GridSearch {
-    int max_q;           // levels per coordinate (ggml's kMaxQ)
-    int nsteps;          // trial scales is = -nsteps..nsteps
-    float step;          // trial inverse-scale increment
-    bool start_on_grid;  // initial "on grid" state of every group (IQ3_S: false)
-    bool refine_all;     // final refit re-snaps every group, not only the off-grid ones (IQ3_S)
-};
-
-// The scale search of quantize_row_iq2_xs_impl & co for one block of n magnitudes xval: tries
-// 2*nsteps+1 scales around max/(2*max_q-1), snapping each g.dims-group onto the grid, keeps the
-// best weighted fit, then (if some group was off the grid) re-snaps at the chosen scale and refits.
-// L (n levels, pre-zeroed by the caller) gets the final levels. Returns the scale.
-float search_grid_scale(const LatticeGrid& g, const GridSearch& p, int n, const float* xval, const float* weight,
-                        const float* waux, float max, int8_t* L, const char* type) {
+// The reference LatticeKernels::search (quantize_row_iq2_xs_impl & co; IQ2_XXS's loop too).
+bool ref_search(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight,
+                const float* waux, float max, float& scale, int8_t* L) {
+    const LatticeKernels& k = reference_lattice_kernels();
     const int groups = n / g.dims;
     bool on_grid[8], on_grid_aux[8];
     int8_t Laux[32];
     float best = 0;
-    float scale = max / static_cast<float>(2 * p.max_q - 1);
-    for (int k = 0; k < groups; ++k) on_grid[k] = p.start_on_grid;
+    for (int j = 0; j < groups; ++j) on_grid[j] = p.start_on_grid;
     for (int is = -p.nsteps; is <= p.nsteps; ++is) {
         const float id = (static_cast<float>(2 * p.max_q - 1) + static_cast<float>(is) * p.step) / max;
         const float this_scale = 1 / id;
-        for (int k = 0; k < groups; ++k) {
-            const int o = g.dims * k;
+        for (int j = 0; j < groups; ++j) {
+            const int o = g.dims * j;
             odd_levels(xval + o, g.dims, id, p.max_q, Laux + o);
-            on_grid_aux[k] = snap_to_grid(g, xval + o, waux + o, this_scale, Laux + o, type);
+            if (!snap_to_grid(k, g, xval + o, waux + o, this_scale, Laux + o, on_grid_aux[j])) return false;
         }
         float sumqx, sumq2;
         odd_level_sums(xval, weight, Laux, n, sumqx, sumq2);
@@ -346,26 +353,26 @@ float search_grid_scale(const LatticeGrid& g, const GridSearch& p, int n, const 
             scale = sumqx / sumq2;
             best = scale * sumqx;
             std::memcpy(L, Laux, static_cast<size_t>(n));
-            for (int k = 0; k < groups; ++k) on_grid[k] = on_grid_aux[k];
+            for (int j = 0; j < groups; ++j) on_grid[j] = on_grid_aux[j];
         }
     }
     int n_not_on_grid = 0;
-    for (int k = 0; k < groups; ++k) n_not_on_grid += on_grid[k] ? 0 : 1;
-    if (n_not_on_grid > 0 && scale > 0) {
+    for (int j = 0; j < groups; ++j) n_not_on_grid += on_grid[j] ? 0 : 1;
+    if ((n_not_on_grid > 0 || p.refit_always) && scale > 0) {
         const float id = 1 / scale;
-        for (int k = 0; k < groups; ++k) {
-            if (on_grid[k] && !p.refine_all) continue;
-            const int o = g.dims * k;
+        for (int j = 0; j < groups; ++j) {
+            if (on_grid[j] && !p.refine_all) continue;
+            const int o = g.dims * j;
+            bool unused;
             odd_levels(xval + o, g.dims, id, p.max_q, L + o);
-            snap_to_grid(g, xval + o, waux + o, scale, L + o, type);
+            if (!snap_to_grid(k, g, xval + o, waux + o, scale, L + o, unused)) return false;
         }
         float sumqx, sumq2;
         odd_level_sums(xval, weight, L, n, sumqx, sumq2);
         if (sumq2 > 0) scale = sumqx / sumq2;
     }
-    return scale;
+    return true;
 }
-
 // 4-bit (or 3-bit) block scale index of `scale` relative to d = max_scale/N: nearest_int((scale/d - 1)/2).
 inline int odd_scale_index(float id, float scale, int hi) {
     return clamp_i(nearest_int(0.5f * (id * scale - 1)), 0, hi);
@@ -416,12 +423,12 @@ void pack_scale_nibbles(float id, const float* scales, int n, uint8_t* out) {
 
 // quantize_row_iq2_xxs_impl for one super-block: 8 blocks of 32, each 4 grid points (iq2xxs) with
 // 7 sign bits per 8 values and a 4-bit scale. qw (256 weights) is required.
-void iq2_xxs_superblock(const float* xbl, const float* qwbl, block_iq2_xxs& y) {
+bool iq2_xxs_superblock(const LatticeKernels& kern, const float* xbl, const float* qwbl, block_iq2_xxs& y) {
     constexpr int kMaxQ = 3;
     const LatticeGrid& g = lattice(Lattice::Iq2Xxs);
     float scales[QK_K / 32];
     float weight[32], xval[32], waux[32];
-    int8_t L[32], Laux[32];
+    int8_t L[32];
     uint8_t block_signs[4];
     uint32_t q2[2 * (QK_K / 32)] = {};
 
@@ -443,38 +450,14 @@ void iq2_xxs_superblock(const float* xbl, const float* qwbl, block_iq2_xxs& y) {
             scales[ib] = 0;
             continue;
         }
-        // Not search_grid_scale: ggml's iq2_xxs search starts from make_qp_quants' scale and always
-        // re-snaps every group at the end, so it stays spelled out here.
-        float best = 0;
-        for (int is = -6; is <= 6; ++is) {
-            const float id = (2 * kMaxQ - 1 + static_cast<float>(is) * 0.1f) / eff_max;
-            const float this_scale = 1 / id;
-            for (int k = 0; k < 4; ++k) {
-                odd_levels(xval + 8 * k, 8, id, kMaxQ, Laux + 8 * k);
-                snap_to_grid(g, xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k, "IQ2_XXS");
-            }
-            float sumqx, sumq2;
-            odd_level_sums(xval, weight, Laux, 32, sumqx, sumq2);
-            if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-                scale = sumqx / sumq2;
-                best = scale * sumqx;
-                std::memcpy(L, Laux, 32);
-            }
-        }
-        if (scale > 0) {
-            const float id = 1 / scale;
-            for (int k = 0; k < 4; ++k) {
-                odd_levels(xval + 8 * k, 8, id, kMaxQ, L + 8 * k);
-                snap_to_grid(g, xval + 8 * k, waux + 8 * k, scale, L + 8 * k, "IQ2_XXS");
-            }
-            float sumqx, sumq2;
-            odd_level_sums(xval, weight, L, 32, sumqx, sumq2);
-            if (sumq2 > 0) scale = sumqx / sumq2;
-        }
+        // ggml's iq2_xxs search starts from make_qp_quants' scale (and levels) and always re-snaps
+        // every group at the end.
+        constexpr GridSearch kSearch{kMaxQ, 6, 0.1f, true, true, true};
+        if (!kern.search(g.view, kSearch, 32, xval, weight, waux, eff_max, scale, L)) return false;
         flip_negative_scale(scale, block_signs, 4, true);
-        for (int k = 0; k < 4; ++k) {
-            q2[2 * ib + 0] |= static_cast<uint32_t>(on_grid_index(g, L + 8 * k)) << (8 * k);
-            q2[2 * ib + 1] |= static_cast<uint32_t>(block_signs[k]) << (7 * k);
+        for (int j = 0; j < 4; ++j) {
+            q2[2 * ib + 0] |= static_cast<uint32_t>(on_grid_index(g.view, L + 8 * j)) << (8 * j);
+            q2[2 * ib + 1] |= static_cast<uint32_t>(block_signs[j]) << (7 * j);
         }
         scales[ib] = scale;
         max_scale = max_f(max_scale, scale);
@@ -482,7 +465,7 @@ void iq2_xxs_superblock(const float* xbl, const float* qwbl, block_iq2_xxs& y) {
 
     if (!max_scale) {
         std::memset(y.qs, 0, sizeof(y.qs));
-        return;
+        return true;
     }
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d);
@@ -490,14 +473,15 @@ void iq2_xxs_superblock(const float* xbl, const float* qwbl, block_iq2_xxs& y) {
     for (int ib = 0; ib < QK_K / 32; ++ib)
         q2[2 * ib + 1] |= static_cast<uint32_t>(odd_scale_index(id, scales[ib], 15)) << 28;
     std::memcpy(y.qs, q2, sizeof(y.qs));
+    return true;
 }
 
 // ================================================================ IQ2_XS / IQ2_S
 
 // quantize_row_iq2_xs_impl for one super-block: 16 blocks of 16, each 2 grid points (iq2xs,
 // 9-bit index + 7 sign bits) and a 4-bit scale. qw (256 weights) is required.
-void iq2_xs_superblock(const float* xbl, const float* qwbl, block_iq2_xs& y) {
-    constexpr GridSearch kSearch{3, 9, 0.1f, true, false};
+bool iq2_xs_superblock(const LatticeKernels& kern, const float* xbl, const float* qwbl, block_iq2_xs& y) {
+    constexpr GridSearch kSearch{3, 9, 0.1f, true, false, false};
     const LatticeGrid& g = lattice(Lattice::Iq2Xs);
     float scales[QK_K / 16];
     float weight[16], xval[16], waux[16];
@@ -518,10 +502,11 @@ void iq2_xs_superblock(const float* xbl, const float* qwbl, block_iq2_xs& y) {
             scales[ib] = 0;
             continue;
         }
-        float scale = search_grid_scale(g, kSearch, 16, xval, weight, waux, max, L, "IQ2_XS");
+        float scale = max / static_cast<float>(2 * kSearch.max_q - 1);
+        if (!kern.search(g.view, kSearch, 16, xval, weight, waux, max, scale, L)) return false;
         flip_negative_scale(scale, block_signs, 2, true);
         for (int k = 0; k < 2; ++k) {
-            q2[2 * ib + k] = static_cast<uint16_t>(on_grid_index(g, L + 8 * k) | (block_signs[k] << 9));
+            q2[2 * ib + k] = static_cast<uint16_t>(on_grid_index(g.view, L + 8 * k) | (block_signs[k] << 9));
         }
         scales[ib] = scale;
         max_scale = max_f(max_scale, scale);
@@ -529,19 +514,20 @@ void iq2_xs_superblock(const float* xbl, const float* qwbl, block_iq2_xs& y) {
 
     if (!max_scale) {
         std::memset(y.qs, 0, sizeof(y.qs));
-        return;
+        return true;
     }
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d);
     const float id = 1 / d;
     pack_scale_nibbles(id, scales, QK_K / 16, y.scales);
     std::memcpy(y.qs, q2, sizeof(y.qs));
+    return true;
 }
 
 // quantize_row_iq2_s_impl for one super-block: 16 blocks of 16, each 2 grid points (iq2s, 10-bit
 // index split over qs/qh) with 8 explicit sign bits and a 4-bit scale. qw may be null.
-void iq2_s_superblock(const float* xbl, const float* qwbl, block_iq2_s& y) {
-    constexpr GridSearch kSearch{3, 9, 0.1f, true, false};
+bool iq2_s_superblock(const LatticeKernels& kern, const float* xbl, const float* qwbl, block_iq2_s& y) {
+    constexpr GridSearch kSearch{3, 9, 0.1f, true, false, false};
     const LatticeGrid& g = lattice(Lattice::Iq2S);
     float scales[QK_K / 16];
     float weight[16], xval[16], waux[16];
@@ -566,10 +552,11 @@ void iq2_s_superblock(const float* xbl, const float* qwbl, block_iq2_s& y) {
             scales[ib] = 0;
             continue;
         }
-        float scale = search_grid_scale(g, kSearch, 16, xval, weight, waux, max, L, "IQ2_S");
+        float scale = max / static_cast<float>(2 * kSearch.max_q - 1);
+        if (!kern.search(g.view, kSearch, 16, xval, weight, waux, max, scale, L)) return false;
         flip_negative_scale(scale, block_signs, 2, false);
         for (int k = 0; k < 2; ++k) {
-            const int grid_index = on_grid_index(g, L + 8 * k);
+            const int grid_index = on_grid_index(g.view, L + 8 * k);
             const int i8 = 2 * ib + k;
             y.qs[i8] = static_cast<uint8_t>(grid_index & 255);
             y.qh[i8 / 4] = static_cast<uint8_t>(y.qh[i8 / 4] | ((grid_index >> 8) << 2 * (i8 % 4)));
@@ -579,19 +566,20 @@ void iq2_s_superblock(const float* xbl, const float* qwbl, block_iq2_s& y) {
         max_scale = max_f(max_scale, scale);
     }
 
-    if (!max_scale) return;
+    if (!max_scale) return true;
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d * 0.9875f);
     const float id = 1 / d;
     pack_scale_nibbles(id, scales, QK_K / 16, y.scales);
+    return true;
 }
 
 // ================================================================ IQ3_XXS / IQ3_S
 
 // quantize_row_iq3_xxs_impl (grid 256) for one super-block: 8 blocks of 32, each 8 grid points
 // (iq3xxs) plus a u32 of 4x7 sign bits and a 4-bit scale. qw may be null.
-void iq3_xxs_superblock(const float* xbl, const float* qwbl, block_iq3_xxs& y) {
-    constexpr GridSearch kSearch{8, 15, 0.2f, true, false};
+bool iq3_xxs_superblock(const LatticeKernels& kern, const float* xbl, const float* qwbl, block_iq3_xxs& y) {
+    constexpr GridSearch kSearch{8, 15, 0.2f, true, false, false};
     const LatticeGrid& g = lattice(Lattice::Iq3Xxs);
     float scales[QK_K / 32];
     float weight[32], xval[32], waux[32];
@@ -612,9 +600,10 @@ void iq3_xxs_superblock(const float* xbl, const float* qwbl, block_iq3_xxs& y) {
             scales[ib] = 0;
             continue;
         }
-        float scale = search_grid_scale(g, kSearch, 32, xval, weight, waux, max, L, "IQ3_XXS");
+        float scale = max / static_cast<float>(2 * kSearch.max_q - 1);
+        if (!kern.search(g.view, kSearch, 32, xval, weight, waux, max, scale, L)) return false;
         flip_negative_scale(scale, block_signs, 4, true);
-        for (int k = 0; k < 8; ++k) q3[8 * ib + k] = static_cast<uint8_t>(on_grid_index(g, L + 4 * k));
+        for (int k = 0; k < 8; ++k) q3[8 * ib + k] = static_cast<uint8_t>(on_grid_index(g.view, L + 4 * k));
         scales_and_signs[ib] = static_cast<uint32_t>(block_signs[0]) | (static_cast<uint32_t>(block_signs[1]) << 7) |
                                (static_cast<uint32_t>(block_signs[2]) << 14) |
                                (static_cast<uint32_t>(block_signs[3]) << 21);
@@ -624,7 +613,7 @@ void iq3_xxs_superblock(const float* xbl, const float* qwbl, block_iq3_xxs& y) {
 
     if (!max_scale) {
         std::memset(y.qs, 0, sizeof(y.qs));
-        return;
+        return true;
     }
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d * 1.0125f);
@@ -633,13 +622,14 @@ void iq3_xxs_superblock(const float* xbl, const float* qwbl, block_iq3_xxs& y) {
         scales_and_signs[ib] |= static_cast<uint32_t>(odd_scale_index(id, scales[ib], 15)) << 28;
     std::memcpy(y.qs, q3, sizeof(q3));
     std::memcpy(y.qs + sizeof(q3), scales_and_signs, sizeof(scales_and_signs));
+    return true;
 }
 
 // quantize_row_iq3_s_impl (block 32) for one super-block: 8 blocks of 32, each 8 grid points
 // (iq3s, 9-bit index split over qs/qh), 32 explicit sign bits; 4-bit scales in pairs. qw may be null.
-void iq3_s_superblock(const float* xbl, const float* qwbl, block_iq3_s& y) {
+bool iq3_s_superblock(const LatticeKernels& kern, const float* xbl, const float* qwbl, block_iq3_s& y) {
     constexpr int kBlock = 32;
-    constexpr GridSearch kSearch{8, 9, 0.2f, false, true};
+    constexpr GridSearch kSearch{8, 9, 0.2f, false, true, false};
     const LatticeGrid& g = lattice(Lattice::Iq3S);
     float scales[QK_K / kBlock];
     float weight[kBlock], xval[kBlock], waux[kBlock];
@@ -662,10 +652,11 @@ void iq3_s_superblock(const float* xbl, const float* qwbl, block_iq3_s& y) {
             scales[ib] = 0;
             continue;
         }
-        float scale = search_grid_scale(g, kSearch, kBlock, xval, weight, waux, max, L, "IQ3_S");
+        float scale = max / static_cast<float>(2 * kSearch.max_q - 1);
+        if (!kern.search(g.view, kSearch, kBlock, xval, weight, waux, max, scale, L)) return false;
         flip_negative_scale(scale, block_signs, kBlock / 8, false);
         for (int k = 0; k < kBlock / 4; ++k) {
-            const int grid_index = on_grid_index(g, L + 4 * k);
+            const int grid_index = on_grid_index(g.view, L + 4 * k);
             const int iq = ib * (kBlock / 4) + k;
             qs[k] = static_cast<uint8_t>(grid_index & 255);
             y.qh[iq / 8] = static_cast<uint8_t>(y.qh[iq / 8] | ((grid_index >> 8) << (iq % 8)));
@@ -677,11 +668,12 @@ void iq3_s_superblock(const float* xbl, const float* qwbl, block_iq3_s& y) {
         max_scale = max_f(max_scale, scale);
     }
 
-    if (!max_scale) return;
+    if (!max_scale) return true;
     const float d = max_scale / 31;
     y.d = fp32_to_fp16(d * 1.033f);
     const float id = 1 / d;
     pack_scale_nibbles(id, scales, QK_K / kBlock, y.scales);
+    return true;
 }
 
 // ================================================================ IQ1_S / IQ1_M
@@ -693,41 +685,21 @@ void sort_indices(const float* xb, int n, int* idx) {
     std::stable_sort(idx, idx + n, [xb](int a, int b) { return xb[a] < xb[b]; });
 }
 
-// iq1_find_best_neighbour2: the neighbour minimizing sum w*(scale*xg[level] - xval)^2 (first on
-// ties); writes its levels to L and returns its index.
-int iq1_find_best_neighbour(const LatticeGrid& g, const uint16_t* neighbours, const float* xval, const float* weight,
-                            float scale, const float* xg, int8_t* L, const char* type) {
-    const int num = neighbours[0];
-    float best_score = FLT_MAX;
-    int grid_index = -1;
-    for (int j = 1; j <= num; ++j) {
-        const int8_t* pg = g.point(neighbours[j]);
-        float d2 = 0;
-        for (int i = 0; i < 8; ++i) {
-            const float q = xg[(pg[i] - 1) / 2];
-            const float w = weight[i];
-            const float diff = scale * q - xval[i];
-            d2 += w * diff * diff;
-        }
-        if (d2 < best_score) {
-            best_score = d2;
-            grid_index = neighbours[j];
-        }
-    }
-    // ggml falls back to a scan of the whole grid here, which only runs for non-finite input.
-    if (grid_index < 0) fail_non_finite(type);
-    const int8_t* pg = g.point(grid_index);
-    for (int i = 0; i < 8; ++i) L[i] = static_cast<int8_t>((pg[i] - 1) / 2);
-    return grid_index;
-}
-
-// Grid index of the 8 levels L, or (off the grid) of the best neighbour, whose levels replace L.
-int iq1_grid_index(const LatticeGrid& g, const float* xb, const float* weight, float scale, const float* xx, int8_t* L,
-                   bool& all_on_grid, const char* type) {
+// Grid index of the 8 levels L, or (off the grid) of the best neighbour for level values xx
+// (iq1_find_best_neighbour2), whose levels replace L; -1 when no neighbour has a finite error
+// (ggml then scans the whole grid, which only happens for non-finite input).
+int iq1_grid_index(const LatticeKernels& kern, const LatticeView& g, const float* xb, const float* weight, float scale,
+                   const float* xx, int8_t* L, bool& all_on_grid) {
     const uint32_t u = lattice_key(L, 8, 2);
     if (g.map[u] >= 0) return g.map[u];
     all_on_grid = false;
-    return iq1_find_best_neighbour(g, g.neighbours_of(u), xb, weight, scale, xx, L, type);
+    const int32_t list = -g.map[u] - 1;
+    const int pos = kern.best_neighbour(g, list, xx, xb, weight, scale);
+    if (pos < 0) return -1;
+    const int grid_index = g.neighbours[list + 1 + pos];
+    const int8_t* pg = point_of(g, grid_index);
+    for (int i = 0; i < 8; ++i) L[i] = static_cast<int8_t>((pg[i] - 1) / 2);
+    return grid_index;
 }
 
 // Levels of an IQ1 block from the best split (i1, i2) of its sorted values (idx): 0 below i1,
@@ -767,11 +739,12 @@ float iq1_refit_scale(const LatticeGrid& g, const uint16_t* index, int ngroups, 
 
 // quantize_row_iq1_s_impl for one super-block: 8 blocks of 32, each 4 grid points (iq1s, 11-bit
 // index) with a shared +-delta and a 3-bit scale. qw (256 weights) is required.
-void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
+bool iq1_s_superblock(const LatticeKernels& kern, const float* xbl, const float* qwbl, block_iq1_s& y) {
     constexpr int kBlock = 32;
     const LatticeGrid& g = lattice(Lattice::Iq1S);
-    const float x_p[3] = {-1 + IQ1S_DELTA, IQ1S_DELTA, 1 + IQ1S_DELTA};
-    const float x_m[3] = {-1 - IQ1S_DELTA, -IQ1S_DELTA, 1 - IQ1S_DELTA};
+    // Level values (8 entries for LatticeKernels::best_neighbour; levels 3..7 do not occur).
+    const float x_p[8] = {-1 + IQ1S_DELTA, IQ1S_DELTA, 1 + IQ1S_DELTA};
+    const float x_m[8] = {-1 - IQ1S_DELTA, -IQ1S_DELTA, 1 - IQ1S_DELTA};
     float scales[QK_K / kBlock];
     int8_t shifts[QK_K / kBlock];
     float weight[kBlock], sumx[kBlock + 1], sumw[kBlock + 1];
@@ -840,9 +813,10 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
         if (iq1_split_levels(idx, kBlock, besti1, besti2, scale, L)) best_shift = -best_shift;
         bool all_on_grid = true;
         const float* xx = best_shift == 1 ? x_p : x_m;
-        for (int k = 0; k < kBlock / 8; ++k) {
-            index[k] = static_cast<uint16_t>(
-                iq1_grid_index(g, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k, all_on_grid, "IQ1_S"));
+        for (int j = 0; j < kBlock / 8; ++j) {
+            const int gi = iq1_grid_index(kern, g.view, xb + 8 * j, weight + 8 * j, scale, xx, L + 8 * j, all_on_grid);
+            if (gi < 0) return false;
+            index[j] = static_cast<uint16_t>(gi);
         }
         if (!all_on_grid)
             scale = iq1_refit_scale(
@@ -858,7 +832,7 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
         max_scale = max_f(max_scale, scale);
     }
 
-    if (!max_scale) return;
+    if (!max_scale) return true;
     const float d = max_scale / 15;
     y.d = fp32_to_fp16(d * 1.125f);
     const float id = 1 / d;
@@ -867,6 +841,7 @@ void iq1_s_superblock(const float* xbl, const float* qwbl, block_iq1_s& y) {
         if (shifts[ib] == -1) l |= 8;
         y.qh[ib] = static_cast<uint16_t>(y.qh[ib] | (l << 12));
     }
+    return true;
 }
 
 // Split search of quantize_row_iq1_m_impl for one 16-block (values sorted by idx): every split
@@ -924,11 +899,12 @@ inline const float* iq1_m_levels(int shift, int k, const float* x_p, const float
 // quantize_row_iq1_m_impl for one super-block: 16 blocks of 16, each 2 grid points (iq1s) with
 // their own +-delta and a 3-bit scale; the fp16 super-block scale is refit at the end and spread
 // over the top nibbles of the four scale words. qw may be null.
-void iq1_m_superblock(const float* xbl, const float* qwbl, block_iq1_m& y) {
+bool iq1_m_superblock(const LatticeKernels& kern, const float* xbl, const float* qwbl, block_iq1_m& y) {
     constexpr int kBlock = 16;
     const LatticeGrid& g = lattice(Lattice::Iq1S);
-    const float x_p[3] = {-1 + IQ1M_DELTA, IQ1M_DELTA, 1 + IQ1M_DELTA};
-    const float x_m[3] = {-1 - IQ1M_DELTA, -IQ1M_DELTA, 1 - IQ1M_DELTA};
+    // Level values (8 entries for LatticeKernels::best_neighbour; levels 3..7 do not occur).
+    const float x_p[8] = {-1 + IQ1M_DELTA, IQ1M_DELTA, 1 + IQ1M_DELTA};
+    const float x_m[8] = {-1 - IQ1M_DELTA, -IQ1M_DELTA, 1 - IQ1M_DELTA};
     static constexpr uint8_t kMasks[4] = {0x00, 0x80, 0x08, 0x88};
     float scales[QK_K / kBlock];
     int8_t shifts[QK_K / kBlock];
@@ -963,10 +939,11 @@ void iq1_m_superblock(const float* xbl, const float* qwbl, block_iq1_m& y) {
         }
         if (iq1_split_levels(idx, kBlock, besti1, besti2, scale, L)) best_k = 3 - best_k;
         bool all_on_grid = true;
-        for (int k = 0; k < kBlock / 8; ++k) {
-            const float* xx = iq1_m_levels(best_k, k, x_p, x_m);
-            index[k] = static_cast<uint16_t>(
-                iq1_grid_index(g, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k, all_on_grid, "IQ1_M"));
+        for (int j = 0; j < kBlock / 8; ++j) {
+            const float* xx = iq1_m_levels(best_k, j, x_p, x_m);
+            const int gi = iq1_grid_index(kern, g.view, xb + 8 * j, weight + 8 * j, scale, xx, L + 8 * j, all_on_grid);
+            if (gi < 0) return false;
+            index[j] = static_cast<uint16_t>(gi);
         }
         if (!all_on_grid) {
             auto levels = [&](int k) { return iq1_m_levels(best_k, k, x_p, x_m); };
@@ -980,7 +957,7 @@ void iq1_m_superblock(const float* xbl, const float* qwbl, block_iq1_m& y) {
         max_scale = max_f(max_scale, scale);
     }
 
-    if (!max_scale) return;
+    if (!max_scale) return true;
     uint16_t sc[4] = {0, 0, 0, 0};
     float d = max_scale / 15;
     const float id = 1 / d;
@@ -1009,40 +986,77 @@ void iq1_m_superblock(const float* xbl, const float* qwbl, block_iq1_m& y) {
     sc[2] = static_cast<uint16_t>(sc[2] | ((s & 0x0f00) << 4));
     sc[3] = static_cast<uint16_t>(sc[3] | (s & 0xf000));
     std::memcpy(y.scales, sc, sizeof(sc));
+    return true;
 }
 
-// ================================================================ chunk driver
+// ================================================================ drivers
 
-// The super-block quantizer of `t` applied to a chunk (ggml's quantize_<type>).
+// The super-block quantizer of `t` over one row with kernels `kern`; false when a kernel found no
+// finite grid point.
 template <typename Block>
-size_t superblocks(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix,
-                   void (*fn)(const float*, const float*, Block&)) {
-    return for_each_block<Block>(src, dst, nrows, n_per_row, QK_K, imatrix,
-                                 [fn](const float* x, Block& y, const float* qw) { fn(x, qw, y); });
+bool row_blocks(const LatticeKernels& kern, const float* x, void* dst, int64_t n_per_row, const float* imatrix,
+                bool (*fn)(const LatticeKernels&, const float*, const float*, Block&)) {
+    Block* y = static_cast<Block*>(dst);
+    for (int64_t i = 0; i < n_per_row / QK_K; ++i) {
+        if (!fn(kern, x + QK_K * i, imatrix ? imatrix + QK_K * i : nullptr, y[i])) return false;
+    }
+    return true;
+}
+
+// ggml's quantize_<type> for lattice type t with the reference kernels; non-finite input that
+// leaves a group without a grid point is reported as ggml's search would fail on it.
+size_t reference_rows(GgmlType t, const char* name, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
+                      const float* imatrix) {
+    const size_t rb = row_size(t, n_per_row);
+    for (int64_t r = 0; r < nrows; ++r) {
+        if (!quantize_lattice_row(t, reference_lattice_kernels(), src + r * n_per_row,
+                                  static_cast<uint8_t*>(dst) + static_cast<size_t>(r) * rb, n_per_row, imatrix))
+            fail_non_finite(name);
+    }
+    return static_cast<size_t>(nrows) * rb;
 }
 
 }  // namespace
 
+const LatticeKernels& reference_lattice_kernels() {
+    static constexpr LatticeKernels k{ref_search, ref_best_neighbour};
+    return k;
+}
+
+bool quantize_lattice_row(GgmlType t, const LatticeKernels& k, const float* x, void* dst, int64_t n_per_row,
+                          const float* imatrix) {
+    switch (t) {
+        case GgmlType::IQ2_XXS: return row_blocks<block_iq2_xxs>(k, x, dst, n_per_row, imatrix, iq2_xxs_superblock);
+        case GgmlType::IQ2_XS: return row_blocks<block_iq2_xs>(k, x, dst, n_per_row, imatrix, iq2_xs_superblock);
+        case GgmlType::IQ2_S: return row_blocks<block_iq2_s>(k, x, dst, n_per_row, imatrix, iq2_s_superblock);
+        case GgmlType::IQ3_XXS: return row_blocks<block_iq3_xxs>(k, x, dst, n_per_row, imatrix, iq3_xxs_superblock);
+        case GgmlType::IQ3_S: return row_blocks<block_iq3_s>(k, x, dst, n_per_row, imatrix, iq3_s_superblock);
+        case GgmlType::IQ1_S: return row_blocks<block_iq1_s>(k, x, dst, n_per_row, imatrix, iq1_s_superblock);
+        case GgmlType::IQ1_M: return row_blocks<block_iq1_m>(k, x, dst, n_per_row, imatrix, iq1_m_superblock);
+        default: throw std::logic_error("quantize_lattice_row: not a lattice type");
+    }
+}
+
 size_t quantize_iq3_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return superblocks<block_iq3_xxs>(src, dst, nrows, n_per_row, imatrix, iq3_xxs_superblock);
+    return reference_rows(GgmlType::IQ3_XXS, "IQ3_XXS", src, dst, nrows, n_per_row, imatrix);
 }
 size_t quantize_iq3_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return superblocks<block_iq3_s>(src, dst, nrows, n_per_row, imatrix, iq3_s_superblock);
+    return reference_rows(GgmlType::IQ3_S, "IQ3_S", src, dst, nrows, n_per_row, imatrix);
 }
 size_t quantize_iq2_xxs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return superblocks<block_iq2_xxs>(src, dst, nrows, n_per_row, imatrix, iq2_xxs_superblock);
+    return reference_rows(GgmlType::IQ2_XXS, "IQ2_XXS", src, dst, nrows, n_per_row, imatrix);
 }
 size_t quantize_iq2_xs(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return superblocks<block_iq2_xs>(src, dst, nrows, n_per_row, imatrix, iq2_xs_superblock);
+    return reference_rows(GgmlType::IQ2_XS, "IQ2_XS", src, dst, nrows, n_per_row, imatrix);
 }
 size_t quantize_iq2_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return superblocks<block_iq2_s>(src, dst, nrows, n_per_row, imatrix, iq2_s_superblock);
+    return reference_rows(GgmlType::IQ2_S, "IQ2_S", src, dst, nrows, n_per_row, imatrix);
 }
 size_t quantize_iq1_s(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return superblocks<block_iq1_s>(src, dst, nrows, n_per_row, imatrix, iq1_s_superblock);
+    return reference_rows(GgmlType::IQ1_S, "IQ1_S", src, dst, nrows, n_per_row, imatrix);
 }
 size_t quantize_iq1_m(const float* src, void* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
-    return superblocks<block_iq1_m>(src, dst, nrows, n_per_row, imatrix, iq1_m_superblock);
+    return reference_rows(GgmlType::IQ1_M, "IQ1_M", src, dst, nrows, n_per_row, imatrix);
 }
 
 }  // namespace oiw::quant

@@ -1212,6 +1212,14 @@ bool checked(const float* x, void* dst, int64_t n, const float* imatrix) {
     return true;
 }
 
+// A lattice i-quant row (IQ1_S .. IQ3_S) through the block drivers of quantize_lattice.cpp with
+// this ISA's loops (quantize_iq_avx2.cpp); refuses what `checked` refuses.
+template <GgmlType kType>
+bool row_lattice(const float* x, void* dst, int64_t n, const float* imatrix) {
+    if (!in_fast_range(x, n) || (imatrix && !in_fast_range(imatrix, n))) return false;
+    return quant::quantize_lattice_row(kType, lattice_kernels(), x, dst, n, imatrix);
+}
+
 using T = GgmlType;
 // F16, BF16 and Q8_0 ignore importance weights (their rows never get any).
 constexpr IsaKernel kQuantizers[] = {
@@ -1229,6 +1237,14 @@ constexpr IsaKernel kQuantizers[] = {
     {T::Q6_K, {checked<row_k<block_q6_K, q6_K_block>>, checked<row_k<block_q6_K, q6_K_block>>}},
     {T::IQ4_NL, {checked<row_iq4_nl>, checked<row_iq4_nl>}},
     {T::IQ4_XS, {checked<row_iq4_xs>, checked<row_iq4_xs>}},
+    // IQ2_XXS, IQ2_XS and IQ1_S require importance weights.
+    {T::IQ2_XXS, {nullptr, row_lattice<T::IQ2_XXS>}},
+    {T::IQ2_XS, {nullptr, row_lattice<T::IQ2_XS>}},
+    {T::IQ2_S, {row_lattice<T::IQ2_S>, row_lattice<T::IQ2_S>}},
+    {T::IQ3_XXS, {row_lattice<T::IQ3_XXS>, row_lattice<T::IQ3_XXS>}},
+    {T::IQ3_S, {row_lattice<T::IQ3_S>, row_lattice<T::IQ3_S>}},
+    {T::IQ1_S, {nullptr, row_lattice<T::IQ1_S>}},
+    {T::IQ1_M, {row_lattice<T::IQ1_M>, row_lattice<T::IQ1_M>}},
 };
 
 }  // namespace

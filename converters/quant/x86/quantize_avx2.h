@@ -5,11 +5,14 @@
 #include <span>
 
 #include "converters/quant/kernels.h"
+#include "converters/quant/lattice.h"
 
 namespace oiw::avx2 {
 
 // The optimized quantizers of this ISA, by type (each byte-identical to the reference).
 std::span<const IsaKernel> quantizers();
+// The lattice i-quant loops (quantize_iq_avx2.cpp), byte-identical to reference_lattice_kernels().
+const quant::LatticeKernels& lattice_kernels();
 // Converts n IEEE halves to floats with F16C, bit-exact with fp16_to_fp32.
 void f16_to_f32(const uint16_t* src, float* dst, int64_t n);
 

@@ -1,0 +1,266 @@
+// AVX2 versions of the lattice i-quant loops (LatticeKernels, converters/quant/lattice.h),
+// byte-identical to the reference ones in quantize_lattice.cpp; the block drivers are shared.
+// Compiled with -mavx2 -mf16c and reached only through dispatch.cpp after the CPU check. The rules
+// of quantize_avx2.cpp hold: a lane runs the reference's float operations for one independent
+// unit (one neighbour, one trial scale) in the reference's order; no FMA (-ffp-contract=off).
+//
+// Where the time goes and what is done about it:
+//  - Neighbour search (the reference spends ~2/3 of its time here): per coordinate i and level l
+//    the reference's term weight[i] * (scale*v_l - x[i])^2 depends only on (i, l), so it is built
+//    once per call into a register E_i (8 levels) and each neighbour's error is
+//    ((0 + E_0[l_0]) + E_1[l_1]) + ..., the reference's sum term for term. Eight neighbours run
+//    per step, each lane looking its levels up with vpermps straight from the point's key:
+//
+//      key (bits 3):  .. | l2 | l1 | l0 |      lane index = key >> (3*i); vpermps reads bits 0-2
+//      key (bits 2):  .. | l2 | l1 | l0 |      key >> (2*i): bit 2 is l_{i+1}'s low bit, so E_i
+//                                              holds levels 0-3 twice (entries 4-7 = 0-3)
+//
+//  - Trial scales: levels and grid keys of a whole block per trial in vectors; the fit sums
+//    sum w*x*q and sum w*q*q run with one trial scale per lane (each lane sums the elements in
+//    the reference's order), their terms looked up from per-element tables of the 8 levels.
+//    The choice among trials stays a scalar scan in trial order, as the reference decides it.
+#include <immintrin.h>
+
+#include <cfloat>
+#include <cstdint>
+
+#include "converters/quant/lattice.h"
+#include "converters/quant/x86/quantize_avx2.h"
+
+namespace oiw::avx2 {
+namespace {
+
+using quant::GridSearch;
+using quant::LatticeKernels;
+using quant::LatticeView;
+
+constexpr int kMaxTrials = 32;  // 2 * nsteps + 1 <= 31 (IQ3_XXS)
+
+// The odd level values 2l+1 as floats.
+alignas(32) constexpr float kOdd[8] = {1, 3, 5, 7, 9, 11, 13, 15};
+
+// The smallest of 8 floats, in every lane (no NaN among them).
+inline __m256 hmin8(__m256 v) {
+    v = _mm256_min_ps(v, _mm256_permute2f128_ps(v, v, 1));
+    v = _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+
+// LatticeKernels::best_neighbour with sq = scale * level_value (levels 0-3 repeated in lanes 4-7
+// when kBits == 2). kDims/kBits: 8/2 (iq1, iq2) or 4/3 (iq3).
+template <int kDims, int kBits>
+inline __attribute__((always_inline)) int best_neighbour_sq(const LatticeView& g, int32_t list, __m256 sq,
+                                                            const float* xval, const float* weight) {
+    const int num = g.neighbours[list];
+    const uint16_t* keys = g.list_keys + list + 1;
+    __m256 e[kDims];  // e[i][l]: the reference's term weight[i] * diff * diff for level l
+    for (int i = 0; i < kDims; ++i) {
+        const __m256 diff = _mm256_sub_ps(sq, _mm256_set1_ps(xval[i]));
+        e[i] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[i]), diff), diff);
+    }
+    // Errors of the 8 neighbours from position j, each summed in coordinate order from 0.
+    auto errors = [&](int j) {
+        const __m256i kv = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(keys + j)));
+        __m256 d = _mm256_setzero_ps();
+        for (int i = 0; i < kDims; ++i)
+            d = _mm256_add_ps(d, _mm256_permutevar8x32_ps(e[i], _mm256_srli_epi32(kv, kBits * i)));
+        return d;
+    };
+    const __m256 big = _mm256_set1_ps(FLT_MAX);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    if (num <= 8) {
+        // Lanes past the list, NaN and errors not below FLT_MAX never win, as in the reference.
+        const __m256 d = errors(0);
+        const __m256 ok = _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(num), lane)),
+                                        _mm256_cmp_ps(d, big, _CMP_LT_OQ));
+        const __m256 dm = _mm256_blendv_ps(big, d, ok);
+        const __m256 m = hmin8(dm);
+        const int eq = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(dm, m, _CMP_EQ_OQ), ok));
+        return eq ? __builtin_ctz(static_cast<unsigned>(eq)) : -1;
+    }
+    __m256 best = big;
+    __m256i best_pos = _mm256_set1_epi32(-1);
+    __m256i pos = lane;
+    const __m256i count = _mm256_set1_epi32(num);
+    for (int j = 0; j < num; j += 8) {
+        const __m256 d = errors(j);
+        const __m256 valid = _mm256_castsi256_ps(_mm256_cmpgt_epi32(count, pos));
+        const __m256 lt = _mm256_and_ps(_mm256_cmp_ps(d, best, _CMP_LT_OQ), valid);
+        best = _mm256_blendv_ps(best, d, lt);
+        best_pos = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_pos), _mm256_castsi256_ps(pos), lt));
+        pos = _mm256_add_epi32(pos, _mm256_set1_epi32(8));
+    }
+    // Each lane holds its first minimum; the reference's is the first position of the smallest.
+    const __m256 m = hmin8(best);
+    const __m256 eq = _mm256_and_ps(_mm256_cmp_ps(best, m, _CMP_EQ_OQ), _mm256_cmp_ps(best, big, _CMP_LT_OQ));
+    if (!_mm256_movemask_ps(eq)) return -1;
+    alignas(32) int32_t p[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p), best_pos);
+    const int mask = _mm256_movemask_ps(eq);
+    int res = INT32_MAX;
+    for (int l = 0; l < 8; ++l)
+        if ((mask >> l) & 1) res = p[l] < res ? p[l] : res;
+    return res;
+}
+
+// scale * level_value for kBits (see best_neighbour_sq).
+template <int kBits>
+__m256 scaled_levels(const float* level_value, float scale) {
+    const __m256 lv =
+        kBits == 2 ? _mm256_broadcast_ps(reinterpret_cast<const __m128*>(level_value)) : _mm256_loadu_ps(level_value);
+    return _mm256_mul_ps(_mm256_set1_ps(scale), lv);
+}
+
+int best_neighbour(const LatticeView& g, int32_t list, const float* level_value, const float* xval, const float* weight,
+                   float scale) {
+    return g.dims == 4 ? best_neighbour_sq<4, 3>(g, list, scaled_levels<3>(level_value, scale), xval, weight)
+                       : best_neighbour_sq<8, 2>(g, list, scaled_levels<2>(level_value, scale), xval, weight);
+}
+
+// Grid keys of the n/kDims groups of levels clamp(nearest_int(0.5f * (id*x - 1)), 0, max_q - 1)
+// of the n values xval (the reference's odd_levels; nearest_int's magic-number trick bit for bit).
+template <int kDims, int kBits>
+void group_keys(const float* xval, int n, float id, int max_q, uint32_t* keys) {
+    const __m256 vid = _mm256_set1_ps(id);
+    const __m256i shifts =
+        kDims == 8 ? _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14) : _mm256_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9);
+    for (int v = 0; v < n / 8; ++v) {
+        const __m256 t =
+            _mm256_mul_ps(_mm256_set1_ps(0.5f),
+                          _mm256_sub_ps(_mm256_mul_ps(vid, _mm256_loadu_ps(xval + 8 * v)), _mm256_set1_ps(1.f)));
+        const __m256i r = _mm256_castps_si256(_mm256_add_ps(t, _mm256_set1_ps(12582912.f)));
+        __m256i l = _mm256_sub_epi32(_mm256_and_si256(r, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+        l = _mm256_min_epi32(_mm256_max_epi32(l, _mm256_setzero_si256()), _mm256_set1_epi32(max_q - 1));
+        __m256i s = _mm256_sllv_epi32(l, shifts);
+        s = _mm256_hadd_epi32(s, s);
+        s = _mm256_hadd_epi32(s, s);  // lane 0: sum of lanes 0-3, lane 4: sum of lanes 4-7
+        const uint32_t lo = static_cast<uint32_t>(_mm256_extract_epi32(s, 0));
+        const uint32_t hi = static_cast<uint32_t>(_mm256_extract_epi32(s, 4));
+        if (kDims == 8) {
+            keys[v] = lo + hi;
+        } else {
+            keys[2 * v] = lo;
+            keys[2 * v + 1] = hi;
+        }
+    }
+}
+
+// The key of group `key`'s levels on the grid: itself when on it, else its best neighbour's
+// (weights waux) at sq = scale * kOdd (scaled_levels). Sets on_grid; false when no neighbour has a finite error.
+template <int kDims, int kBits>
+bool snap_key(const LatticeView& g, uint32_t& key, const float* xval, const float* waux, __m256 sq, bool& on_grid) {
+    const int32_t m = g.map[key];
+    on_grid = m >= 0;
+    if (on_grid) return true;
+    const int32_t list = -m - 1;
+    const int pos = best_neighbour_sq<kDims, kBits>(g, list, sq, xval, waux);
+    if (pos < 0) return false;
+    key = g.list_keys[list + 1 + pos];
+    return true;
+}
+
+// Levels of the kDims coordinates of `key` into L.
+template <int kDims, int kBits>
+void key_levels(uint32_t key, int8_t* L) {
+    for (int i = 0; i < kDims; ++i) L[i] = static_cast<int8_t>((key >> (kBits * i)) & ((1u << kBits) - 1));
+}
+
+// See LatticeKernels::search; the reference is ref_search in quantize_lattice.cpp.
+template <int kDims, int kBits>
+bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight,
+              const float* waux, float max, float& scale, int8_t* L) {
+    const int groups = n / kDims;
+    const int trials = 2 * p.nsteps + 1;
+    // Per element i and level l: the reference's terms (w*x)*q and (w*q)*q, q = 2l+1.
+    __m256 tqx[32], tq2[32];
+    const __m256 q = _mm256_load_ps(kOdd);
+    for (int i = 0; i < n; ++i) {
+        const __m256 w = _mm256_set1_ps(weight[i]);
+        tqx[i] = _mm256_mul_ps(_mm256_set1_ps(weight[i] * xval[i]), q);
+        tq2[i] = _mm256_mul_ps(_mm256_mul_ps(w, q), q);
+    }
+    // Snapped keys and on-grid flags per group (rows) and trial (columns).
+    alignas(32) uint32_t tkeys[8][kMaxTrials] = {};
+    bool ton[8][kMaxTrials];
+    for (int c = 0; c < trials; ++c) {
+        const float id = (static_cast<float>(2 * p.max_q - 1) + static_cast<float>(c - p.nsteps) * p.step) / max;
+        const float this_scale = 1 / id;
+        const __m256 sq = scaled_levels<kBits>(kOdd, this_scale);
+        uint32_t keys[8];
+        group_keys<kDims, kBits>(xval, n, id, p.max_q, keys);
+        for (int j = 0; j < groups; ++j) {
+            if (!snap_key<kDims, kBits>(g, keys[j], xval + kDims * j, waux + kDims * j, sq, ton[j][c])) return false;
+            tkeys[j][c] = keys[j];
+        }
+    }
+    // The fit sums of every trial, one trial per lane, elements in the reference's order.
+    alignas(32) float sx[kMaxTrials], s2[kMaxTrials];
+    const __m256i mask = _mm256_set1_epi32((1 << kBits) - 1);
+    for (int c0 = 0; c0 < trials; c0 += 8) {
+        __m256 ax = _mm256_setzero_ps(), a2 = _mm256_setzero_ps();
+        for (int i = 0; i < n; ++i) {
+            const __m256i kv = _mm256_load_si256(reinterpret_cast<const __m256i*>(&tkeys[i / kDims][c0]));
+            const __m256i lvl = _mm256_and_si256(_mm256_srli_epi32(kv, kBits * (i % kDims)), mask);
+            ax = _mm256_add_ps(ax, _mm256_permutevar8x32_ps(tqx[i], lvl));
+            a2 = _mm256_add_ps(a2, _mm256_permutevar8x32_ps(tq2[i], lvl));
+        }
+        _mm256_store_ps(sx + c0, ax);
+        _mm256_store_ps(s2 + c0, a2);
+    }
+    bool on_grid[8];
+    for (int j = 0; j < groups; ++j) on_grid[j] = p.start_on_grid;
+    float best = 0;
+    int win = -1;
+    for (int c = 0; c < trials; ++c) {
+        const float sumqx = sx[c], sumq2 = s2[c];
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            scale = sumqx / sumq2;
+            best = scale * sumqx;
+            win = c;
+        }
+    }
+    if (win >= 0) {
+        for (int j = 0; j < groups; ++j) {
+            key_levels<kDims, kBits>(tkeys[j][win], L + kDims * j);
+            on_grid[j] = ton[j][win];
+        }
+    }
+    int n_not_on_grid = 0;
+    for (int j = 0; j < groups; ++j) n_not_on_grid += on_grid[j] ? 0 : 1;
+    if ((n_not_on_grid > 0 || p.refit_always) && scale > 0) {
+        const float id = 1 / scale;
+        uint32_t keys[8];
+        group_keys<kDims, kBits>(xval, n, id, p.max_q, keys);
+        for (int j = 0; j < groups; ++j) {
+            if (on_grid[j] && !p.refine_all) continue;
+            bool unused;
+            if (!snap_key<kDims, kBits>(g, keys[j], xval + kDims * j, waux + kDims * j,
+                                        scaled_levels<kBits>(kOdd, scale), unused))
+                return false;
+            key_levels<kDims, kBits>(keys[j], L + kDims * j);
+        }
+        float sumqx = 0, sumq2 = 0;
+        for (int i = 0; i < n; ++i) {
+            const float w = weight[i];
+            const float qi = static_cast<float>(2 * L[i] + 1);
+            sumqx += w * xval[i] * qi;
+            sumq2 += w * qi * qi;
+        }
+        if (sumq2 > 0) scale = sumqx / sumq2;
+    }
+    return true;
+}
+
+bool search(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight, const float* waux,
+            float max, float& scale, int8_t* L) {
+    return g.dims == 4 ? search_t<4, 3>(g, p, n, xval, weight, waux, max, scale, L)
+                       : search_t<8, 2>(g, p, n, xval, weight, waux, max, scale, L);
+}
+
+constexpr LatticeKernels kLattice{search, best_neighbour};
+
+}  // namespace
+
+const quant::LatticeKernels& lattice_kernels() { return kLattice; }
+
+}  // namespace oiw::avx2
