@@ -35,6 +35,14 @@ struct GridSearch {
     bool refit_always;   // refit whenever the scale is positive, even with every group on the grid (IQ2_XXS)
 };
 
+// The outcome of an IQ1 block's split search: levels 0 below sorted position i1, 1 up to i2, 2
+// above; `pattern` is the delta choice (IQ1_S: +1 for x_p, -1 for x_m; IQ1_M: 0..3, bit 1 = first
+// half uses x_m, bit 0 = second half does); i1 = -1 when no split fits.
+struct Iq1Split {
+    float scale = 0;  // enters as the fallback scale (the block's max), leaves as the fit's
+    int i1 = -1, i2 = -1, pattern = 0;
+};
+
 // The replaceable loops. Each returns false only where the reference finds no grid point with a
 // finite error (non-finite input); the driver then reports the row as the reference does.
 struct LatticeKernels {
@@ -51,6 +59,14 @@ struct LatticeKernels {
     // level_value has 8 entries (unused levels may hold anything finite).
     int (*best_neighbour)(const LatticeView& g, int32_t list, const float* level_value, const float* xval,
                           const float* weight, float scale);
+    // quantize_row_iq1_s_impl's exhaustive split search of a block of n = 32 sorted values: sumx
+    // and sumw are the n+1 prefix sums of weight*x and weight in sorted order (16 more entries
+    // readable); x_p / x_m the level values of the two delta signs.
+    void (*iq1_s_split)(const float* sumx, const float* sumw, const float* x_p, const float* x_m, Iq1Split& s);
+    // quantize_row_iq1_m_impl's split search of a block of 16 values xb (weights weight), idx
+    // their ascending order: the four sums of every split accumulated from scratch in sorted order.
+    void (*iq1_m_split)(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
+                        Iq1Split& s);
 };
 
 // The scalar reference loops (ggml-quants.c's, operand for operand).

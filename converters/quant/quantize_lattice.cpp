@@ -737,6 +737,39 @@ float iq1_refit_scale(const LatticeGrid& g, const uint16_t* index, int ngroups, 
     return sumqx > 0 && sumq2 > 0 ? sumqx / sumq2 : scale;
 }
 
+// The reference LatticeKernels::iq1_s_split (n = 32).
+void ref_iq1_s_split(const float* sumx, const float* sumw, const float* x_p, const float* x_m, Iq1Split& s) {
+    constexpr int kBlock = 32;
+    float best_score = -FLT_MAX, scale = s.scale;
+    int besti1 = -1, besti2 = -1, best_shift = 0;
+    for (int i1 = 0; i1 <= kBlock; ++i1) {
+        for (int i2 = i1; i2 <= kBlock; ++i2) {
+            float sumqx =
+                (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] + (sumx[kBlock] - sumx[i2]) * x_p[2];
+            float sumq2 = (sumw[i1] - sumw[0]) * x_p[0] * x_p[0] + (sumw[i2] - sumw[i1]) * x_p[1] * x_p[1] +
+                          (sumw[kBlock] - sumw[i2]) * x_p[2] * x_p[2];
+            if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                scale = sumqx / sumq2;
+                best_score = scale * sumqx;
+                besti1 = i1;
+                besti2 = i2;
+                best_shift = 1;
+            }
+            sumqx = (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] + (sumx[kBlock] - sumx[i2]) * x_m[2];
+            sumq2 = (sumw[i1] - sumw[0]) * x_m[0] * x_m[0] + (sumw[i2] - sumw[i1]) * x_m[1] * x_m[1] +
+                    (sumw[kBlock] - sumw[i2]) * x_m[2] * x_m[2];
+            if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                scale = sumqx / sumq2;
+                best_score = scale * sumqx;
+                besti1 = i1;
+                besti2 = i2;
+                best_shift = -1;
+            }
+        }
+    }
+    s = Iq1Split{scale, besti1, besti2, best_shift};
+}
+
 // quantize_row_iq1_s_impl for one super-block: 8 blocks of 32, each 4 grid points (iq1s, 11-bit
 // index) with a shared +-delta and a 3-bit scale. qw (256 weights) is required.
 bool iq1_s_superblock(const LatticeKernels& kern, const float* xbl, const float* qwbl, block_iq1_s& y) {
@@ -747,7 +780,7 @@ bool iq1_s_superblock(const LatticeKernels& kern, const float* xbl, const float*
     const float x_m[8] = {-1 - IQ1S_DELTA, -IQ1S_DELTA, 1 - IQ1S_DELTA};
     float scales[QK_K / kBlock];
     int8_t shifts[QK_K / kBlock];
-    float weight[kBlock], sumx[kBlock + 1], sumw[kBlock + 1];
+    float weight[kBlock], sumx[kBlock + 16] = {}, sumw[kBlock + 16] = {};
     int idx[kBlock];
     int8_t L[kBlock];
     uint16_t index[kBlock / 8];
@@ -777,34 +810,12 @@ bool iq1_s_superblock(const LatticeKernels& kern, const float* xbl, const float*
             sumx[j + 1] = sumx[j] + weight[i] * xb[i];
             sumw[j + 1] = sumw[j] + weight[i];
         }
-        float best_score = -FLT_MAX, scale = max;
-        int besti1 = -1, besti2 = -1, best_shift = 0;
-        for (int i1 = 0; i1 <= kBlock; ++i1) {
-            for (int i2 = i1; i2 <= kBlock; ++i2) {
-                float sumqx =
-                    (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] + (sumx[kBlock] - sumx[i2]) * x_p[2];
-                float sumq2 = (sumw[i1] - sumw[0]) * x_p[0] * x_p[0] + (sumw[i2] - sumw[i1]) * x_p[1] * x_p[1] +
-                              (sumw[kBlock] - sumw[i2]) * x_p[2] * x_p[2];
-                if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                    scale = sumqx / sumq2;
-                    best_score = scale * sumqx;
-                    besti1 = i1;
-                    besti2 = i2;
-                    best_shift = 1;
-                }
-                sumqx =
-                    (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] + (sumx[kBlock] - sumx[i2]) * x_m[2];
-                sumq2 = (sumw[i1] - sumw[0]) * x_m[0] * x_m[0] + (sumw[i2] - sumw[i1]) * x_m[1] * x_m[1] +
-                        (sumw[kBlock] - sumw[i2]) * x_m[2] * x_m[2];
-                if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                    scale = sumqx / sumq2;
-                    best_score = scale * sumqx;
-                    besti1 = i1;
-                    besti2 = i2;
-                    best_shift = -1;
-                }
-            }
-        }
+        Iq1Split split;
+        split.scale = max;
+        kern.iq1_s_split(sumx, sumw, x_p, x_m, split);
+        float scale = split.scale;
+        int best_shift = split.pattern;
+        const int besti1 = split.i1, besti2 = split.i2;
         if (besti1 < 0 || besti2 < 0 || best_shift == 0) {
             scales[ib] = 0;
             shifts[ib] = 1;
@@ -847,13 +858,13 @@ bool iq1_s_superblock(const LatticeKernels& kern, const float* xbl, const float*
 // Split search of quantize_row_iq1_m_impl for one 16-block (values sorted by idx): every split
 // (i1, i2) of the sorted values into the levels (-1, 0, +1) + delta, with each 8-half picking its
 // own delta sign: k = 2*(first half uses x_m) + (second half uses x_m). The four weighted sums are
-// accumulated from scratch per split, in sorted order, as ggml does. Sets the best split and k
-// (-1 when none) and returns the scale.
-float iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m, float max,
-                  int& besti1, int& besti2, int& best_k) {
+// accumulated from scratch per split, in sorted order, as ggml does. The reference
+// LatticeKernels::iq1_m_split: s gets the best split and k as its pattern (-1 when none).
+void ref_iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
+                     Iq1Split& s) {
     constexpr int kBlock = 16;
-    float best_score = -FLT_MAX, scale = max;
-    besti1 = besti2 = best_k = -1;
+    float best_score = -FLT_MAX, scale = s.scale;
+    int besti1 = -1, besti2 = -1, best_k = -1;
     float sumqx[4], sumq2[4];
     // Adds element i at level c: sums [0..3] use (x_p,x_p), (x_p,x_m), (x_m,x_p), (x_m,x_m) per half.
     auto add = [&](int i, int c) {
@@ -887,7 +898,7 @@ float iq1_m_split(const float* xb, const float* weight, const int* idx, const fl
             }
         }
     }
-    return scale;
+    s = Iq1Split{scale, besti1, besti2, best_k};
 }
 
 // Levels (x_p or x_m) of half k (0/1) of an IQ1_M block with delta pattern `shift` (0..3).
@@ -930,8 +941,12 @@ bool iq1_m_superblock(const LatticeKernels& kern, const float* xbl, const float*
             continue;
         }
         sort_indices(xb, kBlock, idx);
-        int besti1, besti2, best_k;
-        float scale = iq1_m_split(xb, weight, idx, x_p, x_m, max, besti1, besti2, best_k);
+        Iq1Split split;
+        split.scale = max;
+        kern.iq1_m_split(xb, weight, idx, x_p, x_m, split);
+        float scale = split.scale;
+        int best_k = split.pattern;
+        const int besti1 = split.i1, besti2 = split.i2;
         if (besti1 < 0 || besti2 < 0 || best_k < 0) {
             scales[ib] = 0;
             shifts[ib] = 0;
@@ -1019,7 +1034,7 @@ size_t reference_rows(GgmlType t, const char* name, const float* src, void* dst,
 }  // namespace
 
 const LatticeKernels& reference_lattice_kernels() {
-    static constexpr LatticeKernels k{ref_search, ref_best_neighbour};
+    static constexpr LatticeKernels k{ref_search, ref_best_neighbour, ref_iq1_s_split, ref_iq1_m_split};
     return k;
 }
 

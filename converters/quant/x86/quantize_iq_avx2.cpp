@@ -257,7 +257,147 @@ bool search(const LatticeView& g, const GridSearch& p, int n, const float* xval,
                        : search_t<8, 2>(g, p, n, xval, weight, waux, max, scale, L);
 }
 
-constexpr LatticeKernels kLattice{search, best_neighbour};
+// The running choice of the IQ1 split searches: candidate (sumqx, sumq2) replaces the best when
+// sumq2 > 0 && sumqx * sumqx > best * sumq2, in the reference's candidate order.
+struct RunningBest {
+    float best = -FLT_MAX;
+    float scale;
+    // True when some lane of (qx, q2) would replace the current best: lanes that would not, with
+    // the best as it is, cannot once the earlier ones did not either, so a chunk where none would
+    // is skipped whole.
+    bool any(__m256 qx, __m256 q2) const {
+        const __m256 gt = _mm256_cmp_ps(_mm256_mul_ps(qx, qx), _mm256_mul_ps(_mm256_set1_ps(best), q2), _CMP_GT_OQ);
+        return _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(q2, _mm256_setzero_ps(), _CMP_GT_OQ), gt)) != 0;
+    }
+    bool take(float sumqx, float sumq2) {
+        if (!(sumq2 > 0 && sumqx * sumqx > best * sumq2)) return false;
+        scale = sumqx / sumq2;
+        best = scale * sumqx;
+        return true;
+    }
+};
+
+// See LatticeKernels::iq1_s_split: one i2 per lane for each i1, the three-term sums formed as the
+// reference forms them.
+void iq1_s_split(const float* sumx, const float* sumw, const float* x_p, const float* x_m, quant::Iq1Split& s) {
+    constexpr int kBlock = 32;
+    RunningBest rb{-FLT_MAX, s.scale};
+    int besti1 = -1, besti2 = -1, best_shift = 0;
+    const float* xs[2] = {x_p, x_m};
+    for (int i1 = 0; i1 <= kBlock; ++i1) {
+        for (int i2 = i1; i2 <= kBlock; i2 += 8) {
+            const __m256 x2 = _mm256_loadu_ps(sumx + i2), w2 = _mm256_loadu_ps(sumw + i2);
+            const __m256 bx = _mm256_sub_ps(x2, _mm256_set1_ps(sumx[i1]));
+            const __m256 cx = _mm256_sub_ps(_mm256_set1_ps(sumx[kBlock]), x2);
+            const __m256 bw = _mm256_sub_ps(w2, _mm256_set1_ps(sumw[i1]));
+            const __m256 cw = _mm256_sub_ps(_mm256_set1_ps(sumw[kBlock]), w2);
+            const float ax = sumx[i1] - sumx[0], aw = sumw[i1] - sumw[0];
+            alignas(32) float qx[2][8], q2[2][8];
+            bool any = false;
+            for (int m = 0; m < 2; ++m) {
+                const float* xv = xs[m];
+                const __m256 vqx =
+                    _mm256_add_ps(_mm256_add_ps(_mm256_set1_ps(ax * xv[0]), _mm256_mul_ps(bx, _mm256_set1_ps(xv[1]))),
+                                  _mm256_mul_ps(cx, _mm256_set1_ps(xv[2])));
+                const __m256 vq2 = _mm256_add_ps(
+                    _mm256_add_ps(_mm256_set1_ps(aw * xv[0] * xv[0]),
+                                  _mm256_mul_ps(_mm256_mul_ps(bw, _mm256_set1_ps(xv[1])), _mm256_set1_ps(xv[1]))),
+                    _mm256_mul_ps(_mm256_mul_ps(cw, _mm256_set1_ps(xv[2])), _mm256_set1_ps(xv[2])));
+                _mm256_store_ps(qx[m], vqx);
+                _mm256_store_ps(q2[m], vq2);
+                any = any || rb.any(vqx, vq2);
+            }
+            if (!any) continue;
+            for (int l = 0; l < 8 && i2 + l <= kBlock; ++l) {
+                for (int m = 0; m < 2; ++m) {
+                    if (rb.take(qx[m][l], q2[m][l])) {
+                        besti1 = i1;
+                        besti2 = i2 + l;
+                        best_shift = m == 0 ? 1 : -1;
+                    }
+                }
+            }
+        }
+    }
+    s = quant::Iq1Split{rb.scale, besti1, besti2, best_shift};
+}
+
+// See LatticeKernels::iq1_m_split: for each i1, one i2 per lane; every lane accumulates its four
+// (sumqx, sumq2) pairs over the sorted elements in the reference's order, picking each element's
+// level per lane (0 below i1, 1 below its i2, else 2).
+void iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
+                 quant::Iq1Split& s) {
+    constexpr int kBlock = 16;
+    // Per sorted position j and level c: the reference's terms w*x_p[c]*xb, w*x_m[c]*xb,
+    // w*x_p[c]*x_p[c], w*x_m[c]*x_m[c].
+    float tpx[kBlock][3], tmx[kBlock][3], tp2[kBlock][3], tm2[kBlock][3];
+    bool first[kBlock];
+    for (int j = 0; j < kBlock; ++j) {
+        const int i = idx[j];
+        const float w = weight[i];
+        first[j] = i < kBlock / 2;
+        for (int c = 0; c < 3; ++c) {
+            tpx[j][c] = w * x_p[c] * xb[i];
+            tmx[j][c] = w * x_m[c] * xb[i];
+            tp2[j][c] = w * x_p[c] * x_p[c];
+            tm2[j][c] = w * x_m[c] * x_m[c];
+        }
+    }
+    RunningBest rb{-FLT_MAX, s.scale};
+    int besti1 = -1, besti2 = -1, best_k = -1;
+    for (int i1 = 0; i1 <= kBlock; ++i1) {
+        for (int i2 = i1; i2 <= kBlock; i2 += 8) {
+            const __m256i i2v = _mm256_add_epi32(_mm256_set1_epi32(i2), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            __m256 sx[4], sq[4];
+            for (int k = 0; k < 4; ++k) sx[k] = sq[k] = _mm256_setzero_ps();
+            for (int j = 0; j < kBlock; ++j) {
+                __m256 px, mx, p2, m2;
+                if (j < i1) {
+                    px = _mm256_set1_ps(tpx[j][0]);
+                    mx = _mm256_set1_ps(tmx[j][0]);
+                    p2 = _mm256_set1_ps(tp2[j][0]);
+                    m2 = _mm256_set1_ps(tm2[j][0]);
+                } else {
+                    const __m256 one = _mm256_castsi256_ps(_mm256_cmpgt_epi32(i2v, _mm256_set1_epi32(j)));
+                    px = _mm256_blendv_ps(_mm256_set1_ps(tpx[j][2]), _mm256_set1_ps(tpx[j][1]), one);
+                    mx = _mm256_blendv_ps(_mm256_set1_ps(tmx[j][2]), _mm256_set1_ps(tmx[j][1]), one);
+                    p2 = _mm256_blendv_ps(_mm256_set1_ps(tp2[j][2]), _mm256_set1_ps(tp2[j][1]), one);
+                    m2 = _mm256_blendv_ps(_mm256_set1_ps(tm2[j][2]), _mm256_set1_ps(tm2[j][1]), one);
+                }
+                // k = 1 follows x_p in the first half and x_m in the second; k = 2 the reverse.
+                const int kp = first[j] ? 1 : 2, km = first[j] ? 2 : 1;
+                sx[0] = _mm256_add_ps(sx[0], px);
+                sx[kp] = _mm256_add_ps(sx[kp], px);
+                sx[km] = _mm256_add_ps(sx[km], mx);
+                sx[3] = _mm256_add_ps(sx[3], mx);
+                sq[0] = _mm256_add_ps(sq[0], p2);
+                sq[kp] = _mm256_add_ps(sq[kp], p2);
+                sq[km] = _mm256_add_ps(sq[km], m2);
+                sq[3] = _mm256_add_ps(sq[3], m2);
+            }
+            bool any = false;
+            for (int k = 0; k < 4; ++k) any = any || rb.any(sx[k], sq[k]);
+            if (!any) continue;
+            alignas(32) float qx[4][8], q2[4][8];
+            for (int k = 0; k < 4; ++k) {
+                _mm256_store_ps(qx[k], sx[k]);
+                _mm256_store_ps(q2[k], sq[k]);
+            }
+            for (int l = 0; l < 8 && i2 + l <= kBlock; ++l) {
+                for (int k = 0; k < 4; ++k) {
+                    if (rb.take(qx[k][l], q2[k][l])) {
+                        besti1 = i1;
+                        besti2 = i2 + l;
+                        best_k = k;
+                    }
+                }
+            }
+        }
+    }
+    s = quant::Iq1Split{rb.scale, besti1, besti2, best_k};
+}
+
+constexpr LatticeKernels kLattice{search, best_neighbour, iq1_s_split, iq1_m_split};
 
 }  // namespace
 
