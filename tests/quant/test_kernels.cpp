@@ -170,10 +170,12 @@ TEST(Dispatch, Avx2KernelsOnlyOnX86) {
         if (a[id].fast.weighted) weighted.insert(static_cast<T>(id));
     }
 #if defined(__x86_64__)
+    // IQ2_XXS, IQ2_XS and IQ1_S have no plain path: ggml refuses them without importance weights.
     EXPECT_EQ(plain, (std::set<T>{T::F16, T::BF16, T::Q8_0, T::Q4_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K,
-                                  T::IQ4_NL, T::IQ4_XS}));
-    EXPECT_EQ(weighted, (std::set<T>{T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K,
-                                     T::IQ4_NL, T::IQ4_XS}));
+                                  T::IQ4_NL, T::IQ4_XS, T::IQ2_S, T::IQ3_XXS, T::IQ3_S, T::IQ1_M}));
+    EXPECT_EQ(weighted,
+              (std::set<T>{T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL,
+                           T::IQ4_XS, T::IQ2_XXS, T::IQ2_XS, T::IQ2_S, T::IQ3_XXS, T::IQ3_S, T::IQ1_S, T::IQ1_M}));
 #else
     EXPECT_TRUE(plain.empty());
     EXPECT_TRUE(weighted.empty());
@@ -185,11 +187,24 @@ TEST(Dispatch, Avx2KernelsOnlyOnX86) {
 TEST(Dispatch, DetectedIsaIsTheBestTheCpuRuns) {
     EXPECT_EQ(isa_name(Isa::Avx1), "avx1");
     EXPECT_EQ(isa_name(Isa::Avx2), "avx2");
+    EXPECT_EQ(isa_name(Isa::AvxVnni), "avxvnni");
+    EXPECT_EQ(isa_name(Isa::Avx512), "avx512");
+    EXPECT_EQ(isa_name(Isa::Avx512Vnni), "avx512vnni");
     EXPECT_TRUE(cpu_runs(Isa::Scalar));
-    const Isa best = cpu_runs(Isa::Avx2) ? Isa::Avx2 : cpu_runs(Isa::Avx1) ? Isa::Avx1 : Isa::Scalar;
+    Isa best = Isa::Scalar;  // the last (most preferred) ISA the CPU runs
+    for (Isa i : {Isa::Avx1, Isa::Avx2, Isa::AvxVnni, Isa::Avx512, Isa::Avx512Vnni})
+        if (cpu_runs(i)) best = i;
     EXPECT_EQ(detected_isa(), best);
     if (cpu_runs(Isa::Avx2)) {
         EXPECT_TRUE(cpu_runs(Isa::Avx1));  // AVX2 implies AVX
+    }
+    for (Isa i : {Isa::AvxVnni, Isa::Avx512, Isa::Avx512Vnni}) {
+        if (cpu_runs(i)) {
+            EXPECT_TRUE(cpu_runs(Isa::Avx2)) << isa_name(i) << " implies AVX2 + F16C";
+        }
+    }
+    if (cpu_runs(Isa::Avx512Vnni)) {
+        EXPECT_TRUE(cpu_runs(Isa::Avx512));
     }
 #if !defined(__x86_64__)
     EXPECT_FALSE(cpu_runs(Isa::Avx1));

@@ -47,7 +47,7 @@ std::string tname(GgmlType t) { return std::string(type_name(t)); }
 // comparison with the reference proves nothing, so the test is skipped, saying why.
 #define NEED_FAST_QUANTIZERS()                                                                                  \
     do {                                                                                                        \
-        if (active_isa() != Isa::Avx2)                                                                          \
+        if (!has_avx2(active_isa()))                                                                            \
             GTEST_SKIP() << (cpu_runs(Isa::Avx2) ? "OIW_ISA=scalar: the avx2 quantizers are off"                \
                                                  : "avx2 not on this CPU: its quantizers are not tested here"); \
     } while (0)
