@@ -60,8 +60,11 @@ bool cpu_runs(Isa isa) {
         const bool avx2 = __builtin_cpu_supports("avx2") != 0 && f16c;
         const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0 &&
                             __builtin_cpu_supports("avx512vl") != 0;
-        return Features{__builtin_cpu_supports("avx") != 0, avx2, avx2 && __builtin_cpu_supports("avxvnni") != 0,
-                        avx512, avx512 && __builtin_cpu_supports("avx512vnni") != 0};
+        // AVX-VNNI: cpuid leaf 7 subleaf 1, EAX bit 4 (clang's __builtin_cpu_supports has no "avxvnni");
+        // its VEX instructions use the YMM state the avx2 answer checked.
+        const bool vnni256 = __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4)) != 0;
+        return Features{__builtin_cpu_supports("avx") != 0, avx2, avx2 && vnni256, avx512,
+                        avx512 && __builtin_cpu_supports("avx512vnni") != 0};
     }();
     switch (isa) {
         case Isa::Avx1: return f.avx;

@@ -12,9 +12,11 @@
 #pragma once
 // GCC 12's _mm512_undefined_* (self-initialized) trip -W(maybe-)uninitialized wherever an AVX-512
 // intrinsic using them is inlined; the warning is about the intrinsics' headers, not this code.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstdlib>
@@ -291,4 +293,6 @@ void zmm_q4kx8_groups(const Q4Kx8View& w, const KActView& a, float* y, int64_t g
 }  // namespace
 }  // namespace oiw::matmul
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
