@@ -179,18 +179,54 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
         tqx[i] = _mm256_mul_ps(_mm256_set1_ps(weight[i] * xval[i]), q);
         tq2[i] = _mm256_mul_ps(_mm256_mul_ps(w, q), q);
     }
-    // Snapped keys and on-grid flags per group (rows) and trial (columns).
-    alignas(32) uint32_t tkeys[8][kMaxTrials] = {};
-    bool ton[8][kMaxTrials];
-    for (int c = 0; c < trials; ++c) {
-        const float id = (static_cast<float>(2 * p.max_q - 1) + static_cast<float>(c - p.nsteps) * p.step) / max;
-        const float this_scale = 1 / id;
-        const __m256 sq = scaled_levels<kBits>(kOdd, this_scale);
-        uint32_t keys[8];
-        group_keys<kDims, kBits>(xval, n, id, p.max_q, keys);
+    // Per trial c: the reference's inverse scale id and scale 1/id (unused lanes repeat the last).
+    alignas(32) float ids[kMaxTrials];
+    __m256 sq[kMaxTrials];  // scale * kOdd (scaled_levels)
+    for (int c = 0; c < kMaxTrials; ++c) {
+        const int is = (c < trials ? c : trials - 1) - p.nsteps;
+        ids[c] = (static_cast<float>(2 * p.max_q - 1) + static_cast<float>(is) * p.step) / max;
+        sq[c] = scaled_levels<kBits>(kOdd, 1 / ids[c]);
+    }
+    // Keys of every group (rows) at every trial (columns), one trial per lane: each element's level
+    // clamp(nearest_int(0.5f * (id*x - 1)), 0, max_q - 1) as odd_levels computes it (nearest_int's
+    // magic-number trick bit for bit), shifted into its group's key.
+    alignas(32) uint32_t tkeys[8][kMaxTrials];
+    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.f), magic = _mm256_set1_ps(12582912.f);
+    const __m256i top = _mm256_set1_epi32(p.max_q - 1);
+    for (int c0 = 0; c0 < trials; c0 += 8) {
+        const __m256 vid = _mm256_load_ps(ids + c0);
         for (int j = 0; j < groups; ++j) {
-            if (!snap_key<kDims, kBits>(g, keys[j], xval + kDims * j, waux + kDims * j, sq, ton[j][c])) return false;
-            tkeys[j][c] = keys[j];
+            __m256i key = _mm256_setzero_si256();
+            for (int i = 0; i < kDims; ++i) {
+                const __m256 t =
+                    _mm256_mul_ps(half, _mm256_sub_ps(_mm256_mul_ps(vid, _mm256_set1_ps(xval[kDims * j + i])), one));
+                const __m256i r = _mm256_castps_si256(_mm256_add_ps(t, magic));
+                __m256i l =
+                    _mm256_sub_epi32(_mm256_and_si256(r, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+                l = _mm256_min_epi32(_mm256_max_epi32(l, _mm256_setzero_si256()), top);
+                key = _mm256_or_si256(key, _mm256_slli_epi32(l, kBits * i));
+            }
+            _mm256_store_si256(reinterpret_cast<__m256i*>(&tkeys[j][c0]), key);
+        }
+    }
+    // Off-grid keys replaced by their best neighbour's at the trial's scale; on-grid flags as bits.
+    uint32_t on_bits[8];
+    const uint32_t all_trials = trials >= 32 ? ~0u : (1u << trials) - 1;
+    for (int j = 0; j < groups; ++j) {
+        uint32_t off = 0;
+        for (int c0 = 0; c0 < trials; c0 += 8) {
+            const __m256i kv = _mm256_load_si256(reinterpret_cast<const __m256i*>(&tkeys[j][c0]));
+            const __m256i m = _mm256_i32gather_epi32(g.map, kv, 4);
+            off |= static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(m))) << c0;
+        }
+        off &= all_trials;
+        on_bits[j] = ~off & all_trials;
+        for (; off; off &= off - 1) {
+            const int c = __builtin_ctz(off);
+            const int32_t list = -g.map[tkeys[j][c]] - 1;
+            const int pos = best_neighbour_sq<kDims, kBits>(g, list, sq[c], xval + kDims * j, waux + kDims * j);
+            if (pos < 0) return false;
+            tkeys[j][c] = g.list_keys[list + 1 + pos];
         }
     }
     // The fit sums of every trial, one trial per lane, elements in the reference's order.
@@ -222,7 +258,7 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
     if (win >= 0) {
         for (int j = 0; j < groups; ++j) {
             key_levels<kDims, kBits>(tkeys[j][win], L + kDims * j);
-            on_grid[j] = ton[j][win];
+            on_grid[j] = (on_bits[j] >> win) & 1;
         }
     }
     int n_not_on_grid = 0;
