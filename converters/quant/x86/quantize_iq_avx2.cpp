@@ -66,41 +66,34 @@ inline __attribute__((always_inline)) int best_neighbour_sq(const LatticeView& g
             d = _mm256_add_ps(d, _mm256_permutevar8x32_ps(e[i], _mm256_srli_epi32(kv, kBits * i)));
         return d;
     };
+    // Lanes past the list, NaN and errors not below FLT_MAX never win, as in the reference; each
+    // lane keeps its first minimum (strict <), so the reference's choice, the first position of the
+    // smallest error, is the smallest position among the lanes holding the smallest.
     const __m256 big = _mm256_set1_ps(FLT_MAX);
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    if (num <= 8) {
-        // Lanes past the list, NaN and errors not below FLT_MAX never win, as in the reference.
-        const __m256 d = errors(0);
-        const __m256 ok = _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(num), lane)),
-                                        _mm256_cmp_ps(d, big, _CMP_LT_OQ));
-        const __m256 dm = _mm256_blendv_ps(big, d, ok);
-        const __m256 m = hmin8(dm);
-        const int eq = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(dm, m, _CMP_EQ_OQ), ok));
-        return eq ? __builtin_ctz(static_cast<unsigned>(eq)) : -1;
-    }
-    __m256 best = big;
-    __m256i best_pos = _mm256_set1_epi32(-1);
-    __m256i pos = lane;
     const __m256i count = _mm256_set1_epi32(num);
-    for (int j = 0; j < num; j += 8) {
+    __m256i pos = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 d0 = errors(0);
+    const __m256 ok =
+        _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(count, pos)), _mm256_cmp_ps(d0, big, _CMP_LT_OQ));
+    __m256 best = _mm256_blendv_ps(big, d0, ok);
+    __m256i best_pos = pos;
+    for (int j = 8; j < num; j += 8) {  // most lists have at most 8 points
+        pos = _mm256_add_epi32(pos, _mm256_set1_epi32(8));
         const __m256 d = errors(j);
-        const __m256 valid = _mm256_castsi256_ps(_mm256_cmpgt_epi32(count, pos));
-        const __m256 lt = _mm256_and_ps(_mm256_cmp_ps(d, best, _CMP_LT_OQ), valid);
+        const __m256 lt =
+            _mm256_and_ps(_mm256_cmp_ps(d, best, _CMP_LT_OQ), _mm256_castsi256_ps(_mm256_cmpgt_epi32(count, pos)));
         best = _mm256_blendv_ps(best, d, lt);
         best_pos = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_pos), _mm256_castsi256_ps(pos), lt));
-        pos = _mm256_add_epi32(pos, _mm256_set1_epi32(8));
     }
-    // Each lane holds its first minimum; the reference's is the first position of the smallest.
     const __m256 m = hmin8(best);
-    const __m256 eq = _mm256_and_ps(_mm256_cmp_ps(best, m, _CMP_EQ_OQ), _mm256_cmp_ps(best, big, _CMP_LT_OQ));
-    if (!_mm256_movemask_ps(eq)) return -1;
-    alignas(32) int32_t p[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(p), best_pos);
-    const int mask = _mm256_movemask_ps(eq);
-    int res = INT32_MAX;
-    for (int l = 0; l < 8; ++l)
-        if ((mask >> l) & 1) res = p[l] < res ? p[l] : res;
-    return res;
+    const __m256 win = _mm256_and_ps(_mm256_cmp_ps(best, m, _CMP_EQ_OQ), _mm256_cmp_ps(best, big, _CMP_LT_OQ));
+    __m256i p = _mm256_castps_si256(
+        _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX)), _mm256_castsi256_ps(best_pos), win));
+    p = _mm256_min_epi32(p, _mm256_permute2x128_si256(p, p, 1));
+    p = _mm256_min_epi32(p, _mm256_shuffle_epi32(p, _MM_SHUFFLE(1, 0, 3, 2)));
+    p = _mm256_min_epi32(p, _mm256_shuffle_epi32(p, _MM_SHUFFLE(2, 3, 0, 1)));
+    const int res = _mm256_cvtsi256_si32(p);
+    return res == INT32_MAX ? -1 : res;
 }
 
 // scale * level_value for kBits (see best_neighbour_sq).
@@ -211,19 +204,21 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
     }
     // Off-grid keys replaced by their best neighbour's at the trial's scale; on-grid flags as bits.
     uint32_t on_bits[8];
+    alignas(32) int32_t tmap[kMaxTrials];
     const uint32_t all_trials = trials >= 32 ? ~0u : (1u << trials) - 1;
     for (int j = 0; j < groups; ++j) {
         uint32_t off = 0;
         for (int c0 = 0; c0 < trials; c0 += 8) {
             const __m256i kv = _mm256_load_si256(reinterpret_cast<const __m256i*>(&tkeys[j][c0]));
             const __m256i m = _mm256_i32gather_epi32(g.map, kv, 4);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(tmap + c0), m);
             off |= static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(m))) << c0;
         }
         off &= all_trials;
         on_bits[j] = ~off & all_trials;
         for (; off; off &= off - 1) {
             const int c = __builtin_ctz(off);
-            const int32_t list = -g.map[tkeys[j][c]] - 1;
+            const int32_t list = -tmap[c] - 1;
             const int pos = best_neighbour_sq<kDims, kBits>(g, list, sq[c], xval + kDims * j, waux + kDims * j);
             if (pos < 0) return false;
             tkeys[j][c] = g.list_keys[list + 1 + pos];
