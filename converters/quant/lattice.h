@@ -67,6 +67,9 @@ struct LatticeKernels {
     // their ascending order: the four sums of every split accumulated from scratch in sorted order.
     void (*iq1_m_split)(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
                         Iq1Split& s);
+    // idx = 0..n-1 ordered by ascending xb, equal values in index order (a stable sort, as glibc's
+    // qsort of ggml's (value, index) pairs leaves them).
+    void (*sort_indices)(const float* xb, int n, int* idx);
 };
 
 // The scalar reference loops (ggml-quants.c's, operand for operand).

@@ -678,9 +678,9 @@ bool iq3_s_superblock(const LatticeKernels& kern, const float* xbl, const float*
 
 // ================================================================ IQ1_S / IQ1_M
 
-// Indices 0..n-1 ordered by ascending xb, equal values keeping index order (glibc's qsort, a
-// merge sort for arrays this small, is stable on ggml's (value, index) pairs).
-void sort_indices(const float* xb, int n, int* idx) {
+// The reference LatticeKernels::sort_indices (glibc's qsort, a merge sort for arrays this small,
+// is stable on ggml's (value, index) pairs).
+void ref_sort_indices(const float* xb, int n, int* idx) {
     std::iota(idx, idx + n, 0);
     std::stable_sort(idx, idx + n, [xb](int a, int b) { return xb[a] < xb[b]; });
 }
@@ -803,7 +803,7 @@ bool iq1_s_superblock(const LatticeKernels& kern, const float* xbl, const float*
         }
         // Exhaustive weighted least squares over the two split points of the sorted values into
         // the levels (-1, 0, +1) + delta, for delta = +IQ1S_DELTA (x_p) and -IQ1S_DELTA (x_m).
-        sort_indices(xb, kBlock, idx);
+        kern.sort_indices(xb, kBlock, idx);
         sumx[0] = sumw[0] = 0;
         for (int j = 0; j < kBlock; ++j) {
             const int i = idx[j];
@@ -940,7 +940,7 @@ bool iq1_m_superblock(const LatticeKernels& kern, const float* xbl, const float*
             shifts[ib] = 0;
             continue;
         }
-        sort_indices(xb, kBlock, idx);
+        kern.sort_indices(xb, kBlock, idx);
         Iq1Split split;
         split.scale = max;
         kern.iq1_m_split(xb, weight, idx, x_p, x_m, split);
@@ -1034,7 +1034,8 @@ size_t reference_rows(GgmlType t, const char* name, const float* src, void* dst,
 }  // namespace
 
 const LatticeKernels& reference_lattice_kernels() {
-    static constexpr LatticeKernels k{ref_search, ref_best_neighbour, ref_iq1_s_split, ref_iq1_m_split};
+    static constexpr LatticeKernels k{ref_search, ref_best_neighbour, ref_iq1_s_split, ref_iq1_m_split,
+                                      ref_sort_indices};
     return k;
 }
 

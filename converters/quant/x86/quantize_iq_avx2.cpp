@@ -428,7 +428,21 @@ void iq1_m_split(const float* xb, const float* weight, const int* idx, const flo
     s = quant::Iq1Split{rb.scale, besti1, besti2, best_k};
 }
 
-constexpr LatticeKernels kLattice{search, best_neighbour, iq1_s_split, iq1_m_split};
+// See LatticeKernels::sort_indices. For finite values `<` is a strict weak order, under which
+// every stable sort gives the same order, so an insertion sort (no allocation; blocks have 16 or
+// 32 values) does; with a NaN it is not, and the reference's sort keeps the order it gives.
+void sort_indices(const float* xb, int n, int* idx) {
+    bool finite = true;
+    for (int i = 0; i < n; ++i) finite = finite && __builtin_isfinite(xb[i]);
+    if (!finite) return quant::reference_lattice_kernels().sort_indices(xb, n, idx);
+    for (int i = 0; i < n; ++i) {
+        int j = i;
+        for (; j > 0 && xb[i] < xb[idx[j - 1]]; --j) idx[j] = idx[j - 1];
+        idx[j] = i;
+    }
+}
+
+constexpr LatticeKernels kLattice{search, best_neighbour, iq1_s_split, iq1_m_split, sort_indices};
 
 }  // namespace
 
