@@ -429,16 +429,29 @@ void iq1_m_split(const float* xb, const float* weight, const int* idx, const flo
 }
 
 // See LatticeKernels::sort_indices. For finite values `<` is a strict weak order, under which
-// every stable sort gives the same order, so an insertion sort (no allocation; blocks have 16 or
-// 32 values) does; with a NaN it is not, and the reference's sort keeps the order it gives.
+// the stable order is unique: value i goes to position #{j : x_j < x_i} + #{j < i : x_j == x_i}
+// (== is "neither is less" there), counted here 8 values per vector without branches. With a
+// NaN it is not a strict weak order, and the reference's sort keeps the order it gives.
 void sort_indices(const float* xb, int n, int* idx) {
     bool finite = true;
     for (int i = 0; i < n; ++i) finite = finite && __builtin_isfinite(xb[i]);
-    if (!finite) return quant::reference_lattice_kernels().sort_indices(xb, n, idx);
+    if (!finite || n % 8 != 0 || n > 32) return quant::reference_lattice_kernels().sort_indices(xb, n, idx);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int i = 0; i < n; ++i) {
-        int j = i;
-        for (; j > 0 && xb[i] < xb[idx[j - 1]]; --j) idx[j] = idx[j - 1];
-        idx[j] = i;
+        const __m256 xi = _mm256_set1_ps(xb[i]);
+        const __m256i vi = _mm256_set1_epi32(i);
+        __m256i rank = _mm256_setzero_si256();  // minus the count (compares give -1)
+        for (int j0 = 0; j0 < n; j0 += 8) {
+            const __m256 xj = _mm256_loadu_ps(xb + j0);
+            const __m256i before = _mm256_cmpgt_epi32(vi, _mm256_add_epi32(lane, _mm256_set1_epi32(j0)));
+            const __m256 lt = _mm256_cmp_ps(xj, xi, _CMP_LT_OQ);
+            const __m256 eq = _mm256_and_ps(_mm256_cmp_ps(xj, xi, _CMP_EQ_OQ), _mm256_castsi256_ps(before));
+            rank = _mm256_add_epi32(rank, _mm256_castps_si256(_mm256_or_ps(lt, eq)));
+        }
+        rank = _mm256_add_epi32(rank, _mm256_permute2x128_si256(rank, rank, 1));
+        rank = _mm256_add_epi32(rank, _mm256_shuffle_epi32(rank, _MM_SHUFFLE(1, 0, 3, 2)));
+        rank = _mm256_add_epi32(rank, _mm256_shuffle_epi32(rank, _MM_SHUFFLE(2, 3, 0, 1)));
+        idx[-_mm256_cvtsi256_si32(rank)] = i;
     }
 }
 
