@@ -355,7 +355,7 @@ void iq1_s_split(const float* sumx, const float* sumw, const float* x_p, const f
 
 // See LatticeKernels::iq1_m_split: for each i1, one i2 per lane; every lane accumulates its four
 // (sumqx, sumq2) pairs over the sorted elements in the reference's order, picking each element's
-// level per lane (0 below i1, 1 below its i2, else 2).
+// level per lane (0 below i1, 1 below its i2, else 2), from the shared level-0 prefix.
 void iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
                  quant::Iq1Split& s) {
     constexpr int kBlock = 16;
@@ -374,27 +374,38 @@ void iq1_m_split(const float* xb, const float* weight, const int* idx, const flo
             tm2[j][c] = w * x_m[c] * x_m[c];
         }
     }
+    // The sums after the first i1 sorted elements, all at level 0: the same for every split with
+    // that i1, so each split's lanes start from them (the reference adds the same terms from 0).
+    float p0x[kBlock + 1][4], p02[kBlock + 1][4];
+    for (int k = 0; k < 4; ++k) p0x[0][k] = p02[0][k] = 0;
+    for (int j = 0; j < kBlock; ++j) {
+        const int kp = first[j] ? 1 : 2, km = first[j] ? 2 : 1;
+        p0x[j + 1][0] = p0x[j][0] + tpx[j][0];
+        p0x[j + 1][kp] = p0x[j][kp] + tpx[j][0];
+        p0x[j + 1][km] = p0x[j][km] + tmx[j][0];
+        p0x[j + 1][3] = p0x[j][3] + tmx[j][0];
+        p02[j + 1][0] = p02[j][0] + tp2[j][0];
+        p02[j + 1][kp] = p02[j][kp] + tp2[j][0];
+        p02[j + 1][km] = p02[j][km] + tm2[j][0];
+        p02[j + 1][3] = p02[j][3] + tm2[j][0];
+    }
     RunningBest rb{-FLT_MAX, s.scale};
     int besti1 = -1, besti2 = -1, best_k = -1;
     for (int i1 = 0; i1 <= kBlock; ++i1) {
         for (int i2 = i1; i2 <= kBlock; i2 += 8) {
             const __m256i i2v = _mm256_add_epi32(_mm256_set1_epi32(i2), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
             __m256 sx[4], sq[4];
-            for (int k = 0; k < 4; ++k) sx[k] = sq[k] = _mm256_setzero_ps();
-            for (int j = 0; j < kBlock; ++j) {
-                __m256 px, mx, p2, m2;
-                if (j < i1) {
-                    px = _mm256_set1_ps(tpx[j][0]);
-                    mx = _mm256_set1_ps(tmx[j][0]);
-                    p2 = _mm256_set1_ps(tp2[j][0]);
-                    m2 = _mm256_set1_ps(tm2[j][0]);
-                } else {
-                    const __m256 one = _mm256_castsi256_ps(_mm256_cmpgt_epi32(i2v, _mm256_set1_epi32(j)));
-                    px = _mm256_blendv_ps(_mm256_set1_ps(tpx[j][2]), _mm256_set1_ps(tpx[j][1]), one);
-                    mx = _mm256_blendv_ps(_mm256_set1_ps(tmx[j][2]), _mm256_set1_ps(tmx[j][1]), one);
-                    p2 = _mm256_blendv_ps(_mm256_set1_ps(tp2[j][2]), _mm256_set1_ps(tp2[j][1]), one);
-                    m2 = _mm256_blendv_ps(_mm256_set1_ps(tm2[j][2]), _mm256_set1_ps(tm2[j][1]), one);
-                }
+            for (int k = 0; k < 4; ++k) {
+                sx[k] = _mm256_set1_ps(p0x[i1][k]);
+                sq[k] = _mm256_set1_ps(p02[i1][k]);
+            }
+            for (int j = i1; j < kBlock; ++j) {
+                // Level 1 in the lanes whose i2 is past j, else 2.
+                const __m256 one = _mm256_castsi256_ps(_mm256_cmpgt_epi32(i2v, _mm256_set1_epi32(j)));
+                const __m256 px = _mm256_blendv_ps(_mm256_set1_ps(tpx[j][2]), _mm256_set1_ps(tpx[j][1]), one);
+                const __m256 mx = _mm256_blendv_ps(_mm256_set1_ps(tmx[j][2]), _mm256_set1_ps(tmx[j][1]), one);
+                const __m256 p2 = _mm256_blendv_ps(_mm256_set1_ps(tp2[j][2]), _mm256_set1_ps(tp2[j][1]), one);
+                const __m256 m2 = _mm256_blendv_ps(_mm256_set1_ps(tm2[j][2]), _mm256_set1_ps(tm2[j][1]), one);
                 // k = 1 follows x_p in the first half and x_m in the second; k = 2 the reverse.
                 const int kp = first[j] ? 1 : 2, km = first[j] ? 2 : 1;
                 sx[0] = _mm256_add_ps(sx[0], px);
