@@ -72,6 +72,12 @@ struct LatticeKernels {
     void (*sort_indices)(const float* xb, int n, int* idx);
 };
 
+// The refit that ends every version of LatticeKernels::search: when a group is off the grid (or
+// p.refit_always) and scale > 0, re-snaps the off-grid groups (every group with p.refine_all) at
+// 1/scale through k's neighbour search, then fits the scale to the new levels L. on_grid: n/dims flags.
+bool grid_search_refit(const LatticeKernels& k, const LatticeView& g, const GridSearch& p, int n, const float* xval,
+                       const float* weight, const float* waux, const bool* on_grid, float& scale, int8_t* L);
+
 // The scalar reference loops (ggml-quants.c's, operand for operand).
 const LatticeKernels& reference_lattice_kernels();
 

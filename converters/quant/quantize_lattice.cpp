@@ -330,6 +330,31 @@ float max_of(const float* x, int n) {
     return m;
 }
 
+}  // namespace
+
+bool grid_search_refit(const LatticeKernels& k, const LatticeView& g, const GridSearch& p, int n, const float* xval,
+                       const float* weight, const float* waux, const bool* on_grid, float& scale, int8_t* L) {
+    const int groups = n / g.dims;
+    int n_not_on_grid = 0;
+    for (int j = 0; j < groups; ++j) n_not_on_grid += on_grid[j] ? 0 : 1;
+    if ((n_not_on_grid > 0 || p.refit_always) && scale > 0) {
+        const float id = 1 / scale;
+        for (int j = 0; j < groups; ++j) {
+            if (on_grid[j] && !p.refine_all) continue;
+            const int o = g.dims * j;
+            bool unused;
+            odd_levels(xval + o, g.dims, id, p.max_q, L + o);
+            if (!snap_to_grid(k, g, xval + o, waux + o, scale, L + o, unused)) return false;
+        }
+        float sumqx, sumq2;
+        odd_level_sums(xval, weight, L, n, sumqx, sumq2);
+        if (sumq2 > 0) scale = sumqx / sumq2;
+    }
+    return true;
+}
+
+namespace {
+
 // The reference LatticeKernels::search (quantize_row_iq2_xs_impl & co; IQ2_XXS's loop too).
 bool ref_search(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight,
                 const float* waux, float max, float& scale, int8_t* L) {
@@ -356,22 +381,7 @@ bool ref_search(const LatticeView& g, const GridSearch& p, int n, const float* x
             for (int j = 0; j < groups; ++j) on_grid[j] = on_grid_aux[j];
         }
     }
-    int n_not_on_grid = 0;
-    for (int j = 0; j < groups; ++j) n_not_on_grid += on_grid[j] ? 0 : 1;
-    if ((n_not_on_grid > 0 || p.refit_always) && scale > 0) {
-        const float id = 1 / scale;
-        for (int j = 0; j < groups; ++j) {
-            if (on_grid[j] && !p.refine_all) continue;
-            const int o = g.dims * j;
-            bool unused;
-            odd_levels(xval + o, g.dims, id, p.max_q, L + o);
-            if (!snap_to_grid(k, g, xval + o, waux + o, scale, L + o, unused)) return false;
-        }
-        float sumqx, sumq2;
-        odd_level_sums(xval, weight, L, n, sumqx, sumq2);
-        if (sumq2 > 0) scale = sumqx / sumq2;
-    }
-    return true;
+    return grid_search_refit(k, g, p, n, xval, weight, waux, on_grid, scale, L);
 }
 // 4-bit (or 3-bit) block scale index of `scale` relative to d = max_scale/N: nearest_int((scale/d - 1)/2).
 inline int odd_scale_index(float id, float scale, int hi) {

@@ -110,48 +110,6 @@ int best_neighbour(const LatticeView& g, int32_t list, const float* level_value,
                        : best_neighbour_sq<8, 2>(g, list, scaled_levels<2>(level_value, scale), xval, weight);
 }
 
-// Grid keys of the n/kDims groups of levels clamp(nearest_int(0.5f * (id*x - 1)), 0, max_q - 1)
-// of the n values xval (the reference's odd_levels; nearest_int's magic-number trick bit for bit).
-template <int kDims, int kBits>
-void group_keys(const float* xval, int n, float id, int max_q, uint32_t* keys) {
-    const __m256 vid = _mm256_set1_ps(id);
-    const __m256i shifts =
-        kDims == 8 ? _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14) : _mm256_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9);
-    for (int v = 0; v < n / 8; ++v) {
-        const __m256 t =
-            _mm256_mul_ps(_mm256_set1_ps(0.5f),
-                          _mm256_sub_ps(_mm256_mul_ps(vid, _mm256_loadu_ps(xval + 8 * v)), _mm256_set1_ps(1.f)));
-        const __m256i r = _mm256_castps_si256(_mm256_add_ps(t, _mm256_set1_ps(12582912.f)));
-        __m256i l = _mm256_sub_epi32(_mm256_and_si256(r, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
-        l = _mm256_min_epi32(_mm256_max_epi32(l, _mm256_setzero_si256()), _mm256_set1_epi32(max_q - 1));
-        __m256i s = _mm256_sllv_epi32(l, shifts);
-        s = _mm256_hadd_epi32(s, s);
-        s = _mm256_hadd_epi32(s, s);  // lane 0: sum of lanes 0-3, lane 4: sum of lanes 4-7
-        const uint32_t lo = static_cast<uint32_t>(_mm256_extract_epi32(s, 0));
-        const uint32_t hi = static_cast<uint32_t>(_mm256_extract_epi32(s, 4));
-        if (kDims == 8) {
-            keys[v] = lo + hi;
-        } else {
-            keys[2 * v] = lo;
-            keys[2 * v + 1] = hi;
-        }
-    }
-}
-
-// The key of group `key`'s levels on the grid: itself when on it, else its best neighbour's
-// (weights waux) at sq = scale * kOdd (scaled_levels). Sets on_grid; false when no neighbour has a finite error.
-template <int kDims, int kBits>
-bool snap_key(const LatticeView& g, uint32_t& key, const float* xval, const float* waux, __m256 sq, bool& on_grid) {
-    const int32_t m = g.map[key];
-    on_grid = m >= 0;
-    if (on_grid) return true;
-    const int32_t list = -m - 1;
-    const int pos = best_neighbour_sq<kDims, kBits>(g, list, sq, xval, waux);
-    if (pos < 0) return false;
-    key = g.list_keys[list + 1 + pos];
-    return true;
-}
-
 // Levels of the kDims coordinates of `key` into L.
 template <int kDims, int kBits>
 void key_levels(uint32_t key, int8_t* L) {
@@ -256,30 +214,7 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
             on_grid[j] = (on_bits[j] >> win) & 1;
         }
     }
-    int n_not_on_grid = 0;
-    for (int j = 0; j < groups; ++j) n_not_on_grid += on_grid[j] ? 0 : 1;
-    if ((n_not_on_grid > 0 || p.refit_always) && scale > 0) {
-        const float id = 1 / scale;
-        uint32_t keys[8];
-        group_keys<kDims, kBits>(xval, n, id, p.max_q, keys);
-        for (int j = 0; j < groups; ++j) {
-            if (on_grid[j] && !p.refine_all) continue;
-            bool unused;
-            if (!snap_key<kDims, kBits>(g, keys[j], xval + kDims * j, waux + kDims * j,
-                                        scaled_levels<kBits>(kOdd, scale), unused))
-                return false;
-            key_levels<kDims, kBits>(keys[j], L + kDims * j);
-        }
-        float sumqx = 0, sumq2 = 0;
-        for (int i = 0; i < n; ++i) {
-            const float w = weight[i];
-            const float qi = static_cast<float>(2 * L[i] + 1);
-            sumqx += w * xval[i] * qi;
-            sumq2 += w * qi * qi;
-        }
-        if (sumq2 > 0) scale = sumqx / sumq2;
-    }
-    return true;
+    return quant::grid_search_refit(lattice_kernels(), g, p, n, xval, weight, waux, on_grid, scale, L);
 }
 
 bool search(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight, const float* waux,
