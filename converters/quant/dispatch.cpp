@@ -10,6 +10,7 @@
 #include <cpuid.h>
 
 #include "converters/quant/x86/quantize_avx2.h"
+#include "converters/quant/x86/quantize_avx512.h"
 #endif
 
 namespace oiw {
@@ -18,18 +19,19 @@ namespace {
 // Every Isa, in increasing order of preference.
 constexpr Isa kIsas[] = {Isa::Scalar, Isa::Avx1, Isa::Avx2, Isa::AvxVnni, Isa::Avx512, Isa::Avx512Vnni};
 
-// The optimized quantizers this build has for `isa` (none for Scalar or another architecture's ISA).
-std::span<const IsaKernel> isa_quantizers(Isa isa) {
-#if OIW_X86_KERNELS
-    if (has_avx2(isa)) return avx2::quantizers();
-#endif
-    (void)isa;
-    return {};
-}
-
+// The reference table with the optimized quantizers this build has for `isa`: the AVX2 ones for
+// every ISA with has_avx2, the AVX-512 ones over them with has_avx512 (none for Scalar or another
+// architecture's ISA).
 KernelTable with_isa(Isa isa) {
     KernelTable t = reference_kernels();
-    for (const IsaKernel& k : isa_quantizers(isa)) t[static_cast<size_t>(k.type)].fast = k.fast;
+#if OIW_X86_KERNELS
+    auto apply = [&t](std::span<const IsaKernel> ks) {
+        for (const IsaKernel& k : ks) t[static_cast<size_t>(k.type)].fast = k.fast;
+    };
+    if (has_avx2(isa)) apply(avx2::quantizers());
+    if (has_avx512(isa)) apply(avx512::quantizers());
+#endif
+    (void)isa;
     return t;
 }
 
@@ -105,7 +107,8 @@ Isa active_isa() {
 
 const KernelTable& kernel_table(Isa isa) {
     static const KernelTable avx2 = with_isa(Isa::Avx2);
-    return has_avx2(isa) ? avx2 : reference_kernels();
+    static const KernelTable avx512 = with_isa(Isa::Avx512);
+    return has_avx512(isa) ? avx512 : has_avx2(isa) ? avx2 : reference_kernels();
 }
 
 const TypeKernels& type_kernels(GgmlType t) { return kernel_table(active_isa())[static_cast<size_t>(t)]; }

@@ -183,6 +183,25 @@ TEST(Dispatch, Avx2KernelsOnlyOnX86) {
 #endif
 }
 
+// The AVX-512 table is the AVX2 one with the AVX-512 quantizers over it, for both AVX-512 ISAs;
+// AVX-VNNI keeps the AVX2 table.
+TEST(Dispatch, Avx512TableReplacesOnlyItsTypes) {
+    const KernelTable& a = kernel_table(Isa::Avx2);
+    const KernelTable& b = kernel_table(Isa::Avx512);
+    std::set<T> differ;
+    for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+        if (a[id].fast.plain != b[id].fast.plain || a[id].fast.weighted != b[id].fast.weighted)
+            differ.insert(static_cast<T>(id));
+    }
+#if defined(__x86_64__)
+    EXPECT_EQ(differ, (std::set<T>{T::IQ2_XXS, T::IQ2_XS, T::IQ1_M}));
+#else
+    EXPECT_TRUE(differ.empty());
+#endif
+    EXPECT_EQ(&kernel_table(Isa::Avx512Vnni), &b);
+    EXPECT_EQ(&kernel_table(Isa::AvxVnni), &a);
+}
+
 // One CPU detection for quantizers and GEMVs: detected_isa() is the best ISA cpu_runs() accepts.
 TEST(Dispatch, DetectedIsaIsTheBestTheCpuRuns) {
     EXPECT_EQ(isa_name(Isa::Avx1), "avx1");

@@ -22,6 +22,12 @@
 #include "libformat/types.h"
 #include "tests/support/helpers.h"
 
+#if defined(__x86_64__)
+#include "converters/quant/lattice.h"
+#include "converters/quant/x86/quantize_avx2.h"
+#include "converters/quant/x86/quantize_avx512.h"
+#endif
+
 namespace oiw {
 namespace {
 
@@ -325,6 +331,51 @@ TEST_P(FastMatchesReference, NonFiniteRowsFallBack) {
             EXPECT_EQ(ref_error, "") << tname(t) << ": a gaussian row quantizes";
         }
     }
+}
+
+// Each ISA's lattice loops, whichever of them the kernel table picks per type, pinned to the
+// reference through the shared block drivers (quantize_lattice_row), on every lattice type.
+TEST(QuantizeFast, EveryIsaLatticeLoopsMatchReference) {
+#if !defined(__x86_64__)
+    GTEST_SKIP() << "the lattice loops have x86-64 versions only";
+#else
+    struct Loops {
+        Isa isa;
+        const quant::LatticeKernels* k;
+    };
+    const Loops isas[] = {{Isa::Avx2, &avx2::lattice_kernels()}, {Isa::Avx512, &avx512::lattice_kernels()}};
+    const GgmlType types[] = {GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS,
+                              GgmlType::IQ3_S,   GgmlType::IQ1_S,  GgmlType::IQ1_M};
+    const int64_t n = 512;
+    int ran = 0;
+    for (const Loops& l : isas) {
+        if (!cpu_runs(l.isa)) continue;
+        ++ran;
+        for (GgmlType t : types) {
+            std::mt19937 rng(static_cast<uint32_t>(t) * 131);
+            std::vector<float> x;
+            for (int kind = 0; kind < 9; ++kind)
+                for (float scale : {1e-3f, 1.f, 30.f}) fill_row(x, n, kind, scale, rng);
+            for (int ik = -1; ik < 3; ++ik) {
+                if (ik < 0 && quantize_requires_imatrix(t)) continue;
+                const std::vector<float> w = ik < 0 ? std::vector<float>{} : make_imatrix(n, ik, rng);
+                const float* qw = ik < 0 ? nullptr : w.data();
+                std::vector<uint8_t> ref(row_size(t, n)), fast(row_size(t, n));
+                for (size_t r = 0; r < x.size() / static_cast<size_t>(n); ++r) {
+                    const float* row = x.data() + r * static_cast<size_t>(n);
+                    const bool ok_ref =
+                        quant::quantize_lattice_row(t, quant::reference_lattice_kernels(), row, ref.data(), n, qw);
+                    const bool ok_fast = quant::quantize_lattice_row(t, *l.k, row, fast.data(), n, qw);
+                    ASSERT_EQ(ok_fast, ok_ref) << isa_name(l.isa) << " " << tname(t) << " row " << r;
+                    if (ok_ref) {
+                        ASSERT_EQ(fast, ref) << isa_name(l.isa) << " " << tname(t) << " row " << r << " imatrix " << ik;
+                    }
+                }
+            }
+        }
+    }
+    if (!ran) GTEST_SKIP() << "no AVX2 on this CPU: no lattice loops to test";
+#endif
 }
 
 std::vector<SynthCase> synth_cases() {

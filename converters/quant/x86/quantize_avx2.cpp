@@ -1213,11 +1213,10 @@ bool checked(const float* x, void* dst, int64_t n, const float* imatrix) {
 }
 
 // A lattice i-quant row (IQ1_S .. IQ3_S) through the block drivers of quantize_lattice.cpp with
-// this ISA's loops (quantize_iq_avx2.cpp); refuses what `checked` refuses.
+// this ISA's loops (quantize_iq_avx2.cpp).
 template <GgmlType kType>
 bool row_lattice(const float* x, void* dst, int64_t n, const float* imatrix) {
-    if (!in_fast_range(x, n) || (imatrix && !in_fast_range(imatrix, n))) return false;
-    return quant::quantize_lattice_row(kType, lattice_kernels(), x, dst, n, imatrix);
+    return lattice_row(kType, lattice_kernels(), x, dst, n, imatrix);
 }
 
 using T = GgmlType;
@@ -1248,6 +1247,12 @@ constexpr IsaKernel kQuantizers[] = {
 };
 
 }  // namespace
+
+bool lattice_row(GgmlType t, const quant::LatticeKernels& k, const float* x, void* dst, int64_t n,
+                 const float* imatrix) {
+    if (!in_fast_range(x, n) || (imatrix && !in_fast_range(imatrix, n))) return false;
+    return quant::quantize_lattice_row(t, k, x, dst, n, imatrix);
+}
 
 std::span<const IsaKernel> quantizers() { return kQuantizers; }
 

@@ -1,0 +1,18 @@
+// The AVX-512 (F, BW, VL) quantizers (quantize_iq_avx512.cpp, built only for x86-64 with those
+// flags): some lattice i-quants; every other type keeps its AVX2 kernel. Call them only when
+// dispatch.cpp found the features on the CPU.
+#pragma once
+#include <span>
+
+#include "converters/quant/kernels.h"
+#include "converters/quant/lattice.h"
+
+namespace oiw::avx512 {
+
+// The lattice i-quant loops (quantize_iq_avx512.cpp), byte-identical to reference_lattice_kernels().
+const quant::LatticeKernels& lattice_kernels();
+// The optimized quantizers of this ISA that replace AVX2 ones, by type (each byte-identical to
+// the reference).
+std::span<const IsaKernel> quantizers();
+
+}  // namespace oiw::avx512

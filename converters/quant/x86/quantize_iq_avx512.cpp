@@ -1,0 +1,396 @@
+// AVX-512 (F, BW, VL) versions of the lattice i-quant loops (LatticeKernels,
+// converters/quant/lattice.h), byte-identical to the reference ones in quantize_lattice.cpp and
+// laid out as the AVX2 ones (quantize_iq_avx2.cpp, whose comment explains the method) with 16
+// lanes: 16 neighbours, trial scales or splits per step. Compiled with AVX-512 flags
+// (CMakeLists.txt) and reached only through dispatch.cpp once the CPU was found to run them. Same
+// rules: a lane runs the reference's float operations for one unit in the reference's order; no
+// FMA (-ffp-contract=off).
+//
+// Level lookups use vpermps over 16 entries, which reads bits 0-3 of the index: the tables hold
+// their levels repeated (8 levels twice for 3-bit keys, 4 levels four times for 2-bit keys), so a
+// key shifted to a coordinate indexes it without masking off the next coordinate's bits.
+// GCC 12's _mm512_undefined_* (self-initialized) trip -W(maybe-)uninitialized wherever an AVX-512
+// intrinsic using them is inlined; the warning is about the intrinsics' headers, not this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cfloat>
+#include <cstdint>
+#include <span>
+
+#include "converters/quant/lattice.h"
+#include "converters/quant/x86/quantize_avx2.h"
+#include "converters/quant/x86/quantize_avx512.h"
+
+namespace oiw::avx512 {
+namespace {
+
+using quant::GridSearch;
+using quant::LatticeKernels;
+using quant::LatticeView;
+
+constexpr int kMaxTrials = 32;  // 2 * nsteps + 1 <= 31 (IQ3_XXS)
+
+// The odd level values 2l+1 as floats.
+alignas(64) constexpr float kOdd[8] = {1, 3, 5, 7, 9, 11, 13, 15};
+
+const LatticeKernels& kernels();
+
+// 16 lanes of level values for kBits-bit keys: levels 0-7 twice (kBits 3) or 0-3 four times.
+template <int kBits>
+__m512 level_table(const float* level_value) {
+    return kBits == 2 ? _mm512_broadcast_f32x4(_mm_loadu_ps(level_value))
+                      : _mm512_shuffle_f32x4(_mm512_castps256_ps512(_mm256_loadu_ps(level_value)),
+                                             _mm512_castps256_ps512(_mm256_loadu_ps(level_value)), 0x44);
+}
+
+// LatticeKernels::best_neighbour with sq = scale * level_table (see best_neighbour_sq in
+// quantize_iq_avx2.cpp for the choice of the winner).
+template <int kDims, int kBits>
+inline __attribute__((always_inline)) int best_neighbour_sq(const LatticeView& g, int32_t list, __m512 sq,
+                                                            const float* xval, const float* weight) {
+    const int num = g.neighbours[list];
+    const uint16_t* keys = g.list_keys + list + 1;
+    __m512 e[kDims];  // e[i][l]: the reference's term weight[i] * diff * diff for level l
+    for (int i = 0; i < kDims; ++i) {
+        const __m512 diff = _mm512_sub_ps(sq, _mm512_set1_ps(xval[i]));
+        e[i] = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(weight[i]), diff), diff);
+    }
+    auto errors = [&](int j) {
+        const __m512i kv = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + j)));
+        __m512 d = _mm512_setzero_ps();
+        for (int i = 0; i < kDims; ++i)
+            d = _mm512_add_ps(d, _mm512_permutexvar_ps(_mm512_srli_epi32(kv, kBits * i), e[i]));
+        return d;
+    };
+    const __m512 big = _mm512_set1_ps(FLT_MAX);
+    const __m512i count = _mm512_set1_epi32(num);
+    __m512i pos = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512 d0 = errors(0);
+    __m512 best =
+        _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(pos, count) & _mm512_cmp_ps_mask(d0, big, _CMP_LT_OQ), big, d0);
+    __m512i best_pos = pos;
+    for (int j = 16; j < num; j += 16) {  // most lists have at most 16 points
+        pos = _mm512_add_epi32(pos, _mm512_set1_epi32(16));
+        const __m512 d = errors(j);
+        const __mmask16 lt = _mm512_cmp_ps_mask(d, best, _CMP_LT_OQ) & _mm512_cmplt_epi32_mask(pos, count);
+        best = _mm512_mask_blend_ps(lt, best, d);
+        best_pos = _mm512_mask_blend_epi32(lt, best_pos, pos);
+    }
+    const float m = _mm512_reduce_min_ps(best);
+    if (!(m < FLT_MAX)) return -1;
+    const __mmask16 win = _mm512_cmp_ps_mask(best, _mm512_set1_ps(m), _CMP_EQ_OQ);
+    return _mm512_mask_reduce_min_epi32(win, best_pos);
+}
+
+template <int kBits>
+__m512 scaled_levels(const float* level_value, float scale) {
+    return _mm512_mul_ps(_mm512_set1_ps(scale), level_table<kBits>(level_value));
+}
+
+int best_neighbour(const LatticeView& g, int32_t list, const float* level_value, const float* xval, const float* weight,
+                   float scale) {
+    return g.dims == 4 ? best_neighbour_sq<4, 3>(g, list, scaled_levels<3>(level_value, scale), xval, weight)
+                       : best_neighbour_sq<8, 2>(g, list, scaled_levels<2>(level_value, scale), xval, weight);
+}
+
+// See LatticeKernels::search and search_t in quantize_iq_avx2.cpp: 16 trial scales per lane set.
+template <int kDims, int kBits>
+bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight,
+              const float* waux, float max, float& scale, int8_t* L) {
+    const int groups = n / kDims;
+    const int trials = 2 * p.nsteps + 1;
+    // Per element i and level l: the reference's terms (w*x)*q and (w*q)*q, q = 2l+1 (levels
+    // repeated as in level_table<3>, which covers the 2-bit levels too once masked).
+    __m512 tqx[32], tq2[32];
+    const __m512 q = level_table<3>(kOdd);
+    for (int i = 0; i < n; ++i) {
+        const __m512 w = _mm512_set1_ps(weight[i]);
+        tqx[i] = _mm512_mul_ps(_mm512_set1_ps(weight[i] * xval[i]), q);
+        tq2[i] = _mm512_mul_ps(_mm512_mul_ps(w, q), q);
+    }
+    alignas(64) float ids[kMaxTrials];
+    __m512 sq[kMaxTrials];
+    for (int c = 0; c < kMaxTrials; ++c) {
+        const int is = (c < trials ? c : trials - 1) - p.nsteps;
+        ids[c] = (static_cast<float>(2 * p.max_q - 1) + static_cast<float>(is) * p.step) / max;
+        sq[c] = scaled_levels<kBits>(kOdd, 1 / ids[c]);
+    }
+    alignas(64) uint32_t tkeys[8][kMaxTrials];
+    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.f), magic = _mm512_set1_ps(12582912.f);
+    const __m512i top = _mm512_set1_epi32(p.max_q - 1);
+    for (int c0 = 0; c0 < trials; c0 += 16) {
+        const __m512 vid = _mm512_load_ps(ids + c0);
+        for (int j = 0; j < groups; ++j) {
+            __m512i key = _mm512_setzero_si512();
+            for (int i = 0; i < kDims; ++i) {
+                const __m512 t =
+                    _mm512_mul_ps(half, _mm512_sub_ps(_mm512_mul_ps(vid, _mm512_set1_ps(xval[kDims * j + i])), one));
+                const __m512i r = _mm512_castps_si512(_mm512_add_ps(t, magic));
+                __m512i l =
+                    _mm512_sub_epi32(_mm512_and_si512(r, _mm512_set1_epi32(0x007fffff)), _mm512_set1_epi32(0x00400000));
+                l = _mm512_min_epi32(_mm512_max_epi32(l, _mm512_setzero_si512()), top);
+                key = _mm512_or_si512(key, _mm512_slli_epi32(l, kBits * i));
+            }
+            _mm512_store_si512(&tkeys[j][c0], key);
+        }
+    }
+    uint32_t on_bits[8];
+    alignas(64) int32_t tmap[kMaxTrials];
+    const uint32_t all_trials = trials >= 32 ? ~0u : (1u << trials) - 1;
+    for (int j = 0; j < groups; ++j) {
+        uint32_t off = 0;
+        for (int c0 = 0; c0 < trials; c0 += 16) {
+            const __m512i m = _mm512_i32gather_epi32(_mm512_load_si512(&tkeys[j][c0]), g.map, 4);
+            _mm512_store_si512(tmap + c0, m);
+            off |= static_cast<uint32_t>(_mm512_cmplt_epi32_mask(m, _mm512_setzero_si512())) << c0;
+        }
+        off &= all_trials;
+        on_bits[j] = ~off & all_trials;
+        for (; off; off &= off - 1) {
+            const int c = __builtin_ctz(off);
+            const int32_t list = -tmap[c] - 1;
+            const int pos = best_neighbour_sq<kDims, kBits>(g, list, sq[c], xval + kDims * j, waux + kDims * j);
+            if (pos < 0) return false;
+            tkeys[j][c] = g.list_keys[list + 1 + pos];
+        }
+    }
+    alignas(64) float sx[kMaxTrials], s2[kMaxTrials];
+    const __m512i mask = _mm512_set1_epi32((1 << kBits) - 1);
+    for (int c0 = 0; c0 < trials; c0 += 16) {
+        __m512 ax = _mm512_setzero_ps(), a2 = _mm512_setzero_ps();
+        for (int i = 0; i < n; ++i) {
+            const __m512i kv = _mm512_load_si512(&tkeys[i / kDims][c0]);
+            const __m512i lvl = _mm512_and_si512(_mm512_srli_epi32(kv, kBits * (i % kDims)), mask);
+            ax = _mm512_add_ps(ax, _mm512_permutexvar_ps(lvl, tqx[i]));
+            a2 = _mm512_add_ps(a2, _mm512_permutexvar_ps(lvl, tq2[i]));
+        }
+        _mm512_store_ps(sx + c0, ax);
+        _mm512_store_ps(s2 + c0, a2);
+    }
+    bool on_grid[8];
+    for (int j = 0; j < groups; ++j) on_grid[j] = p.start_on_grid;
+    float best = 0;
+    int win = -1;
+    for (int c = 0; c < trials; ++c) {
+        const float sumqx = sx[c], sumq2 = s2[c];
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            scale = sumqx / sumq2;
+            best = scale * sumqx;
+            win = c;
+        }
+    }
+    if (win >= 0) {
+        for (int j = 0; j < groups; ++j) {
+            for (int i = 0; i < kDims; ++i)
+                L[kDims * j + i] = static_cast<int8_t>((tkeys[j][win] >> (kBits * i)) & ((1u << kBits) - 1));
+            on_grid[j] = (on_bits[j] >> win) & 1;
+        }
+    }
+    return quant::grid_search_refit(kernels(), g, p, n, xval, weight, waux, on_grid, scale, L);
+}
+
+bool search(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight, const float* waux,
+            float max, float& scale, int8_t* L) {
+    return g.dims == 4 ? search_t<4, 3>(g, p, n, xval, weight, waux, max, scale, L)
+                       : search_t<8, 2>(g, p, n, xval, weight, waux, max, scale, L);
+}
+
+// The running choice of the IQ1 split searches (RunningBest in quantize_iq_avx2.cpp).
+struct RunningBest {
+    float best = -FLT_MAX;
+    float scale;
+    bool any(__m512 qx, __m512 q2) const {
+        return (_mm512_cmp_ps_mask(q2, _mm512_setzero_ps(), _CMP_GT_OQ) &
+                _mm512_cmp_ps_mask(_mm512_mul_ps(qx, qx), _mm512_mul_ps(_mm512_set1_ps(best), q2), _CMP_GT_OQ)) != 0;
+    }
+    bool take(float sumqx, float sumq2) {
+        if (!(sumq2 > 0 && sumqx * sumqx > best * sumq2)) return false;
+        scale = sumqx / sumq2;
+        best = scale * sumqx;
+        return true;
+    }
+};
+
+// See LatticeKernels::iq1_s_split: 16 i2 per step.
+void iq1_s_split(const float* sumx, const float* sumw, const float* x_p, const float* x_m, quant::Iq1Split& s) {
+    constexpr int kBlock = 32;
+    RunningBest rb{-FLT_MAX, s.scale};
+    int besti1 = -1, besti2 = -1, best_shift = 0;
+    const float* xs[2] = {x_p, x_m};
+    for (int i1 = 0; i1 <= kBlock; ++i1) {
+        for (int i2 = i1; i2 <= kBlock; i2 += 16) {
+            const __m512 x2 = _mm512_loadu_ps(sumx + i2), w2 = _mm512_loadu_ps(sumw + i2);
+            const __m512 bx = _mm512_sub_ps(x2, _mm512_set1_ps(sumx[i1]));
+            const __m512 cx = _mm512_sub_ps(_mm512_set1_ps(sumx[kBlock]), x2);
+            const __m512 bw = _mm512_sub_ps(w2, _mm512_set1_ps(sumw[i1]));
+            const __m512 cw = _mm512_sub_ps(_mm512_set1_ps(sumw[kBlock]), w2);
+            const float ax = sumx[i1] - sumx[0], aw = sumw[i1] - sumw[0];
+            alignas(64) float qx[2][16], q2[2][16];
+            bool any = false;
+            for (int m = 0; m < 2; ++m) {
+                const float* xv = xs[m];
+                const __m512 vqx =
+                    _mm512_add_ps(_mm512_add_ps(_mm512_set1_ps(ax * xv[0]), _mm512_mul_ps(bx, _mm512_set1_ps(xv[1]))),
+                                  _mm512_mul_ps(cx, _mm512_set1_ps(xv[2])));
+                const __m512 vq2 = _mm512_add_ps(
+                    _mm512_add_ps(_mm512_set1_ps(aw * xv[0] * xv[0]),
+                                  _mm512_mul_ps(_mm512_mul_ps(bw, _mm512_set1_ps(xv[1])), _mm512_set1_ps(xv[1]))),
+                    _mm512_mul_ps(_mm512_mul_ps(cw, _mm512_set1_ps(xv[2])), _mm512_set1_ps(xv[2])));
+                _mm512_store_ps(qx[m], vqx);
+                _mm512_store_ps(q2[m], vq2);
+                any = any || rb.any(vqx, vq2);
+            }
+            if (!any) continue;
+            for (int l = 0; l < 16 && i2 + l <= kBlock; ++l) {
+                for (int m = 0; m < 2; ++m) {
+                    if (rb.take(qx[m][l], q2[m][l])) {
+                        besti1 = i1;
+                        besti2 = i2 + l;
+                        best_shift = m == 0 ? 1 : -1;
+                    }
+                }
+            }
+        }
+    }
+    s = quant::Iq1Split{rb.scale, besti1, besti2, best_shift};
+}
+
+// See LatticeKernels::iq1_m_split and iq1_m_split in quantize_iq_avx2.cpp: 16 i2 per step.
+void iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
+                 quant::Iq1Split& s) {
+    constexpr int kBlock = 16;
+    float tpx[kBlock][3], tmx[kBlock][3], tp2[kBlock][3], tm2[kBlock][3];
+    bool first[kBlock];
+    for (int j = 0; j < kBlock; ++j) {
+        const int i = idx[j];
+        const float w = weight[i];
+        first[j] = i < kBlock / 2;
+        for (int c = 0; c < 3; ++c) {
+            tpx[j][c] = w * x_p[c] * xb[i];
+            tmx[j][c] = w * x_m[c] * xb[i];
+            tp2[j][c] = w * x_p[c] * x_p[c];
+            tm2[j][c] = w * x_m[c] * x_m[c];
+        }
+    }
+    float p0x[kBlock + 1][4], p02[kBlock + 1][4];
+    for (int k = 0; k < 4; ++k) p0x[0][k] = p02[0][k] = 0;
+    for (int j = 0; j < kBlock; ++j) {
+        const int kp = first[j] ? 1 : 2, km = first[j] ? 2 : 1;
+        p0x[j + 1][0] = p0x[j][0] + tpx[j][0];
+        p0x[j + 1][kp] = p0x[j][kp] + tpx[j][0];
+        p0x[j + 1][km] = p0x[j][km] + tmx[j][0];
+        p0x[j + 1][3] = p0x[j][3] + tmx[j][0];
+        p02[j + 1][0] = p02[j][0] + tp2[j][0];
+        p02[j + 1][kp] = p02[j][kp] + tp2[j][0];
+        p02[j + 1][km] = p02[j][km] + tm2[j][0];
+        p02[j + 1][3] = p02[j][3] + tm2[j][0];
+    }
+    RunningBest rb{-FLT_MAX, s.scale};
+    int besti1 = -1, besti2 = -1, best_k = -1;
+    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int i1 = 0; i1 <= kBlock; ++i1) {
+        for (int i2 = i1; i2 <= kBlock; i2 += 16) {
+            const __m512i i2v = _mm512_add_epi32(_mm512_set1_epi32(i2), lanes);
+            __m512 sx[4], sq[4];
+            for (int k = 0; k < 4; ++k) {
+                sx[k] = _mm512_set1_ps(p0x[i1][k]);
+                sq[k] = _mm512_set1_ps(p02[i1][k]);
+            }
+            for (int j = i1; j < kBlock; ++j) {
+                // Level 1 in the lanes whose i2 is past j, else 2.
+                const __mmask16 one = _mm512_cmpgt_epi32_mask(i2v, _mm512_set1_epi32(j));
+                const __m512 px = _mm512_mask_blend_ps(one, _mm512_set1_ps(tpx[j][2]), _mm512_set1_ps(tpx[j][1]));
+                const __m512 mx = _mm512_mask_blend_ps(one, _mm512_set1_ps(tmx[j][2]), _mm512_set1_ps(tmx[j][1]));
+                const __m512 p2 = _mm512_mask_blend_ps(one, _mm512_set1_ps(tp2[j][2]), _mm512_set1_ps(tp2[j][1]));
+                const __m512 m2 = _mm512_mask_blend_ps(one, _mm512_set1_ps(tm2[j][2]), _mm512_set1_ps(tm2[j][1]));
+                const int kp = first[j] ? 1 : 2, km = first[j] ? 2 : 1;
+                sx[0] = _mm512_add_ps(sx[0], px);
+                sx[kp] = _mm512_add_ps(sx[kp], px);
+                sx[km] = _mm512_add_ps(sx[km], mx);
+                sx[3] = _mm512_add_ps(sx[3], mx);
+                sq[0] = _mm512_add_ps(sq[0], p2);
+                sq[kp] = _mm512_add_ps(sq[kp], p2);
+                sq[km] = _mm512_add_ps(sq[km], m2);
+                sq[3] = _mm512_add_ps(sq[3], m2);
+            }
+            bool any = false;
+            for (int k = 0; k < 4; ++k) any = any || rb.any(sx[k], sq[k]);
+            if (!any) continue;
+            alignas(64) float qx[4][16], q2[4][16];
+            for (int k = 0; k < 4; ++k) {
+                _mm512_store_ps(qx[k], sx[k]);
+                _mm512_store_ps(q2[k], sq[k]);
+            }
+            for (int l = 0; l < 16 && i2 + l <= kBlock; ++l) {
+                for (int k = 0; k < 4; ++k) {
+                    if (rb.take(qx[k][l], q2[k][l])) {
+                        besti1 = i1;
+                        besti2 = i2 + l;
+                        best_k = k;
+                    }
+                }
+            }
+        }
+    }
+    s = quant::Iq1Split{rb.scale, besti1, besti2, best_k};
+}
+
+// See LatticeKernels::sort_indices and sort_indices in quantize_iq_avx2.cpp: stable ranks of
+// finite blocks counted 16 values per vector.
+void sort_indices(const float* xb, int n, int* idx) {
+    bool finite = true;
+    for (int i = 0; i < n; ++i) finite = finite && __builtin_isfinite(xb[i]);
+    if (!finite || n % 16 != 0 || n > 32) return quant::reference_lattice_kernels().sort_indices(xb, n, idx);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int i = 0; i < n; ++i) {
+        const __m512 xi = _mm512_set1_ps(xb[i]);
+        const __m512i vi = _mm512_set1_epi32(i);
+        int rank = 0;
+        for (int j0 = 0; j0 < n; j0 += 16) {
+            const __m512 xj = _mm512_loadu_ps(xb + j0);
+            const __mmask16 before = _mm512_cmpgt_epi32_mask(vi, _mm512_add_epi32(lane, _mm512_set1_epi32(j0)));
+            const __mmask16 lt = _mm512_cmp_ps_mask(xj, xi, _CMP_LT_OQ);
+            const __mmask16 eq = _mm512_cmp_ps_mask(xj, xi, _CMP_EQ_OQ) & before;
+            rank += __builtin_popcount(static_cast<unsigned>(lt | eq));
+        }
+        idx[rank] = i;
+    }
+}
+
+constexpr LatticeKernels kLattice{search, best_neighbour, iq1_s_split, iq1_m_split, sort_indices};
+
+const LatticeKernels& kernels() { return kLattice; }
+
+// A lattice i-quant row with these loops; refuses what the AVX2 kernels refuse (avx2::lattice_row).
+template <GgmlType kType>
+bool row_lattice(const float* x, void* dst, int64_t n, const float* imatrix) {
+    return avx2::lattice_row(kType, kLattice, x, dst, n, imatrix);
+}
+
+using T = GgmlType;
+// Only where 16 lanes pay (bench_quantize, both ISAs on one AMD EPYC, which splits 512-bit
+// operations in two): the long neighbour lists of the IQ2_XXS / IQ2_XS grids and IQ1_M's splits of
+// 17 (about 1.3x each). IQ3's lists (8 points on average) and IQ2_S's (nearest distance only) fill
+// one 8-lane step, where the AVX2 loops are as fast or faster. IQ2_XXS and IQ2_XS require
+// importance weights.
+constexpr IsaKernel kQuantizers[] = {
+    {T::IQ2_XXS, {nullptr, row_lattice<T::IQ2_XXS>}},
+    {T::IQ2_XS, {nullptr, row_lattice<T::IQ2_XS>}},
+    {T::IQ1_M, {row_lattice<T::IQ1_M>, row_lattice<T::IQ1_M>}},
+};
+
+}  // namespace
+
+const quant::LatticeKernels& lattice_kernels() { return kLattice; }
+std::span<const IsaKernel> quantizers() { return kQuantizers; }
+
+}  // namespace oiw::avx512
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
