@@ -1,12 +1,14 @@
-// gguf-synth OUT [--n-embd N ...] [--sparse] [--split-max-size S | --split-max-tensors N]: writes a
-// deterministic synthetic llama / MoE model (samples, benchmarks, tests), as one file or as
-// gguf-split shards; --sparse leaves the tensor data as holes (zeros) for scale tests.
+// gguf-synth OUT [--n-embd N ...] [--sparse] [--split-max-size S | --split-max-tensors N]
+// [--imatrix FILE]: writes a deterministic synthetic llama / MoE model (samples, benchmarks, tests),
+// as one file or as gguf-split shards; --sparse leaves the tensor data as holes (zeros) for scale
+// tests; --imatrix also writes an importance matrix for it (the presets that require one).
 #include <chrono>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "converters/synth/synth.h"
+#include "converters/synth/synth_imatrix.h"
 #include "libformat/json.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/split_cli.h"
@@ -14,7 +16,7 @@
 
 int main(int argc, char** argv) {
     oiw::SynthOptions o;
-    std::string out, type = "F16";
+    std::string out, type = "F16", imatrix;
     oiw::SplitCli split;
     bool json = false, quiet = false;
     CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights",
@@ -35,6 +37,9 @@ int main(int argc, char** argv) {
     app.add_option("--seed", o.seed, "random seed");
     app.add_flag("--sparse", o.sparse,
                  "leave the tensor data as holes (zeros): full-size files that cost only their headers on disk");
+    app.add_option("--imatrix", imatrix,
+                   "also write an importance matrix for the model to this file (llama-imatrix's GGUF format, "
+                   "deterministic positive values; for the presets that require one)");
     app.add_flag("--json", json, "report as JSON on stdout");
     app.add_flag("-q,--quiet", quiet, "print nothing on success");
     oiw::add_split_options(app, split);
@@ -47,8 +52,13 @@ int main(int argc, char** argv) {
         if (!t) throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--type", "unknown ggml type '" + type + "'");
         o.type = *t;
         const oiw::SplitOptions so = oiw::split_options(split);
+        if (!imatrix.empty() && so.shard != 0)
+            throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--imatrix", "needs the whole model (not with --shard)");
         std::vector<std::string> files;
         const uint64_t params = oiw::write_synth_model(out, o, so, &files);
+        size_t imatrix_entries = 0;
+        if (!imatrix.empty())
+            imatrix_entries = oiw::write_synth_imatrix(imatrix, oiw::open_model(files.front()), o.seed);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (json) {
             oiw::json::Writer w;
@@ -58,12 +68,21 @@ int main(int argc, char** argv) {
             for (const auto& f : files) w.value(f);
             w.end_array();
             w.field("parameters", params);
+            if (!imatrix.empty()) {
+                w.field("imatrix", imatrix);
+                w.field("imatrix_entries", static_cast<uint64_t>(imatrix_entries));
+            }
             w.field("seconds", seconds);
             w.end_object();
             oiw::write_stdout(w.take() + "\n");
         } else if (!quiet) {
-            oiw::write_stdout(fmt::format("{}: {} parameters\n", oiw::written_text(files), params) +
-                              oiw::summary_line("gguf-synth", files, seconds));
+            std::string text = fmt::format("{}: {} parameters\n", oiw::written_text(files), params);
+            auto all = files;
+            if (!imatrix.empty()) {
+                text += fmt::format("{}: importance matrix, {} entries\n", imatrix, imatrix_entries);
+                all.push_back(imatrix);
+            }
+            oiw::write_stdout(text + oiw::summary_line("gguf-synth", all, seconds));
         }
         return oiw::kExitOk;
     });
