@@ -230,22 +230,25 @@ void iq1_s_split(const float* sumx, const float* sumw, const float* x_p, const f
             const __m512 bw = _mm512_sub_ps(w2, _mm512_set1_ps(sumw[i1]));
             const __m512 cw = _mm512_sub_ps(_mm512_set1_ps(sumw[kBlock]), w2);
             const float ax = sumx[i1] - sumx[0], aw = sumw[i1] - sumw[0];
-            alignas(64) float qx[2][16], q2[2][16];
+            __m512 vqx[2], vq2[2];
             bool any = false;
             for (int m = 0; m < 2; ++m) {
                 const float* xv = xs[m];
-                const __m512 vqx =
+                vqx[m] =
                     _mm512_add_ps(_mm512_add_ps(_mm512_set1_ps(ax * xv[0]), _mm512_mul_ps(bx, _mm512_set1_ps(xv[1]))),
                                   _mm512_mul_ps(cx, _mm512_set1_ps(xv[2])));
-                const __m512 vq2 = _mm512_add_ps(
+                vq2[m] = _mm512_add_ps(
                     _mm512_add_ps(_mm512_set1_ps(aw * xv[0] * xv[0]),
                                   _mm512_mul_ps(_mm512_mul_ps(bw, _mm512_set1_ps(xv[1])), _mm512_set1_ps(xv[1]))),
                     _mm512_mul_ps(_mm512_mul_ps(cw, _mm512_set1_ps(xv[2])), _mm512_set1_ps(xv[2])));
-                _mm512_store_ps(qx[m], vqx);
-                _mm512_store_ps(q2[m], vq2);
-                any = any || rb.any(vqx, vq2);
+                any = any || rb.any(vqx[m], vq2[m]);
             }
             if (!any) continue;
+            alignas(64) float qx[2][16], q2[2][16];
+            for (int m = 0; m < 2; ++m) {
+                _mm512_store_ps(qx[m], vqx[m]);
+                _mm512_store_ps(q2[m], vq2[m]);
+            }
             for (int l = 0; l < 16 && i2 + l <= kBlock; ++l) {
                 for (int m = 0; m < 2; ++m) {
                     if (rb.take(qx[m][l], q2[m][l])) {
