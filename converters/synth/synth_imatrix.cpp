@@ -5,7 +5,6 @@
 #include <span>
 #include <vector>
 
-#include "libformat/error.h"
 #include "libformat/gguf/gguf.h"
 
 namespace oiw {
