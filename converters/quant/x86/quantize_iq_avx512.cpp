@@ -1,7 +1,7 @@
-// AVX-512 (F, BW, VL) versions of the lattice i-quant loops (LatticeKernels,
-// converters/quant/lattice.h), byte-identical to the reference ones in quantize_lattice.cpp and
-// laid out as the AVX2 ones (quantize_iq_avx2.cpp, whose comment explains the method) with 16
-// lanes: 16 neighbours, trial scales or splits per step. Compiled with AVX-512 flags
+// The AVX-512 (F, BW, VL) trial-scale search of the lattice i-quants (LatticeKernels::search,
+// converters/quant/lattice.h), byte-identical to the reference in quantize_lattice.cpp and laid
+// out as the AVX2 one (quantize_iq_avx2.cpp, whose comment explains the method) with 16 lanes: 16
+// neighbours or trial scales per step; the other loops are AVX2's. Compiled with AVX-512 flags
 // (CMakeLists.txt) and reached only through dispatch.cpp once the CPU was found to run them. Same
 // rules: a lane runs the reference's float operations for one unit in the reference's order; no
 // FMA (-ffp-contract=off).
@@ -90,12 +90,6 @@ inline __attribute__((always_inline)) int best_neighbour_sq(const LatticeView& g
 template <int kBits>
 __m512 scaled_levels(const float* level_value, float scale) {
     return _mm512_mul_ps(_mm512_set1_ps(scale), level_table<kBits>(level_value));
-}
-
-int best_neighbour(const LatticeView& g, int32_t list, const float* level_value, const float* xval, const float* weight,
-                   float scale) {
-    return g.dims == 4 ? best_neighbour_sq<4, 3>(g, list, scaled_levels<3>(level_value, scale), xval, weight)
-                       : best_neighbour_sq<8, 2>(g, list, scaled_levels<2>(level_value, scale), xval, weight);
 }
 
 // See LatticeKernels::search and search_t in quantize_iq_avx2.cpp: 16 trial scales per lane set.
@@ -200,179 +194,21 @@ bool search(const LatticeView& g, const GridSearch& p, int n, const float* xval,
                        : search_t<8, 2>(g, p, n, xval, weight, waux, max, scale, L);
 }
 
-// The running choice of the IQ1 split searches (RunningBest in quantize_iq_avx2.cpp).
-struct RunningBest {
-    float best = -FLT_MAX;
-    float scale;
-    bool any(__m512 qx, __m512 q2) const {
-        return (_mm512_cmp_ps_mask(q2, _mm512_setzero_ps(), _CMP_GT_OQ) &
-                _mm512_cmp_ps_mask(_mm512_mul_ps(qx, qx), _mm512_mul_ps(_mm512_set1_ps(best), q2), _CMP_GT_OQ)) != 0;
-    }
-    bool take(float sumqx, float sumq2) {
-        if (!(sumq2 > 0 && sumqx * sumqx > best * sumq2)) return false;
-        scale = sumqx / sumq2;
-        best = scale * sumqx;
-        return true;
-    }
-};
-
-// See LatticeKernels::iq1_s_split: 16 i2 per step.
-void iq1_s_split(const float* sumx, const float* sumw, const float* x_p, const float* x_m, quant::Iq1Split& s) {
-    constexpr int kBlock = 32;
-    RunningBest rb{-FLT_MAX, s.scale};
-    int besti1 = -1, besti2 = -1, best_shift = 0;
-    const float* xs[2] = {x_p, x_m};
-    for (int i1 = 0; i1 <= kBlock; ++i1) {
-        for (int i2 = i1; i2 <= kBlock; i2 += 16) {
-            const __m512 x2 = _mm512_loadu_ps(sumx + i2), w2 = _mm512_loadu_ps(sumw + i2);
-            const __m512 bx = _mm512_sub_ps(x2, _mm512_set1_ps(sumx[i1]));
-            const __m512 cx = _mm512_sub_ps(_mm512_set1_ps(sumx[kBlock]), x2);
-            const __m512 bw = _mm512_sub_ps(w2, _mm512_set1_ps(sumw[i1]));
-            const __m512 cw = _mm512_sub_ps(_mm512_set1_ps(sumw[kBlock]), w2);
-            const float ax = sumx[i1] - sumx[0], aw = sumw[i1] - sumw[0];
-            __m512 vqx[2], vq2[2];
-            bool any = false;
-            for (int m = 0; m < 2; ++m) {
-                const float* xv = xs[m];
-                vqx[m] =
-                    _mm512_add_ps(_mm512_add_ps(_mm512_set1_ps(ax * xv[0]), _mm512_mul_ps(bx, _mm512_set1_ps(xv[1]))),
-                                  _mm512_mul_ps(cx, _mm512_set1_ps(xv[2])));
-                vq2[m] = _mm512_add_ps(
-                    _mm512_add_ps(_mm512_set1_ps(aw * xv[0] * xv[0]),
-                                  _mm512_mul_ps(_mm512_mul_ps(bw, _mm512_set1_ps(xv[1])), _mm512_set1_ps(xv[1]))),
-                    _mm512_mul_ps(_mm512_mul_ps(cw, _mm512_set1_ps(xv[2])), _mm512_set1_ps(xv[2])));
-                any = any || rb.any(vqx[m], vq2[m]);
-            }
-            if (!any) continue;
-            alignas(64) float qx[2][16], q2[2][16];
-            for (int m = 0; m < 2; ++m) {
-                _mm512_store_ps(qx[m], vqx[m]);
-                _mm512_store_ps(q2[m], vq2[m]);
-            }
-            for (int l = 0; l < 16 && i2 + l <= kBlock; ++l) {
-                for (int m = 0; m < 2; ++m) {
-                    if (rb.take(qx[m][l], q2[m][l])) {
-                        besti1 = i1;
-                        besti2 = i2 + l;
-                        best_shift = m == 0 ? 1 : -1;
-                    }
-                }
-            }
-        }
-    }
-    s = quant::Iq1Split{rb.scale, besti1, besti2, best_shift};
+// The trial-scale search with 16 lanes; the IQ1 loops and the neighbour search they call are
+// AVX2's (as fast or faster measured on this code's host; 16 of IQ1's lanes would mostly idle).
+const LatticeKernels& kernels() {
+    static const LatticeKernels k = [] {
+        LatticeKernels t = avx2::lattice_kernels();
+        t.search = search;
+        return t;
+    }();
+    return k;
 }
-
-// See LatticeKernels::iq1_m_split and iq1_m_split in quantize_iq_avx2.cpp: 16 i2 per step.
-void iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
-                 quant::Iq1Split& s) {
-    constexpr int kBlock = 16;
-    float tpx[kBlock][3], tmx[kBlock][3], tp2[kBlock][3], tm2[kBlock][3];
-    bool first[kBlock];
-    for (int j = 0; j < kBlock; ++j) {
-        const int i = idx[j];
-        const float w = weight[i];
-        first[j] = i < kBlock / 2;
-        for (int c = 0; c < 3; ++c) {
-            tpx[j][c] = w * x_p[c] * xb[i];
-            tmx[j][c] = w * x_m[c] * xb[i];
-            tp2[j][c] = w * x_p[c] * x_p[c];
-            tm2[j][c] = w * x_m[c] * x_m[c];
-        }
-    }
-    float p0x[kBlock + 1][4], p02[kBlock + 1][4];
-    for (int k = 0; k < 4; ++k) p0x[0][k] = p02[0][k] = 0;
-    for (int j = 0; j < kBlock; ++j) {
-        const int kp = first[j] ? 1 : 2, km = first[j] ? 2 : 1;
-        p0x[j + 1][0] = p0x[j][0] + tpx[j][0];
-        p0x[j + 1][kp] = p0x[j][kp] + tpx[j][0];
-        p0x[j + 1][km] = p0x[j][km] + tmx[j][0];
-        p0x[j + 1][3] = p0x[j][3] + tmx[j][0];
-        p02[j + 1][0] = p02[j][0] + tp2[j][0];
-        p02[j + 1][kp] = p02[j][kp] + tp2[j][0];
-        p02[j + 1][km] = p02[j][km] + tm2[j][0];
-        p02[j + 1][3] = p02[j][3] + tm2[j][0];
-    }
-    RunningBest rb{-FLT_MAX, s.scale};
-    int besti1 = -1, besti2 = -1, best_k = -1;
-    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    for (int i1 = 0; i1 <= kBlock; ++i1) {
-        for (int i2 = i1; i2 <= kBlock; i2 += 16) {
-            const __m512i i2v = _mm512_add_epi32(_mm512_set1_epi32(i2), lanes);
-            __m512 sx[4], sq[4];
-            for (int k = 0; k < 4; ++k) {
-                sx[k] = _mm512_set1_ps(p0x[i1][k]);
-                sq[k] = _mm512_set1_ps(p02[i1][k]);
-            }
-            for (int j = i1; j < kBlock; ++j) {
-                // Level 1 in the lanes whose i2 is past j, else 2.
-                const __mmask16 one = _mm512_cmpgt_epi32_mask(i2v, _mm512_set1_epi32(j));
-                const __m512 px = _mm512_mask_blend_ps(one, _mm512_set1_ps(tpx[j][2]), _mm512_set1_ps(tpx[j][1]));
-                const __m512 mx = _mm512_mask_blend_ps(one, _mm512_set1_ps(tmx[j][2]), _mm512_set1_ps(tmx[j][1]));
-                const __m512 p2 = _mm512_mask_blend_ps(one, _mm512_set1_ps(tp2[j][2]), _mm512_set1_ps(tp2[j][1]));
-                const __m512 m2 = _mm512_mask_blend_ps(one, _mm512_set1_ps(tm2[j][2]), _mm512_set1_ps(tm2[j][1]));
-                const int kp = first[j] ? 1 : 2, km = first[j] ? 2 : 1;
-                sx[0] = _mm512_add_ps(sx[0], px);
-                sx[kp] = _mm512_add_ps(sx[kp], px);
-                sx[km] = _mm512_add_ps(sx[km], mx);
-                sx[3] = _mm512_add_ps(sx[3], mx);
-                sq[0] = _mm512_add_ps(sq[0], p2);
-                sq[kp] = _mm512_add_ps(sq[kp], p2);
-                sq[km] = _mm512_add_ps(sq[km], m2);
-                sq[3] = _mm512_add_ps(sq[3], m2);
-            }
-            bool any = false;
-            for (int k = 0; k < 4; ++k) any = any || rb.any(sx[k], sq[k]);
-            if (!any) continue;
-            alignas(64) float qx[4][16], q2[4][16];
-            for (int k = 0; k < 4; ++k) {
-                _mm512_store_ps(qx[k], sx[k]);
-                _mm512_store_ps(q2[k], sq[k]);
-            }
-            for (int l = 0; l < 16 && i2 + l <= kBlock; ++l) {
-                for (int k = 0; k < 4; ++k) {
-                    if (rb.take(qx[k][l], q2[k][l])) {
-                        besti1 = i1;
-                        besti2 = i2 + l;
-                        best_k = k;
-                    }
-                }
-            }
-        }
-    }
-    s = quant::Iq1Split{rb.scale, besti1, besti2, best_k};
-}
-
-// See LatticeKernels::sort_indices and sort_indices in quantize_iq_avx2.cpp: stable ranks of
-// finite blocks counted 16 values per vector.
-void sort_indices(const float* xb, int n, int* idx) {
-    bool finite = true;
-    for (int i = 0; i < n; ++i) finite = finite && __builtin_isfinite(xb[i]);
-    if (!finite || n % 16 != 0 || n > 32) return quant::reference_lattice_kernels().sort_indices(xb, n, idx);
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    for (int i = 0; i < n; ++i) {
-        const __m512 xi = _mm512_set1_ps(xb[i]);
-        const __m512i vi = _mm512_set1_epi32(i);
-        int rank = 0;
-        for (int j0 = 0; j0 < n; j0 += 16) {
-            const __m512 xj = _mm512_loadu_ps(xb + j0);
-            const __mmask16 before = _mm512_cmpgt_epi32_mask(vi, _mm512_add_epi32(lane, _mm512_set1_epi32(j0)));
-            const __mmask16 lt = _mm512_cmp_ps_mask(xj, xi, _CMP_LT_OQ);
-            const __mmask16 eq = _mm512_cmp_ps_mask(xj, xi, _CMP_EQ_OQ) & before;
-            rank += __builtin_popcount(static_cast<unsigned>(lt | eq));
-        }
-        idx[rank] = i;
-    }
-}
-
-constexpr LatticeKernels kLattice{search, best_neighbour, iq1_s_split, iq1_m_split, sort_indices};
-
-const LatticeKernels& kernels() { return kLattice; }
 
 // A lattice i-quant row with these loops; refuses what the AVX2 kernels refuse (avx2::lattice_row).
 template <GgmlType kType>
 bool row_lattice(const float* x, void* dst, int64_t n, const float* imatrix) {
-    return avx2::lattice_row(kType, kLattice, x, dst, n, imatrix);
+    return avx2::lattice_row(kType, kernels(), x, dst, n, imatrix);
 }
 
 using T = GgmlType;
@@ -388,7 +224,7 @@ constexpr IsaKernel kQuantizers[] = {
 
 }  // namespace
 
-const quant::LatticeKernels& lattice_kernels() { return kLattice; }
+const quant::LatticeKernels& lattice_kernels() { return kernels(); }
 std::span<const IsaKernel> quantizers() { return kQuantizers; }
 
 }  // namespace oiw::avx512
