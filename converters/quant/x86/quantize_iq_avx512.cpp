@@ -212,11 +212,10 @@ bool row_lattice(const float* x, void* dst, int64_t n, const float* imatrix) {
 }
 
 using T = GgmlType;
-// Only where 16 lanes pay (bench_quantize, both ISAs alternately on one AMD EPYC, which splits
-// 512-bit operations in two): the long neighbour lists of the IQ2_XXS and IQ2_XS grids (1.0-1.45x
-// over AVX2 in three runs). IQ3's lists (8 points on average) and IQ2_S's (nearest distance only)
-// fill one 8-lane step, and the IQ1 loops measured as fast or faster with AVX2. The whole table of
-// loops is kept (and tested) for CPUs with full-width AVX-512 units. Both require importance weights.
+// Only where 16 lanes paid (bench_quantize, both ISAs alternately on the measuring AMD EPYC): the
+// long neighbour lists of the IQ2_XXS and IQ2_XS grids (1.0-1.45x over AVX2 in three runs). IQ3's
+// lists (8 points on average) and IQ2_S's (nearest distance only) fill one 8-lane step, where this
+// search was no faster. Both require importance weights.
 constexpr IsaKernel kQuantizers[] = {
     {T::IQ2_XXS, {nullptr, row_lattice<T::IQ2_XXS>}},
     {T::IQ2_XS, {nullptr, row_lattice<T::IQ2_XS>}},
