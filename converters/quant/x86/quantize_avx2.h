@@ -13,6 +13,14 @@ namespace oiw::avx2 {
 std::span<const IsaKernel> quantizers();
 // The lattice i-quant loops (quantize_iq_avx2.cpp), byte-identical to reference_lattice_kernels().
 const quant::LatticeKernels& lattice_kernels();
+// lattice_kernels()'s best_neighbour, iq1_s_split, iq1_m_split and sort_indices by name, so that
+// another ISA's table can name them in a constant initializer.
+int lattice_best_neighbour(const quant::LatticeView& g, int32_t list, const float* level_value, const float* xval,
+                           const float* weight, float scale);
+void lattice_iq1_s_split(const float* sumx, const float* sumw, const float* x_p, const float* x_m, quant::Iq1Split& s);
+void lattice_iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
+                         quant::Iq1Split& s);
+void lattice_sort_indices(const float* xb, int n, int* idx);
 // A lattice i-quant row (quant::quantize_lattice_row) with loops k, refusing (false) the rows and
 // importance weights the AVX2 kernels refuse (non-finite, or beyond 2^48 in magnitude).
 bool lattice_row(GgmlType t, const quant::LatticeKernels& k, const float* x, void* dst, int64_t n,

@@ -408,6 +408,19 @@ constexpr LatticeKernels kLattice{search, best_neighbour, iq1_s_split, iq1_m_spl
 
 }  // namespace
 
+int lattice_best_neighbour(const LatticeView& g, int32_t list, const float* level_value, const float* xval,
+                           const float* weight, float scale) {
+    return best_neighbour(g, list, level_value, xval, weight, scale);
+}
+void lattice_iq1_s_split(const float* sumx, const float* sumw, const float* x_p, const float* x_m, quant::Iq1Split& s) {
+    iq1_s_split(sumx, sumw, x_p, x_m, s);
+}
+void lattice_iq1_m_split(const float* xb, const float* weight, const int* idx, const float* x_p, const float* x_m,
+                         quant::Iq1Split& s) {
+    iq1_m_split(xb, weight, idx, x_p, x_m, s);
+}
+void lattice_sort_indices(const float* xb, int n, int* idx) { sort_indices(xb, n, idx); }
+
 const quant::LatticeKernels& lattice_kernels() { return kLattice; }
 
 }  // namespace oiw::avx2

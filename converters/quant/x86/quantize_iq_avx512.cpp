@@ -195,15 +195,11 @@ bool search(const LatticeView& g, const GridSearch& p, int n, const float* xval,
 }
 
 // The trial-scale search with 16 lanes; the IQ1 loops and the neighbour search they call are
-// AVX2's (as fast or faster measured on this code's host; 16 of IQ1's lanes would mostly idle).
-const LatticeKernels& kernels() {
-    static const LatticeKernels k = [] {
-        LatticeKernels t = avx2::lattice_kernels();
-        t.search = search;
-        return t;
-    }();
-    return k;
-}
+// AVX2's (constant-initialized: no guard, no weak symbol in this object).
+constexpr LatticeKernels kLattice{search, avx2::lattice_best_neighbour, avx2::lattice_iq1_s_split,
+                                  avx2::lattice_iq1_m_split, avx2::lattice_sort_indices};
+
+const LatticeKernels& kernels() { return kLattice; }
 
 // A lattice i-quant row with these loops; refuses what the AVX2 kernels refuse (avx2::lattice_row).
 template <GgmlType kType>
