@@ -22,7 +22,6 @@ struct LatticeView {
     const int32_t* map = nullptr;          // key -> point index, or -(1 + offset of its neighbour list)
     const uint16_t* neighbours = nullptr;  // list at offset o: count at [o], point indices at [o+1 .. o+count]
     const uint16_t* list_keys = nullptr;   // key of the point at neighbours[o + j]; 16 readable entries past the end
-    const uint16_t* point_keys = nullptr;  // key of point j
 };
 
 // Parameters of the scale search shared by IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S.
@@ -72,11 +71,20 @@ struct LatticeKernels {
     void (*sort_indices)(const float* xb, int n, int* idx);
 };
 
-// The refit that ends every version of LatticeKernels::search: when a group is off the grid (or
-// p.refit_always) and scale > 0, re-snaps the off-grid groups (every group with p.refine_all) at
-// 1/scale through k's neighbour search, then fits the scale to the new levels L. on_grid: n/dims flags.
-bool grid_search_refit(const LatticeKernels& k, const LatticeView& g, const GridSearch& p, int n, const float* xval,
-                       const float* weight, const float* waux, const bool* on_grid, float& scale, int8_t* L);
+// The odd level values 2l+1 of the iq2/iq3 grids (LatticeKernels::best_neighbour's level_value).
+// Not inline: each file gets its own internal copy, so no ISA object defines a weak symbol.
+alignas(64) constexpr float kOddLevels[8] = {1, 3, 5, 7, 9, 11, 13, 15};
+// Most trial scales of a GridSearch (2 * nsteps + 1 <= 31, IQ3_XXS), rounded up to whole vectors.
+constexpr int kMaxTrials = 32;
+
+// The end of every version of LatticeKernels::search, given each trial c's fit sums (sumqx[c],
+// sumq2[c]), the keys of its snapped groups (keys[j][c]) and their on-grid bits (bit c of
+// on_bits[j]): the reference's choice among the trials in trial order, the winner's levels into L,
+// then the refit (re-snapping through k's neighbour search).
+bool finish_grid_search(const LatticeKernels& k, const LatticeView& g, const GridSearch& p, int n, int trials,
+                        const float* xval, const float* weight, const float* waux, const float* sumqx,
+                        const float* sumq2, const uint32_t (*keys)[kMaxTrials], const uint32_t* on_bits, float& scale,
+                        int8_t* L);
 
 // The scalar reference loops (ggml-quants.c's, operand for operand).
 const LatticeKernels& reference_lattice_kernels();

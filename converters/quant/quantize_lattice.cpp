@@ -45,7 +45,6 @@ struct LatticeGrid {
     std::vector<int32_t> map;          // key -> point index, or -(1 + offset of its neighbour list)
     std::vector<uint16_t> neighbours;  // per off-grid key: count, then point indices by (distance, index)
     std::vector<uint16_t> list_keys;   // key of the point at neighbours[o], plus 16 zeros of padding
-    std::vector<uint16_t> point_keys;  // key of point j
     LatticeView view;                  // pointers into the vectors above
 
     const int8_t* point(int j) const { return coords.data() + static_cast<size_t>(j) * static_cast<size_t>(dims); }
@@ -163,15 +162,13 @@ LatticeGrid build_lattice(const std::vector<uint16_t>& keys, int dims, int bits,
             if (d <= cutoff) list[slot[static_cast<size_t>(d)]++] = static_cast<uint16_t>(j);
         }
     }
-    g.point_keys = keys;
     g.list_keys.assign(g.neighbours.size() + 16, 0);
     for (size_t o = 0; o < g.neighbours.size();) {
         const size_t count = g.neighbours[o];
         for (size_t j = 1; j <= count; ++j) g.list_keys[o + j] = keys[g.neighbours[o + j]];
         o += count + 1;
     }
-    g.view = LatticeView{
-        dims, bits, g.coords.data(), g.map.data(), g.neighbours.data(), g.list_keys.data(), g.point_keys.data()};
+    g.view = LatticeView{dims, bits, g.coords.data(), g.map.data(), g.neighbours.data(), g.list_keys.data()};
     return g;
 }
 
@@ -218,9 +215,6 @@ int on_grid_index(const LatticeView& g, const int8_t* L) {
     if (idx < 0) throw std::logic_error("iq quantizer: levels not on the grid");
     return idx;
 }
-
-// The odd level values 2l+1 of the iq2/iq3 grids, as floats (8 entries for LatticeKernels).
-constexpr float kOddLevels[8] = {1, 3, 5, 7, 9, 11, 13, 15};
 
 // iq2_find_best_neighbour / iq3_find_best_neighbour / iq1_find_best_neighbour2, scalar: see
 // LatticeKernels::best_neighbour.
@@ -330,8 +324,9 @@ float max_of(const float* x, int n) {
     return m;
 }
 
-}  // namespace
-
+// The refit that ends LatticeKernels::search: when a group is off the grid (or p.refit_always)
+// and scale > 0, re-snaps the off-grid groups (every group with p.refine_all) at 1/scale through
+// k's neighbour search, then fits the scale to the new levels L. on_grid: n/dims flags.
 bool grid_search_refit(const LatticeKernels& k, const LatticeView& g, const GridSearch& p, int n, const float* xval,
                        const float* weight, const float* waux, const bool* on_grid, float& scale, int8_t* L) {
     const int groups = n / g.dims;
@@ -352,8 +347,6 @@ bool grid_search_refit(const LatticeKernels& k, const LatticeView& g, const Grid
     }
     return true;
 }
-
-namespace {
 
 // The reference LatticeKernels::search (quantize_row_iq2_xs_impl & co; IQ2_XXS's loop too).
 bool ref_search(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight,
@@ -1042,6 +1035,33 @@ size_t reference_rows(GgmlType t, const char* name, const float* src, void* dst,
 }
 
 }  // namespace
+
+bool finish_grid_search(const LatticeKernels& k, const LatticeView& g, const GridSearch& p, int n, int trials,
+                        const float* xval, const float* weight, const float* waux, const float* sumqx,
+                        const float* sumq2, const uint32_t (*keys)[kMaxTrials], const uint32_t* on_bits, float& scale,
+                        int8_t* L) {
+    const int groups = n / g.dims;
+    bool on_grid[8];
+    for (int j = 0; j < groups; ++j) on_grid[j] = p.start_on_grid;
+    float best = 0;
+    int win = -1;
+    for (int c = 0; c < trials; ++c) {
+        if (sumq2[c] > 0 && sumqx[c] * sumqx[c] > best * sumq2[c]) {
+            scale = sumqx[c] / sumq2[c];
+            best = scale * sumqx[c];
+            win = c;
+        }
+    }
+    if (win >= 0) {
+        const uint32_t mask = (1u << g.bits) - 1;
+        for (int j = 0; j < groups; ++j) {
+            for (int i = 0; i < g.dims; ++i)
+                L[g.dims * j + i] = static_cast<int8_t>((keys[j][win] >> (g.bits * i)) & mask);
+            on_grid[j] = (on_bits[j] >> win) & 1;
+        }
+    }
+    return grid_search_refit(k, g, p, n, xval, weight, waux, on_grid, scale, L);
+}
 
 const LatticeKernels& reference_lattice_kernels() {
     static constexpr LatticeKernels k{ref_search, ref_best_neighbour, ref_iq1_s_split, ref_iq1_m_split,

@@ -31,13 +31,10 @@ namespace oiw::avx2 {
 namespace {
 
 using quant::GridSearch;
+using quant::kMaxTrials;
+using quant::kOddLevels;
 using quant::LatticeKernels;
 using quant::LatticeView;
-
-constexpr int kMaxTrials = 32;  // 2 * nsteps + 1 <= 31 (IQ3_XXS)
-
-// The odd level values 2l+1 as floats.
-alignas(32) constexpr float kOdd[8] = {1, 3, 5, 7, 9, 11, 13, 15};
 
 // The smallest of 8 floats, in every lane (no NaN among them).
 inline __m256 hmin8(__m256 v) {
@@ -110,12 +107,6 @@ int best_neighbour(const LatticeView& g, int32_t list, const float* level_value,
                        : best_neighbour_sq<8, 2>(g, list, scaled_levels<2>(level_value, scale), xval, weight);
 }
 
-// Levels of the kDims coordinates of `key` into L.
-template <int kDims, int kBits>
-void key_levels(uint32_t key, int8_t* L) {
-    for (int i = 0; i < kDims; ++i) L[i] = static_cast<int8_t>((key >> (kBits * i)) & ((1u << kBits) - 1));
-}
-
 // See LatticeKernels::search; the reference is ref_search in quantize_lattice.cpp.
 template <int kDims, int kBits>
 bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight,
@@ -124,7 +115,7 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
     const int trials = 2 * p.nsteps + 1;
     // Per element i and level l: the reference's terms (w*x)*q and (w*q)*q, q = 2l+1.
     __m256 tqx[32], tq2[32];
-    const __m256 q = _mm256_load_ps(kOdd);
+    const __m256 q = _mm256_load_ps(kOddLevels);
     for (int i = 0; i < n; ++i) {
         const __m256 w = _mm256_set1_ps(weight[i]);
         tqx[i] = _mm256_mul_ps(_mm256_set1_ps(weight[i] * xval[i]), q);
@@ -132,11 +123,11 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
     }
     // Per trial c: the reference's inverse scale id and scale 1/id (unused lanes repeat the last).
     alignas(32) float ids[kMaxTrials];
-    __m256 sq[kMaxTrials];  // scale * kOdd (scaled_levels)
+    __m256 sq[kMaxTrials];  // scale * kOddLevels (scaled_levels)
     for (int c = 0; c < kMaxTrials; ++c) {
         const int is = (c < trials ? c : trials - 1) - p.nsteps;
         ids[c] = (static_cast<float>(2 * p.max_q - 1) + static_cast<float>(is) * p.step) / max;
-        sq[c] = scaled_levels<kBits>(kOdd, 1 / ids[c]);
+        sq[c] = scaled_levels<kBits>(kOddLevels, 1 / ids[c]);
     }
     // Keys of every group (rows) at every trial (columns), one trial per lane: each element's level
     // clamp(nearest_int(0.5f * (id*x - 1)), 0, max_q - 1) as odd_levels computes it (nearest_int's
@@ -196,25 +187,8 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
         _mm256_store_ps(sx + c0, ax);
         _mm256_store_ps(s2 + c0, a2);
     }
-    bool on_grid[8];
-    for (int j = 0; j < groups; ++j) on_grid[j] = p.start_on_grid;
-    float best = 0;
-    int win = -1;
-    for (int c = 0; c < trials; ++c) {
-        const float sumqx = sx[c], sumq2 = s2[c];
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            win = c;
-        }
-    }
-    if (win >= 0) {
-        for (int j = 0; j < groups; ++j) {
-            key_levels<kDims, kBits>(tkeys[j][win], L + kDims * j);
-            on_grid[j] = (on_bits[j] >> win) & 1;
-        }
-    }
-    return quant::grid_search_refit(lattice_kernels(), g, p, n, xval, weight, waux, on_grid, scale, L);
+    return quant::finish_grid_search(lattice_kernels(), g, p, n, trials, xval, weight, waux, sx, s2, tkeys, on_bits,
+                                     scale, L);
 }
 
 bool search(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight, const float* waux,

@@ -30,13 +30,10 @@ namespace oiw::avx512 {
 namespace {
 
 using quant::GridSearch;
+using quant::kMaxTrials;
+using quant::kOddLevels;
 using quant::LatticeKernels;
 using quant::LatticeView;
-
-constexpr int kMaxTrials = 32;  // 2 * nsteps + 1 <= 31 (IQ3_XXS)
-
-// The odd level values 2l+1 as floats.
-alignas(64) constexpr float kOdd[8] = {1, 3, 5, 7, 9, 11, 13, 15};
 
 const LatticeKernels& kernels();
 
@@ -101,7 +98,7 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
     // Per element i and level l: the reference's terms (w*x)*q and (w*q)*q, q = 2l+1 (levels
     // repeated as in level_table<3>, which covers the 2-bit levels too once masked).
     __m512 tqx[32], tq2[32];
-    const __m512 q = level_table<3>(kOdd);
+    const __m512 q = level_table<3>(kOddLevels);
     for (int i = 0; i < n; ++i) {
         const __m512 w = _mm512_set1_ps(weight[i]);
         tqx[i] = _mm512_mul_ps(_mm512_set1_ps(weight[i] * xval[i]), q);
@@ -112,7 +109,7 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
     for (int c = 0; c < kMaxTrials; ++c) {
         const int is = (c < trials ? c : trials - 1) - p.nsteps;
         ids[c] = (static_cast<float>(2 * p.max_q - 1) + static_cast<float>(is) * p.step) / max;
-        sq[c] = scaled_levels<kBits>(kOdd, 1 / ids[c]);
+        sq[c] = scaled_levels<kBits>(kOddLevels, 1 / ids[c]);
     }
     alignas(64) uint32_t tkeys[8][kMaxTrials];
     const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.f), magic = _mm512_set1_ps(12582912.f);
@@ -166,26 +163,7 @@ bool search_t(const LatticeView& g, const GridSearch& p, int n, const float* xva
         _mm512_store_ps(sx + c0, ax);
         _mm512_store_ps(s2 + c0, a2);
     }
-    bool on_grid[8];
-    for (int j = 0; j < groups; ++j) on_grid[j] = p.start_on_grid;
-    float best = 0;
-    int win = -1;
-    for (int c = 0; c < trials; ++c) {
-        const float sumqx = sx[c], sumq2 = s2[c];
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            win = c;
-        }
-    }
-    if (win >= 0) {
-        for (int j = 0; j < groups; ++j) {
-            for (int i = 0; i < kDims; ++i)
-                L[kDims * j + i] = static_cast<int8_t>((tkeys[j][win] >> (kBits * i)) & ((1u << kBits) - 1));
-            on_grid[j] = (on_bits[j] >> win) & 1;
-        }
-    }
-    return quant::grid_search_refit(kernels(), g, p, n, xval, weight, waux, on_grid, scale, L);
+    return quant::finish_grid_search(kernels(), g, p, n, trials, xval, weight, waux, sx, s2, tkeys, on_bits, scale, L);
 }
 
 bool search(const LatticeView& g, const GridSearch& p, int n, const float* xval, const float* weight, const float* waux,
