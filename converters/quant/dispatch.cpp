@@ -20,16 +20,23 @@ namespace {
 constexpr Isa kIsas[] = {Isa::Scalar, Isa::Avx1, Isa::Avx2, Isa::AvxVnni, Isa::Avx512, Isa::Avx512Vnni};
 
 // The reference table with the optimized quantizers this build has for `isa`: the AVX2 ones for
-// every ISA with has_avx2, the AVX-512 ones over them with has_avx512 (none for Scalar or another
-// architecture's ISA).
+// every ISA with has_avx2, the AVX-512 ones over them with has_avx512, each non-null plain or
+// weighted entry replacing that variant's (none for Scalar or another architecture's ISA).
 KernelTable with_isa(Isa isa) {
     KernelTable t = reference_kernels();
 #if OIW_X86_KERNELS
     auto apply = [&t](std::span<const IsaKernel> ks) {
-        for (const IsaKernel& k : ks) t[static_cast<size_t>(k.type)].fast = k.fast;
+        for (const IsaKernel& k : ks) {
+            FastQuantize& f = t[static_cast<size_t>(k.type)].fast;
+            if (k.fast.plain) f.plain = k.fast.plain;
+            if (k.fast.weighted) f.weighted = k.fast.weighted;
+        }
     };
     if (has_avx2(isa)) apply(avx2::quantizers());
-    if (has_avx512(isa)) apply(avx512::quantizers());
+    if (has_avx512(isa)) {
+        apply(avx512::quantizers());
+        apply(avx512::k_quantizers());
+    }
 #endif
     (void)isa;
     return t;

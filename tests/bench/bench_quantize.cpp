@@ -119,6 +119,7 @@ void register_all() {
         {GgmlType::Q2_K, false},
         {GgmlType::Q2_K, true},
         {GgmlType::Q3_K, false},
+        {GgmlType::Q3_K, true},
         {GgmlType::Q5_K, false},
         {GgmlType::Q5_K, true},
         {GgmlType::IQ4_NL, false},

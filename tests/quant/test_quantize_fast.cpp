@@ -1,9 +1,11 @@
-// The optimized quantizers (x86/quantize_avx2.cpp, via dispatch.cpp) against the scalar reference: byte-identical on
-// the golden input and on many synthetic rows (scales 1e-6..1e3, zeros, constants, outliers,
-// denormals, exact rounding ties, signed zeros, non-finite and huge rows), with and without
-// importance weights -- per K-quant type 864 super-blocks plain and 2592 with weights; plus the
-// exactness of the f16 -> f32 conversion and of the branchless IQ4_NL index. (Checked once
-// exhaustively offline: the IQ4_NL index for all 2^32 floats, F16C fp32 -> fp16 for all finite.)
+// The optimized quantizers of the default ISA (x86/quantize_*_avx2.cpp, x86/quantize_*_avx512.cpp,
+// via dispatch.cpp; ctest's oiw_tests_avx2_isa reruns them under OIW_ISA=avx2) against the scalar
+// reference: byte-identical on the golden input and on many synthetic rows (scales 1e-6..1e3,
+// zeros, constants, outliers, denormals, exact rounding ties, signed zeros, non-finite and huge
+// rows), with and without importance weights -- per K-quant type 6,336 super-blocks plain and
+// 19,008 with weights; plus the exactness of the f16 -> f32 conversion and of the branchless
+// IQ4_NL index. (Checked once exhaustively offline: the IQ4_NL index for all 2^32 floats, F16C
+// fp32 -> fp16 for all finite.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -230,6 +232,12 @@ void fill_row(std::vector<float>& out, int64_t n, int kind, float scale, std::mt
             for (int64_t i = 0; i < n; ++i)
                 if (i % 9) x[i] = 0.f;
             break;
+        case 9:  // huge: up to 2^48 in magnitude (the largest the fast paths take), whatever the scale
+            for (int64_t i = 0; i < n; ++i) x[i] = 2.8e14f * ud(rng);
+            break;
+        case 10:  // an all-zero row
+            for (int64_t i = 0; i < n; ++i) x[i] = 0.f;
+            break;
         default: break;
     }
 }
@@ -262,11 +270,12 @@ protected:
 TEST_P(FastMatchesReference, RandomRows) {
     const auto [t, with_imatrix] = GetParam();
     const int64_t bs = traits(t).block_size;
-    // Row lengths: K-quant / IQ4_XS rows of 2 super-blocks; 32-blocks rows of 11 blocks
-    // (a partial group of 8) and of 16 blocks.
+    // Row lengths: lattice rows of 2 super-blocks; K-quant / IQ4_XS rows of 1, 5 and 6
+    // super-blocks (the AVX-512 K-quant searches take 4, 2 or 1 padded with zeros at a time);
+    // 32-blocks rows of 11 blocks (a partial group of 8) and of 16 blocks.
     std::vector<int64_t> lengths;
     if (bs == 256)
-        lengths = {512};
+        lengths = is_lattice(t) ? std::vector<int64_t>{512} : std::vector<int64_t>{256, 1280, 1536};
     else
         lengths = {352, 512};
     const float scales[] = {1e-6f, 1e-3f, 0.02f, 1.f, 30.f, 1e3f};
@@ -274,7 +283,8 @@ TEST_P(FastMatchesReference, RandomRows) {
         for (uint32_t seed = 1; seed <= 8; ++seed) {
             std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(t) * 31 + static_cast<uint32_t>(n));
             std::vector<float> x;
-            for (int kind = 0; kind < 9; ++kind)
+            // Kinds 9 and 10 (huge, all-zero) for the K-quants and the 32-blocks types.
+            for (int kind = 0; kind < (is_lattice(t) ? 9 : 11); ++kind)
                 for (float s : scales) fill_row(x, n, kind, s, rng);
             if (!with_imatrix) {
                 expect_same(t, x, n, nullptr, "seed " + std::to_string(seed));

@@ -130,7 +130,8 @@ OIW_INLINE void store8(T* dst, V v) {
 // finite, so no intermediate inf/NaN (whose payload could depend on operand order) can arise.
 constexpr uint32_t kMaxAbsBits = 0x57800000u;
 
-// True when every one of the n floats is finite with |x| <= 2^48.
+}  // namespace
+
 bool in_fast_range(const float* x, int64_t n) {
     VI acc = _mm256_setzero_si256();
     int64_t i = 0;
@@ -150,6 +151,8 @@ bool in_fast_range(const float* x, int64_t n) {
     }
     return static_cast<uint32_t>(mx) <= kMaxAbsBits;
 }
+
+namespace {
 
 // ---------------------------------------------------------------- conversions
 
@@ -481,9 +484,8 @@ OIW_INLINE void pack_2bit(const uint8_t* L, uint8_t* qs) {
 
 // ---------------------------------------------------------------- Q2_K
 
-void q2_K_block(const float* x, block_q2_K& y, const float* qw) {
-    alignas(32) float scales[16], mins[16], lis[16], lmn[16], sw[16];
-    const float q4scale = 15.f;
+// The scale search of quantize_row_q2_K_ref (qw null) or _impl (qw = 256 weights) for one block.
+void q2_K_search(const float* x, const float* qw, QkxSearch& s) {
     float sigma2 = 0;
     if (qw) sigma2 = sum_squares(x, QK_K) / QK_K;
     V xt[32], wt[32];
@@ -495,12 +497,12 @@ void q2_K_block(const float* x, block_q2_K& y, const float* qw) {
         load_t_contig(qw + 128, 16, wt + 16);
         const V s2 = vset(sigma2);
         for (int h = 0; h < 2; ++h) {
-            V s = vzero();
+            V sum = vzero();
             for (int i = 16 * h; i < 16 * h + 16; ++i) {
                 wt[i] = vmul(wt[i], _mm256_sqrt_ps(vadd(s2, vmul(xt[i], xt[i]))));
-                s = vadd(s, wt[i]);
+                sum = vadd(sum, wt[i]);
             }
-            store8(sw + 8 * h, s);
+            store8(s.sw + 8 * h, sum);
         }
         qkx_lanes<2, 16, true, false>(xt, wt, 3, -0.9f, 0.05f, 36, o);
     } else {
@@ -508,17 +510,25 @@ void q2_K_block(const float* x, block_q2_K& y, const float* qw) {
         qkx_lanes<2, 16, false, true>(xt, wt, 3, -0.5f, 0.1f, 15, o);
     }
     for (int h = 0; h < 2; ++h) {
-        store8(scales + 8 * h, o[h].scale);
-        store8(mins + 8 * h, o[h].the_min);
-        store8(lis + 8 * h, o[h].l_iscale);
-        store8(lmn + 8 * h, o[h].l_min);
+        store8(s.scales + 8 * h, o[h].scale);
+        store8(s.mins + 8 * h, o[h].the_min);
+        store8(s.lis + 8 * h, o[h].l_iscale);
+        store8(s.lmn + 8 * h, o[h].l_min);
     }
+}
 
+// The rest of a Q2_K block after its search (QkxSearch): the 4-bit scales and mins, d, dmin, levels.
+void q2_K_rest(const float* x, bool with_qw, const QkxSearch& s, block_q2_K& y) {
+    const float* scales = s.scales;
+    const float* mins = s.mins;
+    const float* lis = s.lis;
+    const float* lmn = s.lmn;
+    const float q4scale = 15.f;
     float dm_f, mm_f;
-    if (qw) {
+    if (with_qw) {
         uint8_t Ls[16], Lm[16];
-        const float dm = quant::make_qp_quants(QK_K / 16, 15, scales, Ls, sw);
-        const float mm = quant::make_qp_quants(QK_K / 16, 15, mins, Lm, sw);
+        const float dm = quant::make_qp_quants(QK_K / 16, 15, scales, Ls, s.sw);
+        const float mm = quant::make_qp_quants(QK_K / 16, 15, mins, Lm, s.sw);
         y.d = fp32_to_fp16(dm);
         y.dmin = fp32_to_fp16(mm);
         for (int j = 0; j < 16; ++j) y.scales[j] = static_cast<uint8_t>(Ls[j] | (Lm[j] << 4));
@@ -566,6 +576,12 @@ void q2_K_block(const float* x, block_q2_K& y, const float* qw) {
         store_u8(L + 16 * j, a, b);
     }
     pack_2bit(L, y.qs);
+}
+
+void q2_K_block(const float* x, block_q2_K& y, const float* qw) {
+    QkxSearch s;
+    q2_K_search(x, qw, s);
+    q2_K_rest(x, qw != nullptr, s, y);
 }
 
 // ---------------------------------------------------------------- Q3_K
@@ -621,40 +637,45 @@ V q3_lanes(const V* xt, V* Lt) {
 }
 
 // quantize_row_q3_K_ref (qw null) or quantize_row_q3_K_impl (qw = 256 weights) for one block.
-void q3_K_block(const float* x, block_q3_K& y, const float* qw) {
-    alignas(32) float scales[16], iscl[16], zr[16], sw[16];
-    alignas(32) float Ls_t[2][16][8];  // plain: search levels, [half][element][lane]
+// The scale search of quantize_row_q3_K_ref (qw null: into s.scales and the levels Ls_t,
+// [half][element][lane]) or quantize_row_q3_K_impl (qw = 256 weights: into s) for one block.
+void q3_K_search(const float* x, const float* qw, QxSearch& s, float (*Ls_t)[16][8]) {
     V xt[32];
     load_t_contig(x, 16, xt);
     load_t_contig(x + 128, 16, xt + 16);
     if (!qw) {
         for (int h = 0; h < 2; ++h) {
             V Lt[16];
-            store8(scales + 8 * h, q3_lanes(xt + 16 * h, Lt));
+            store8(s.scales + 8 * h, q3_lanes(xt + 16 * h, Lt));
             for (int i = 0; i < 16; ++i) store8(Ls_t[h][i], Lt[i]);
         }
-    } else {
-        const float sumx2 = sum_squares(x, QK_K);
-        const V s2 = vset(2 * sumx2 / QK_K);
-        V wt[32];
-        load_t_contig(qw, 16, wt);
-        load_t_contig(qw + 128, 16, wt + 16);
-        for (int h = 0; h < 2; ++h) {
-            V s = vzero();
-            for (int i = 16 * h; i < 16 * h + 16; ++i) {
-                wt[i] = vmul(wt[i], _mm256_sqrt_ps(vadd(s2, vmul(xt[i], xt[i]))));
-                s = vadd(s, wt[i]);
-            }
-            store8(sw + 8 * h, s);
-            const QxOut o = qx_lanes<16>(xt + 16 * h, wt + 16 * h, 4);
-            store8(scales + 8 * h, o.scale);
-            store8(iscl + 8 * h, o.iscale);
-            store8(zr + 8 * h, o.zero);
-        }
+        return;
     }
+    const float sumx2 = sum_squares(x, QK_K);
+    const V s2 = vset(2 * sumx2 / QK_K);
+    V wt[32];
+    load_t_contig(qw, 16, wt);
+    load_t_contig(qw + 128, 16, wt + 16);
+    for (int h = 0; h < 2; ++h) {
+        V sum = vzero();
+        for (int i = 16 * h; i < 16 * h + 16; ++i) {
+            wt[i] = vmul(wt[i], _mm256_sqrt_ps(vadd(s2, vmul(xt[i], xt[i]))));
+            sum = vadd(sum, wt[i]);
+        }
+        store8(s.sw + 8 * h, sum);
+        const QxOut o = qx_lanes<16>(xt + 16 * h, wt + 16 * h, 4);
+        store8(s.scales + 8 * h, o.scale);
+        store8(s.iscl + 8 * h, o.iscale);
+        store8(s.zero + 8 * h, o.zero);
+    }
+}
 
+// The rest of a Q3_K block after q3_K_search: scales, d, the levels, hmask and qs (Ls_t: the
+// plain search's levels, read only without weights).
+void q3_K_rest(const float* x, bool with_qw, const QxSearch& s, const float (*Ls_t)[16][8], block_q3_K& y) {
+    const float* scales = s.scales;
     std::memset(y.scales, 0, 12);
-    if (!qw) {
+    if (!with_qw) {
         float max_scale = 0, amax = 0;
         for (int j = 0; j < 16; ++j) {
             const float scale = std::fabs(scales[j]);
@@ -676,7 +697,7 @@ void q3_K_block(const float* x, block_q3_K& y, const float* qw) {
         }
     } else {
         int8_t Ls[16];
-        const float d_block = quant::make_qx_quants(16, 32, scales, Ls, 1, sw);
+        const float d_block = quant::make_qx_quants(16, 32, scales, Ls, 1, s.sw);
         for (int j = 0; j < 16; ++j) set_q3_scale(y.scales, j, Ls[j]);
         y.d = fp32_to_fp16(d_block);
     }
@@ -686,11 +707,11 @@ void q3_K_block(const float* x, block_q3_K& y, const float* qw) {
     for (int j = 0; j < 16; ++j) {
         const int8_t sc = get_q3_scale(y.scales, j);
         const float d = yd * sc;
-        if (!d && !qw) {
+        if (!d && !with_qw) {
             for (int i = 0; i < 16; ++i) L[16 * j + i] = static_cast<uint8_t>(Ls_t[j / 8][i][j % 8]);
             continue;
         }
-        qx_final_levels(x + 16 * j, d, iscl[j], zr[j], 4, L + 16 * j);
+        qx_final_levels(x + 16 * j, d, s.iscl[j], s.zero[j], 4, L + 16 * j);
     }
     // hmask bit k of byte m <- bit 2 of level 32k + m; qs <- the low two bits.
     const VI one = _mm256_set1_epi8(1), three = _mm256_set1_epi8(3);
@@ -705,6 +726,13 @@ void q3_K_block(const float* x, block_q3_K& y, const float* qw) {
     pack_2bit(L, y.qs);
 }
 
+void q3_K_block(const float* x, block_q3_K& y, const float* qw) {
+    QxSearch s;
+    alignas(32) float Ls_t[2][16][8];
+    q3_K_search(x, qw, s, Ls_t);
+    q3_K_rest(x, qw != nullptr, s, Ls_t, y);
+}
+
 // ---------------------------------------------------------------- Q4_K / Q5_K
 
 // Shared d, dmin, scales[12] of Q4_K/Q5_K plus the 256 levels.
@@ -716,12 +744,8 @@ struct K4Result {
 
 // The scale search of quantize_row_q{4,5}_K_ref (qw null) or _impl (qw = 256 importance
 // weights per block) for G consecutive blocks at x, interleaved.
-struct K4Search {
-    alignas(32) float scales[8], mins[8], lis[8], lmn[8], sw[8];
-};
-
 template <int kNmax, int G>
-void k4_search(const float* x, const float* qw, K4Search* out) {
+void k4_search(const float* x, const float* qw, QkxSearch* out) {
     V xt[G * 32], wt[G * 32];
     QkxOut o[G];
     for (int g = 0; g < G; ++g) {
@@ -762,7 +786,7 @@ void k4_search(const float* x, const float* qw, K4Search* out) {
 
 // The rest of the block after the search: six-bit scales and mins, then the final levels.
 template <int kNmax>
-void k4_finish(const float* x, bool with_qw, const K4Search& srch, K4Result& r) {
+void k4_finish(const float* x, bool with_qw, const QkxSearch& srch, K4Result& r) {
     const float* scales = srch.scales;
     const float* mins = srch.mins;
     const float* lis = srch.lis;
@@ -838,8 +862,8 @@ void store_k4(const K4Result& r, block_q5_K& y) {
 
 // ---------------------------------------------------------------- Q6_K
 
-void q6_K_block(const float* x, block_q6_K& y, const float* qw) {
-    alignas(32) float scales[16], iscl[16], zero[16];
+// The scale search of quantize_row_q6_K_ref (qw null) or _impl (qw = 256 weights) for one block.
+void q6_K_search(const float* x, const float* qw, QxSearch& s) {
     for (int h = 0; h < 2; ++h) {
         V xt[16], wt[16];
         load_t_contig(x + 128 * h, 16, xt);
@@ -848,11 +872,15 @@ void q6_K_block(const float* x, block_q6_K& y, const float* qw) {
         else
             for (int i = 0; i < 16; ++i) wt[i] = vmul(xt[i], xt[i]);
         const QxOut o = qx_lanes<16>(xt, wt, 32);
-        store8(scales + 8 * h, o.scale);
-        store8(iscl + 8 * h, o.iscale);
-        store8(zero + 8 * h, o.zero);
+        store8(s.scales + 8 * h, o.scale);
+        store8(s.iscl + 8 * h, o.iscale);
+        store8(s.zero + 8 * h, o.zero);
     }
+}
 
+// The rest of a Q6_K block after q6_K_search: d, the 8-bit scales, the levels in ql and qh.
+void q6_K_rest(const float* x, const QxSearch& s, block_q6_K& y) {
+    const float* scales = s.scales;
     float max_scale = 0, max_abs_scale = 0;
     for (int ib = 0; ib < 16; ++ib) {
         const float abs_scale = std::fabs(scales[ib]);
@@ -875,7 +903,7 @@ void q6_K_block(const float* x, block_q6_K& y, const float* qw) {
 
     alignas(32) uint8_t L[QK_K];
     const float yd = fp16_to_fp32(y.d);
-    for (int j = 0; j < 16; ++j) qx_final_levels(x + 16 * j, yd * y.scales[j], iscl[j], zero[j], 32, L + 16 * j);
+    for (int j = 0; j < 16; ++j) qx_final_levels(x + 16 * j, yd * y.scales[j], s.iscl[j], s.zero[j], 32, L + 16 * j);
     const VI m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
     for (int j = 0; j < QK_K; j += 128) {
         const VI A = _mm256_load_si256(reinterpret_cast<const VI*>(L + j));
@@ -894,6 +922,12 @@ void q6_K_block(const float* x, block_q6_K& y, const float* qw) {
         _mm256_storeu_si256(reinterpret_cast<VI*>(y.ql + j / 2 + 32), ql1);
         _mm256_storeu_si256(reinterpret_cast<VI*>(y.qh + j / 4), qh);
     }
+}
+
+void q6_K_block(const float* x, block_q6_K& y, const float* qw) {
+    QxSearch s;
+    q6_K_search(x, qw, s);
+    q6_K_rest(x, s, y);
 }
 
 // ---------------------------------------------------------------- legacy types with imatrix
@@ -1184,7 +1218,7 @@ void row_k(const float* x, void* dst, int64_t n, const float* imatrix) {
 // Q4_K (kNmax 15) / Q5_K (kNmax 31) rows, blocks searched two at a time.
 template <int kNmax, int G, typename Block>
 void k4_blocks(const float* x, const float* qw, Block* y) {
-    K4Search srch[G];
+    QkxSearch srch[G];
     k4_search<kNmax, G>(x, qw, srch);
     for (int g = 0; g < G; ++g) {
         K4Result r;
@@ -1255,6 +1289,24 @@ bool lattice_row(GgmlType t, const quant::LatticeKernels& k, const float* x, voi
 }
 
 std::span<const IsaKernel> quantizers() { return kQuantizers; }
+
+void q2_K_finish(const float* x, bool with_qw, const QkxSearch& s, block_q2_K& y) { q2_K_rest(x, with_qw, s, y); }
+
+void q4_K_finish(const float* x, bool with_qw, const QkxSearch& s, block_q4_K& y) {
+    K4Result r;
+    k4_finish<15>(x, with_qw, s, r);
+    store_k4(r, y);
+}
+
+void q5_K_finish(const float* x, bool with_qw, const QkxSearch& s, block_q5_K& y) {
+    K4Result r;
+    k4_finish<31>(x, with_qw, s, r);
+    store_k4(r, y);
+}
+
+void q3_K_finish_weighted(const float* x, const QxSearch& s, block_q3_K& y) { q3_K_rest(x, true, s, nullptr, y); }
+
+void q6_K_finish(const float* x, const QxSearch& s, block_q6_K& y) { q6_K_rest(x, s, y); }
 
 void f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
     int64_t i = 0;
