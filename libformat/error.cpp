@@ -30,6 +30,7 @@ const char* error_kind_name(ErrorKind k) {
         case ErrorKind::BadChecksum: return "bad-checksum";
         case ErrorKind::BadEncoding: return "bad-encoding";
         case ErrorKind::BadSplit: return "bad-split";
+        case ErrorKind::BadJson: return "bad-json";
     }
     return "unknown";
 }

@@ -30,6 +30,7 @@ enum class ErrorKind {
     BadChecksum,      // stored checksum does not match the bytes (OIW4 header or plane)
     BadEncoding,      // unknown OIW4 encoding/codec, or one the tensor's type or shape cannot take
     BadSplit,         // split model: missing shard, shard of another split, split keys that disagree
+    BadJson,          // JSON document (safetensors header, index, config): malformed, or a field missing or mistyped
 };
 
 // Short stable name of a kind ("truncated", "duplicate-key", ...).

@@ -1,0 +1,33 @@
+#include "tests/support/hf_fixtures.h"
+
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+namespace oiw::test {
+
+std::vector<uint8_t> safetensors_image(const std::vector<StEntry>& entries,
+                                       const std::map<std::string, std::string>& metadata) {
+    nlohmann::ordered_json h = nlohmann::ordered_json::object();
+    if (!metadata.empty()) h["__metadata__"] = metadata;
+    std::vector<uint8_t> data;
+    for (const StEntry& e : entries) {
+        h[e.name] = {
+            {"dtype", e.dtype}, {"shape", e.shape}, {"data_offsets", {data.size(), data.size() + e.bytes.size()}}};
+        data.insert(data.end(), e.bytes.begin(), e.bytes.end());
+    }
+    std::string text = h.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');
+    return safetensors_raw(text, data);
+}
+
+std::vector<uint8_t> safetensors_raw(std::string_view header, std::span<const uint8_t> data) {
+    std::vector<uint8_t> out(8 + header.size());
+    const uint64_t n = header.size();
+    std::memcpy(out.data(), &n, 8);
+    std::memcpy(out.data() + 8, header.data(), header.size());
+    out.insert(out.end(), data.begin(), data.end());
+    return out;
+}
+
+}  // namespace oiw::test
