@@ -1,6 +1,7 @@
 #include "converters/hf/safetensors.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -131,6 +132,28 @@ Header parse_header(std::string_view json, uint64_t data_size, const std::string
     }
     check_tiling(h.tensors, data_size, file);
     return h;
+}
+
+std::vector<uint8_t> header_bytes(const std::vector<TensorDecl>& decls,
+                                  const std::map<std::string, std::string>& metadata) {
+    nlohmann::ordered_json h = nlohmann::ordered_json::object();
+    if (!metadata.empty()) h["__metadata__"] = metadata;
+    uint64_t at = 0;
+    for (const TensorDecl& d : decls) {
+        uint64_t n = dtype_size(d.dtype);
+        for (uint64_t v : d.shape) n *= v;
+        h[d.name] = {{"dtype", dtype_name(d.dtype)}, {"shape", d.shape}, {"data_offsets", {at, at + n}}};
+        at += n;
+    }
+    std::string text = h.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');
+    if (text.size() > kMaxHeaderBytes)
+        throw FormatError(ErrorKind::TooLarge, "", "", fmt::format("safetensors header of {} bytes", text.size()));
+    const uint64_t len = text.size();
+    std::vector<uint8_t> out(8 + text.size());
+    std::memcpy(out.data(), &len, 8);
+    std::memcpy(out.data() + 8, text.data(), text.size());
+    return out;
 }
 
 Header parse_image(std::span<const uint8_t> image, const std::string& file) {

@@ -54,6 +54,18 @@ struct Header {
 // `data_size` bytes. Throws FormatError naming `file`, the tensor and what was wrong.
 Header parse_header(std::string_view json, uint64_t data_size, const std::string& file);
 
+struct TensorDecl {
+    std::string name;
+    Dtype dtype = Dtype::F32;
+    std::vector<uint64_t> shape;  // outermost first
+};
+
+// The bytes before the data of a safetensors file holding `decls` back to back in that order: the
+// u64 length, then the JSON header (__metadata__ first when given) padded with spaces to a multiple
+// of 8 bytes, as the safetensors library pads it. Throws FormatError(TooLarge) past kMaxHeaderBytes.
+std::vector<uint8_t> header_bytes(const std::vector<TensorDecl>& decls,
+                                  const std::map<std::string, std::string>& metadata);
+
 // Validates a whole safetensors image (length prefix, header, spans); offsets come back absolute.
 // Throws FormatError naming `file`.
 Header parse_image(std::span<const uint8_t> image, const std::string& file);

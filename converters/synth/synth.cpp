@@ -7,28 +7,11 @@
 
 #include "converters/quant/quants.h"
 #include "converters/quant/validate.h"
+#include "converters/synth/rng.h"
 #include "libformat/fp16.h"
 
 namespace oiw {
 namespace {
-
-// xorshift64* : fast, deterministic across platforms.
-struct Rng {
-    uint64_t s;
-    explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 0x1234567ull) {}
-    uint64_t next() {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        return s * 0x2545F4914F6CDD1Dull;
-    }
-    float uniform() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }
-    // Approximate standard normal (Irwin-Hall of 4) with a Student-t-like heavy tail.
-    float heavy() {
-        float n = (uniform() + uniform() + uniform() + uniform() - 2.0f) * 1.7320508f;
-        return uniform() < 0.01f ? n * 6.0f : n;
-    }
-};
 
 struct TensorSpec {
     std::string name;
@@ -140,7 +123,7 @@ uint64_t write_synth_model(const std::string& path, const SynthOptions& o, const
     auto specs = plan(o);
     for (const auto& s : specs) w.add_tensor(s.name, s.type, s.shape);
     w.plan();
-    Rng rng(o.seed);
+    SynthRng rng(o.seed);
     uint64_t params = 0;
     std::vector<float> rowbuf;
     std::vector<uint8_t> out;

@@ -1,13 +1,15 @@
 // gguf-synth OUT [--n-embd N ...] [--sparse] [--split-max-size S | --split-max-tensors N]
 // [--imatrix FILE]: writes a deterministic synthetic llama / MoE model (samples, benchmarks, tests),
 // as one file or as gguf-split shards; --sparse leaves the tensor data as holes (zeros) for scale
-// tests; --imatrix also writes an importance matrix for it (the presets that require one).
+// tests; --imatrix also writes an importance matrix for it (the presets that require one); --hf
+// writes a Hugging Face checkpoint directory instead (gguf-convert's input).
 #include <chrono>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "converters/synth/synth.h"
+#include "converters/synth/synth_hf.h"
 #include "converters/synth/synth_imatrix.h"
 #include "libformat/json.h"
 #include "tools/common/cli_parse.h"
@@ -18,11 +20,11 @@ int main(int argc, char** argv) {
     oiw::SynthOptions o;
     std::string out, type = "F16", imatrix;
     oiw::SplitCli split;
-    bool json = false, quiet = false;
+    bool json = false, quiet = false, hf = false;
     CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights",
                  "gguf-synth"};
     app.option_defaults()->always_capture_default();  // --help shows each option's default
-    app.add_option("OUT", out, "output .gguf")->required();
+    app.add_option("OUT", out, "output .gguf (with --hf: the checkpoint's directory)")->required();
     app.add_option("--name", o.name, "general.name");
     app.add_option("--n-embd", o.n_embd, "embedding width")->check(oiw::at_least_one());
     app.add_option("--n-layer", o.n_layer, "blocks")->check(CLI::NonNegativeNumber);
@@ -40,6 +42,10 @@ int main(int argc, char** argv) {
     app.add_option("--imatrix", imatrix,
                    "also write an importance matrix for the model to this file (llama-imatrix's GGUF format, "
                    "deterministic positive values; for the presets that require one)");
+    app.add_flag("--hf", hf,
+                 "write a Hugging Face checkpoint (LlamaForCausalLM config.json and model.safetensors; "
+                 "--type F32, F16 or BF16; with --split-max-size, model-0000K-of-0000N.safetensors "
+                 "shards and model.safetensors.index.json) into the directory OUT");
     app.add_flag("--json", json, "report as JSON on stdout");
     app.add_flag("-q,--quiet", quiet, "print nothing on success");
     oiw::add_split_options(app, split);
@@ -55,7 +61,12 @@ int main(int argc, char** argv) {
         if (!imatrix.empty() && so.shard != 0)
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--imatrix", "needs the whole model (not with --shard)");
         std::vector<std::string> files;
-        const uint64_t params = oiw::write_synth_model(out, o, so, &files);
+        if (hf && (!imatrix.empty() || so.shard || so.max_tensors || so.no_tensor_first_split))
+            throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--hf",
+                                   "takes --split-max-size only (not --imatrix, --shard, --split-max-tensors, "
+                                   "--no-tensor-first-split)");
+        const uint64_t params = hf ? oiw::write_synth_hf(out, o, {.max_shard_bytes = so.max_bytes}, &files)
+                                   : oiw::write_synth_model(out, o, so, &files);
         size_t imatrix_entries = 0;
         if (!imatrix.empty())
             imatrix_entries = oiw::write_synth_imatrix(imatrix, oiw::open_model(files.front()), o.seed);

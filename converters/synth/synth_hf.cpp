@@ -1,0 +1,173 @@
+#include "converters/synth/synth_hf.h"
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "converters/hf/checkpoint.h"
+#include "converters/hf/safetensors.h"
+#include "converters/synth/rng.h"
+#include "libformat/error.h"
+#include "libformat/fp16.h"
+#include "libformat/io/atomic_file.h"
+
+namespace oiw {
+namespace {
+namespace fs = std::filesystem;
+
+struct HfTensor {
+    hf::TensorDecl decl;
+    float scale;  // weights ~ scale * heavy(); norms are 1 + small noise
+    bool norm;
+};
+
+std::vector<HfTensor> hf_plan(const SynthOptions& o, hf::Dtype dt) {
+    const uint64_t e = o.n_embd, kv = o.n_embd / o.n_head * o.n_head_kv, f = o.n_ff, v = o.n_vocab;
+    const float ws = 1.0f / std::sqrt(static_cast<float>(e));
+    std::vector<HfTensor> t;
+    auto mat = [&](std::string n, uint64_t rows, uint64_t cols) {
+        t.push_back({{std::move(n), dt, {rows, cols}}, ws, false});
+    };
+    auto norm = [&](std::string n) { t.push_back({{std::move(n), dt, {e}}, ws, true}); };
+    mat("model.embed_tokens.weight", v, e);
+    for (int64_t l = 0; l < o.n_layer; ++l) {
+        const std::string b = fmt::format("model.layers.{}.", l);
+        norm(b + "input_layernorm.weight");
+        mat(b + "self_attn.q_proj.weight", e, e);
+        mat(b + "self_attn.k_proj.weight", kv, e);
+        mat(b + "self_attn.v_proj.weight", kv, e);
+        mat(b + "self_attn.o_proj.weight", e, e);
+        norm(b + "post_attention_layernorm.weight");
+        mat(b + "mlp.gate_proj.weight", f, e);
+        mat(b + "mlp.up_proj.weight", f, e);
+        mat(b + "mlp.down_proj.weight", e, f);
+    }
+    norm("model.norm.weight");
+    if (!o.tied) mat("lm_head.weight", v, e);
+    return t;
+}
+
+uint64_t bytes_of(const hf::TensorDecl& d) {
+    uint64_t n = hf::dtype_size(d.dtype);
+    for (uint64_t x : d.shape) n *= x;
+    return n;
+}
+
+std::string config_json(const SynthOptions& o, hf::Dtype dt) {
+    const char* torch_dtype = dt == hf::Dtype::F32 ? "float32" : dt == hf::Dtype::F16 ? "float16" : "bfloat16";
+    nlohmann::ordered_json c = {{"architectures", {"LlamaForCausalLM"}},
+                                {"model_type", "llama"},
+                                {"hidden_size", o.n_embd},
+                                {"intermediate_size", o.n_ff},
+                                {"num_attention_heads", o.n_head},
+                                {"num_key_value_heads", o.n_head_kv},
+                                {"num_hidden_layers", o.n_layer},
+                                {"vocab_size", o.n_vocab},
+                                {"max_position_embeddings", 2048},
+                                {"rms_norm_eps", 1e-5},
+                                {"rope_theta", 10000.0},
+                                {"hidden_act", "silu"},
+                                {"tie_word_embeddings", o.tied},
+                                {"bos_token_id", 1},
+                                {"eos_token_id", 2},
+                                {"torch_dtype", torch_dtype}};
+    return c.dump(2) + "\n";
+}
+
+// Streams one tensor's values (drawn from `rng`) into `out` as its dtype, or as a hole when sparse.
+void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse) {
+    const uint64_t n = bytes_of(t.decl) / hf::dtype_size(t.decl.dtype);
+    if (sparse) return out.skip(bytes_of(t.decl));
+    std::vector<uint8_t> buf;
+    for (uint64_t done = 0; done < n;) {
+        const uint64_t m = std::min<uint64_t>(n - done, 1 << 16);
+        buf.resize(m * hf::dtype_size(t.decl.dtype));
+        for (uint64_t i = 0; i < m; ++i) {
+            const float x = t.norm ? 1.0f + 0.1f * rng.heavy() : t.scale * rng.heavy();
+            if (t.decl.dtype == hf::Dtype::F32) {
+                std::memcpy(buf.data() + 4 * i, &x, 4);
+            } else {
+                const uint16_t h = t.decl.dtype == hf::Dtype::F16 ? fp32_to_fp16(x) : fp32_to_bf16(x);
+                std::memcpy(buf.data() + 2 * i, &h, 2);
+            }
+        }
+        out.write(buf.data(), buf.size());
+        done += m;
+    }
+}
+
+}  // namespace
+
+uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,
+                        std::vector<std::string>* written) {
+    if (o.n_embd % o.n_head != 0 || o.n_head % o.n_head_kv != 0)
+        throw FormatError(ErrorKind::Usage, dir, "", "n_embd must be a multiple of n_head, n_head of n_head_kv");
+    if (o.n_expert > 0) throw FormatError(ErrorKind::Usage, dir, "", "Hugging Face checkpoints are dense only here");
+    const hf::Dtype dt =
+        o.type == GgmlType::F32   ? hf::Dtype::F32
+        : o.type == GgmlType::F16 ? hf::Dtype::F16
+        : o.type == GgmlType::BF16
+            ? hf::Dtype::BF16
+            : throw FormatError(ErrorKind::Usage, dir, "",
+                                fmt::format("a checkpoint holds F32, F16 or BF16, not {}", type_name(o.type)));
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
+        throw FormatError(ErrorKind::Io, dir, "", "cannot create the directory" + (ec ? ": " + ec.message() : ""));
+    const std::vector<HfTensor> plan = hf_plan(o, dt);
+    // Shards: greedy, a new one when the next tensor would pass the cap.
+    std::vector<std::vector<size_t>> shards(1);
+    uint64_t in_shard = 0, total = 0, params = 0;
+    for (size_t i = 0; i < plan.size(); ++i) {
+        const uint64_t b = bytes_of(plan[i].decl);
+        if (h.max_shard_bytes > 0 && !shards.back().empty() && in_shard + b > h.max_shard_bytes) {
+            shards.emplace_back();
+            in_shard = 0;
+        }
+        shards.back().push_back(i);
+        in_shard += b;
+        total += b;
+        params += b / hf::dtype_size(dt);
+    }
+    const size_t n = shards.size();
+    auto shard_name = [&](size_t k) {
+        return n == 1 ? std::string("model.safetensors") : fmt::format("model-{:05d}-of-{:05d}.safetensors", k + 1, n);
+    };
+    std::vector<std::unique_ptr<AtomicFile>> files;
+    auto text_file = [&](const std::string& name, const std::string& text) {
+        files.push_back(std::make_unique<AtomicFile>((fs::path(dir) / name).string()));
+        files.back()->write(text.data(), text.size());
+        files.back()->complete();
+    };
+    text_file("config.json", config_json(o, dt));
+    SynthRng rng(o.seed);
+    nlohmann::json weight_map = nlohmann::json::object();
+    for (size_t k = 0; k < n; ++k) {
+        std::vector<hf::TensorDecl> decls;
+        for (size_t i : shards[k]) {
+            decls.push_back(plan[i].decl);
+            weight_map[plan[i].decl.name] = shard_name(k);
+        }
+        files.push_back(std::make_unique<AtomicFile>((fs::path(dir) / shard_name(k)).string()));
+        const std::vector<uint8_t> head = hf::header_bytes(decls, {{"format", "pt"}});
+        files.back()->write(head.data(), head.size());
+        for (size_t i : shards[k]) write_values(*files.back(), plan[i], rng, o.sparse);
+        files.back()->complete();
+    }
+    if (n > 1)
+        text_file(hf::kIndexName,
+                  nlohmann::json{{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}}.dump(2) + "\n");
+    std::vector<AtomicFile*> set;
+    for (auto& f : files) set.push_back(f.get());
+    size_t published = 0;
+    AtomicFile::publish_all(set, published);
+    if (written)
+        for (auto& f : files) written->push_back(f->path());
+    return params;
+}
+
+}  // namespace oiw
