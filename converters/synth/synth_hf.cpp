@@ -162,6 +162,7 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
         text_file(hf::kIndexName,
                   nlohmann::json{{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}}.dump(2) + "\n");
     std::vector<AtomicFile*> set;
+    set.reserve(files.size());
     for (auto& f : files) set.push_back(f.get());
     size_t published = 0;
     AtomicFile::publish_all(set, published);
