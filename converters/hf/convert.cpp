@@ -1,0 +1,627 @@
+#include "converters/hf/convert.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <initializer_list>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "converters/hf/json_doc.h"
+#include "converters/hf/model_name.h"
+#include "converters/hf/sentencepiece.h"
+#include "libformat/error.h"
+#include "libformat/fp16.h"
+#include "libformat/gguf/gguf.h"
+#include "libformat/io/mapped_file.h"
+#include "libformat/io/text_file.h"
+
+namespace oiw::hf {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr uint64_t kMaxJsonBytes = 64ull << 20;  // config, tokenizer_config, generation_config
+constexpr uint64_t kMaxSpmBytes = 256ull << 20;  // tokenizer.model
+constexpr uint32_t kQuantizationVersion = 2;     // GGML_QNT_VERSION
+
+// config.json as the converter reads it: text_config's keys over the root's.
+class Hparams {
+public:
+    Hparams(const Json& j, std::string file) : raw_(j), j_(j), file_(std::move(file)) {
+        if (!j_.is_object()) throw FormatError(ErrorKind::BadJson, file_, "", "not a JSON object");
+        if (const Json* t = member(j, "text_config"); t && t->is_object())
+            for (const auto& [k, v] : t->items()) j_[k] = v;
+    }
+    const std::string& file() const { return file_; }
+    const Json& raw() const { return raw_; }  // the file as it is
+    const Json& merged() const { return j_; }
+    // find_hparam: the value of the first key present (possibly null), or null when none is.
+    const Json* find(std::initializer_list<const char*> keys) const {
+        for (const char* k : keys)
+            if (const Json* v = member(j_, k)) return v;
+        return nullptr;
+    }
+    // As find, null values counting as absent (the converter's `is not None`).
+    const Json* get(std::initializer_list<const char*> keys) const {
+        const Json* v = find(keys);
+        return v && !v->is_null() ? v : nullptr;
+    }
+    // find(keys) that must be there.
+    const Json& need(std::initializer_list<const char*> keys) const {
+        if (const Json* v = get(keys)) return *v;
+        throw FormatError(ErrorKind::BadJson, file_, "", fmt::format("'{}' is missing", *keys.begin()));
+    }
+
+private:
+    Json raw_, j_;
+    std::string file_;
+};
+
+// The GGUF keys in the converter's order; setting a key again replaces its value in place (as
+// GGUFWriter.add_key_value does), empty strings and arrays are not written (add_string/add_array).
+class KvWriter {
+public:
+    KvWriter(const std::string& file) : file_(file) {}
+    void u32(const std::string& key, const Json& v) {
+        put(key, GgufValue::make_scalar<uint32_t>(GgufType::U32, integer<uint32_t>(key, v)));
+    }
+    void u32(const std::string& key, uint64_t v) { u32(key, Json(v)); }
+    void i32(const std::string& key, const Json& v) {
+        put(key, GgufValue::make_scalar<int32_t>(GgufType::I32, integer<int32_t>(key, v)));
+    }
+    void f32(const std::string& key, const Json& v) {
+        if (!v.is_number() && !v.is_boolean()) bad(key, v, "a number");
+        put(key, GgufValue::make_scalar<float>(GgufType::F32,
+                                               static_cast<float>(v.is_boolean() ? v.get<bool>() : v.get<double>())));
+    }
+    void boolean(const std::string& key, bool v) { put(key, GgufValue::make_bool(v)); }
+    void str(const std::string& key, const std::string& v) {
+        if (!v.empty()) put(key, GgufValue::make_string(v));
+    }
+    void str_json(const std::string& key, const Json& v) {
+        if (!v.is_string()) bad(key, v, "a string");
+        str(key, v.get<std::string>());
+    }
+    void strings(const std::string& key, std::vector<std::string> v) {
+        if (!v.empty()) put(key, GgufValue::make_string_array(std::move(v)));
+    }
+    template <typename T>
+    void numbers(const std::string& key, GgufType t, const std::vector<T>& v) {
+        std::vector<uint8_t> packed(v.size() * sizeof(T));
+        std::memcpy(packed.data(), v.data(), packed.size());
+        if (!v.empty()) put(key, GgufValue::make_array(t, std::move(packed), v.size()));
+    }
+    Metadata take() { return std::move(m_); }
+
+private:
+    const std::string& file_;
+    Metadata m_;
+    void put(const std::string& key, GgufValue v) { m_.set({key, std::move(v)}); }
+    [[noreturn]] void bad(const std::string& key, const Json& v, const char* want) const {
+        throw FormatError(ErrorKind::BadJson, file_, "key '" + key + "'", fmt::format("{} is not {}", v.dump(), want));
+    }
+    // struct.pack of an int (a bool counts as 0/1) in T's range.
+    template <typename T>
+    T integer(const std::string& key, const Json& v) const {
+        if (v.is_boolean()) return static_cast<T>(v.get<bool>());
+        if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max()))
+            return static_cast<T>(v.get<uint64_t>());
+        if (v.is_number_integer() && v.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+            v.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()))
+            return static_cast<T>(v.get<int64_t>());
+        bad(key, v, std::is_signed_v<T> ? "an i32" : "a u32");
+    }
+};
+
+std::optional<Json> read_optional_json(const fs::path& p, int depth = kMaxJsonDepth) {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) return std::nullopt;
+    return read_json_file(p.string(), kMaxJsonBytes, depth);
+}
+
+// Path(dir).name as Python computes it ("a/b/" -> "b", "." -> "").
+std::string dir_name(const std::string& dir) {
+    std::string last;
+    for (const auto& part : fs::path(dir))
+        if (const std::string s = part.string(); !s.empty() && s != "." && s != "/") last = s;
+    return last;
+}
+
+// ---------------------------------------------------------------- tensors
+
+struct ArchSpec {
+    const char* hf_name;
+    const char* arch;
+};
+constexpr ArchSpec kArchs[] = {{"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "llama"}};
+
+// HF module name (without .weight/.bias) -> GGUF name for the llama family; "{}": the block.
+constexpr std::pair<const char*, const char*> kLlamaNames[] = {
+    {"model.embed_tokens", "token_embd"},
+    {"lm_head", "output"},
+    {"model.norm", "output_norm"},
+    {"model.layers.{}.input_layernorm", "blk.{}.attn_norm"},
+    {"model.layers.{}.self_attn.q_proj", "blk.{}.attn_q"},
+    {"model.layers.{}.self_attn.k_proj", "blk.{}.attn_k"},
+    {"model.layers.{}.self_attn.v_proj", "blk.{}.attn_v"},
+    {"model.layers.{}.self_attn.o_proj", "blk.{}.attn_output"},
+    {"model.layers.{}.post_attention_layernorm", "blk.{}.ffn_norm"},
+    {"model.layers.{}.mlp.gate_proj", "blk.{}.ffn_gate"},
+    {"model.layers.{}.mlp.up_proj", "blk.{}.ffn_up"},
+    {"model.layers.{}.mlp.down_proj", "blk.{}.ffn_down"},
+};
+
+// The first all-digit part of a dotted name (the converter's block id), or -1.
+int64_t block_id(const std::string& name) {
+    for (size_t b = 0; b <= name.size();) {
+        const size_t e = std::min(name.find('.', b), name.size());
+        const std::string_view p(name.data() + b, e - b);
+        if (!p.empty() && p.size() < 10 && std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return std::stoll(std::string(p));
+        b = e + 1;
+    }
+    return -1;
+}
+
+// TensorNameMap.get_name with (".weight", ".bias"): the GGUF name, or "" when unmapped.
+std::string map_name(const std::string& name, int64_t bid, int64_t n_block) {
+    for (const char* suffix : {"", ".weight", ".bias"}) {
+        if (!name.ends_with(suffix)) continue;
+        const std::string base = name.substr(0, name.size() - std::strlen(suffix));
+        for (const auto& [hf, gguf] : kLlamaNames) {
+            const bool per_block = std::strstr(hf, "{}") != nullptr;
+            if (per_block && (bid < 0 || bid >= n_block)) continue;
+            if (base == (per_block ? fmt::format(fmt::runtime(hf), bid) : std::string(hf)))
+                return (per_block ? fmt::format(fmt::runtime(gguf), bid) : std::string(gguf)) + suffix;
+        }
+    }
+    return "";
+}
+
+// TextModel.filter_tensors + ModelBase.filter_tensors: the name the converter works with, or ""
+// for a tensor it drops (multimodal parts).
+std::string filtered_name(std::string name) {
+    for (const char* p : {"mlp", "vit.", "vpm.", "siglip2.", "conformer.", "merger.", "resampler.", "sound_encoder.",
+                          "sound_projection.", "speech_embeddings."})
+        if (name.starts_with(p)) return "";
+    for (const char* s : {"visual.", "vision.", "audio.", "talker.", "vision_", "audio_", "sam_model", "token2wav.",
+                          "code2wav.", "projector.", "pre_mm_projector_norm", "image_newline", "view_seperator",
+                          "patch_embed", "patch_embedding", "patch_merger.", "model.connector."})
+        if (name.find(s) != std::string::npos) return "";
+    auto erase_all = [&](const std::string& what) {
+        for (size_t at; (at = name.find(what)) != std::string::npos;) name.erase(at, what.size());
+    };
+    erase_all("text_model.");  // LlamaModel.filter_tensors (SmolVLM)
+    if (name.ends_with("e_score_correction_bias")) name.replace(name.size() - 23, 23, "e_score_correction.bias");
+    erase_all("language_model.");
+    return name;
+}
+
+GgmlType out_ggml(OutType t) {
+    return t == OutType::F32 ? GgmlType::F32 : t == OutType::BF16 ? GgmlType::BF16 : GgmlType::F16;
+}
+
+uint32_t file_type_of(OutType t) { return t == OutType::F32 ? 0 : t == OutType::BF16 ? 32 : 1; }
+
+// The converter's GUESSED file type: the first 2-D+ tensor that is BF16 or F16 decides, else F16.
+OutType resolve_auto(const Checkpoint& ck) {
+    for (const TensorRef& r : ck.tensors()) {
+        if (filtered_name(r.tensor->name).empty() || r.tensor->shape.size() < 2) continue;
+        if (r.tensor->dtype == Dtype::BF16) return OutType::BF16;
+        if (r.tensor->dtype == Dtype::F16) return OutType::F16;
+    }
+    return OutType::F16;
+}
+
+std::vector<PlannedTensor> plan_tensors(const Checkpoint& ck, const Hparams& hp, OutType ot, int64_t n_block) {
+    const Json& n_head_j = hp.need({"n_heads", "num_attention_heads"});
+    const Json& n_kv_j = hp.need({"n_kv_heads", "num_key_value_heads"});
+    if (!n_head_j.is_number_unsigned() || !n_kv_j.is_number_unsigned() || n_head_j.get<uint64_t>() == 0 ||
+        n_kv_j.get<uint64_t>() == 0)
+        throw FormatError(ErrorKind::BadJson, hp.file(), "", "head counts must be positive integers");
+    const auto n_head = static_cast<int64_t>(n_head_j.get<uint64_t>()),
+               n_kv = static_cast<int64_t>(n_kv_j.get<uint64_t>());
+    std::vector<PlannedTensor> out;
+    for (const TensorRef& r : ck.tensors()) {
+        const std::string name = filtered_name(r.tensor->name);
+        if (name.empty() || name.ends_with(".attention.masked_bias") || name.ends_with(".attention.bias") ||
+            name.ends_with(".rotary_emb.inv_freq"))
+            continue;
+        const std::string subject = "tensor '" + r.tensor->name + "'";
+        if (r.tensor->dtype != Dtype::F32 && r.tensor->dtype != Dtype::F16 && r.tensor->dtype != Dtype::BF16)
+            throw FormatError(
+                ErrorKind::Unsupported, r.part->path(), subject,
+                fmt::format("dtype {} is not converted (F32, F16 and BF16 are)", dtype_name(r.tensor->dtype)));
+        if (name.find("block_sparse_moe.experts") != std::string::npos)
+            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject, "Mixtral experts are not converted yet");
+        PlannedTensor t;
+        t.source = r;
+        t.name = map_name(name, block_id(name), n_block);
+        if (t.name.empty())
+            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject,
+                              "cannot map the tensor name to GGUF (llama)");
+        for (auto it = r.tensor->shape.rbegin(); it != r.tensor->shape.rend(); ++it)
+            t.ne.push_back(static_cast<int64_t>(*it));
+        if (t.ne.empty()) t.ne.push_back(1);  // a 0-d tensor
+        if (t.ne.size() > kMaxDims)
+            throw FormatError(ErrorKind::BadDims, r.part->path(), subject,
+                              fmt::format("{} dimensions (GGUF holds 4)", t.ne.size()));
+        const bool q = name.ends_with("q_proj.weight") || name.ends_with("q_proj.bias");
+        const bool k = name.ends_with("k_proj.weight") || name.ends_with("k_proj.bias");
+        if (q || k) {
+            t.permute_heads = q ? n_head : n_kv;  // permute(w, n_head, n_kv) regroups by n_kv when they differ
+            const uint64_t rows = r.tensor->shape.empty() ? 1 : r.tensor->shape[0];
+            if (rows % static_cast<uint64_t>(2 * t.permute_heads) != 0)
+                throw FormatError(
+                    ErrorKind::BadDims, r.part->path(), subject,
+                    fmt::format("{} rows do not split into {} heads of row pairs", rows, t.permute_heads));
+        }
+        const bool one_d = r.tensor->shape.size() <= 1;
+        const bool f32_name = t.name.ends_with("_norm.weight") || !t.name.ends_with(".weight");
+        t.type = one_d || f32_name ? GgmlType::F32 : out_ggml(ot);
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------- keys
+
+// Metadata.load + set_gguf_meta_model for a checkpoint without a model card.
+void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, int64_t total_params,
+                 std::vector<std::string>& notes) {
+    const fs::path dir(ck.dir());
+    if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec)) {
+        const std::string card = read_text_file((dir / "README.md").string(), kMaxJsonBytes);
+        if (card.starts_with("---\n") || card.starts_with("---\r\n") || card == "---")
+            notes.push_back(
+                "README.md: the model card's YAML front matter (license, tags, base models, ...) is not read");
+    }
+    ModelIdParts meta;
+    auto fill = [&](const ModelIdParts& p) {
+        if (!meta.full_name && p.full_name) meta.full_name = id_to_title(*p.full_name);
+        if (!meta.organization && p.organization) meta.organization = id_to_title(*p.organization);
+        for (auto [dst, src] : {std::pair{&meta.basename, &p.basename},
+                                {&meta.finetune, &p.finetune},
+                                {&meta.version, &p.version},
+                                {&meta.size_label, &p.size_label}})
+            if (!*dst && *src) *dst = *src;
+    };
+    // load_hf_parameters: config.json's own _name_or_path, when it is a model id rather than a path.
+    if (const Json* id = member(hp.raw(), "_name_or_path"); id && id->is_string()) {
+        const std::string s = id->get<std::string>();
+        if (std::count(s.begin(), s.end(), '/') <= 1) fill(model_id_parts(s, total_params));
+    }
+    fill(model_id_parts(dir_name(ck.dir()), total_params));
+    if (!meta.size_label && total_params > 0) meta.size_label = size_label(total_params, total_params, 0, 0);
+
+    kv.str("general.type", "model");
+    std::optional<Json> gen;
+    try {
+        gen = read_optional_json(dir / "generation_config.json");
+    } catch (const FormatError&) {
+        notes.push_back("generation_config.json: not valid JSON, ignored (as the Python converter ignores it)");
+    }
+    if (gen && gen->is_object()) {
+        using Put = void (KvWriter::*)(const std::string&, const Json&);
+        const std::tuple<const char*, const char*, Put> sampling[] = {
+            {"sequence", "sequence", &KvWriter::str_json},
+            {"top_k", "top_k", &KvWriter::i32},
+            {"top_p", "top_p", &KvWriter::f32},
+            {"min_p", "min_p", &KvWriter::f32},
+            {"xtc_probability", "xtc_probability", &KvWriter::f32},
+            {"xtc_threshold", "xtc_threshold", &KvWriter::f32},
+            {"temperature", "temp", &KvWriter::f32},
+            {"penalty_last_n", "penalty_last_n", &KvWriter::i32},
+            {"penalty_repeat", "penalty_repeat", &KvWriter::f32},
+            {"mirostat", "mirostat", &KvWriter::i32},
+            {"mirostat_tau", "mirostat_tau", &KvWriter::f32},
+            {"mirostat_eta", "mirostat_eta", &KvWriter::f32}};
+        for (const auto& [from, to, put] : sampling)
+            if (const Json* v = member(*gen, from); v && !v->is_null())
+                (kv.*put)(std::string("general.sampling.") + to, *v);
+    }
+    kv.str("general.name", meta.full_name.value_or(dir_name(ck.dir())));
+    if (meta.version) kv.str("general.version", *meta.version);
+    if (meta.organization) kv.str("general.organization", *meta.organization);
+    if (meta.finetune) kv.str("general.finetune", *meta.finetune);
+    if (meta.basename) kv.str("general.basename", *meta.basename);
+    if (meta.size_label) kv.str("general.size_label", *meta.size_label);
+}
+
+// TextModel's rope_parameters (rope_parameters, else rope_scaling, with rope_theta mirrored in) and
+// the keys set_gguf_parameters derives from them. Handled: no scaling, "default", "linear".
+void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
+    const Json* given = member(hp.merged(), "rope_parameters");
+    if (!given) given = member(hp.merged(), "rope_scaling");
+    Json rope = given && given->is_object() ? *given : Json::object();
+    const Json* theta =
+        hp.find({"global_rope_theta", "rope_global_theta", "rope_theta_global", "rope_theta", "rotary_emb_base"});
+    const Json* local =
+        hp.find({"local_rope_theta", "rope_local_theta", "rope_theta_local", "swa_rope_theta", "rope_local_base_freq"});
+    if (!rope.contains("full_attention") && !rope.contains("sliding_attention")) {
+        if (local && !local->is_null()) rope["sliding_attention"] = {{"rope_theta", *local}};
+        if (!rope.contains("rope_theta") && theta && !theta->is_null()) rope["rope_theta"] = *theta;
+        if (!rope.contains("rope_type") && rope.contains("type") && !rope["type"].is_null())
+            rope["rope_type"] = rope["type"];
+    }
+    const Json& params = rope.contains("full_attention") ? rope["full_attention"] : rope;
+    auto unsupported = [&](const std::string& what) {
+        throw FormatError(ErrorKind::Unsupported, hp.file(), "rope", what + " is not converted yet");
+    };
+    if (const Json* type = member(params, "rope_type"); type && !type->is_null()) {
+        const Json* factor = member(params, "factor");
+        if (*type == "linear" && factor && !factor->is_null()) {
+            kv.str(a + "rope.scaling.type", "linear");
+            kv.f32(a + "rope.scaling.factor", *factor);
+        } else if (*type != "default") {
+            unsupported("RoPE scaling type " + type->dump());
+        }
+    }
+    if (rope.contains("mrope_section")) unsupported("multimodal RoPE (mrope_section)");
+    if (const Json* t = member(params, "rope_theta"); t && !t->is_null()) kv.f32(a + "rope.freq_base", *t);
+    if (rope.contains("sliding_attention")) unsupported("sliding-window RoPE theta");
+}
+
+// TextModel.set_gguf_parameters + LlamaModel's additions.
+void add_llama_params(KvWriter& kv, const Hparams& hp, int64_t n_block, OutType ot) {
+    const std::string a = "llama.";
+    kv.u32(a + "block_count", static_cast<uint64_t>(n_block));
+    if (const Json* v = hp.get({"max_position_embeddings", "n_ctx", "n_positions", "max_length", "max_sequence_length",
+                                "model_max_length"}))
+        kv.u32(a + "context_length", *v);
+    if (const Json* v = hp.get({"hidden_size", "n_embd", "dim"})) kv.u32(a + "embedding_length", *v);
+    if (const Json* v = hp.get({"intermediate_size", "n_inner", "hidden_dim"})) kv.u32(a + "feed_forward_length", *v);
+    if (const Json* v = hp.get({"num_attention_heads", "n_head", "n_heads"})) kv.u32(a + "attention.head_count", *v);
+    if (const Json* v = hp.get({"num_key_value_heads", "n_kv_heads"})) kv.u32(a + "attention.head_count_kv", *v);
+    if (const Json* v = hp.get({"is_causal"}); v && v->is_boolean() && !v->get<bool>())
+        kv.boolean(a + "attention.causal", false);
+    add_rope(kv, hp, a);
+    if (const Json* v = hp.get({"rms_norm_eps", "norm_eps"})) kv.f32(a + "attention.layer_norm_rms_epsilon", *v);
+    if (const Json* v = hp.get({"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"}))
+        kv.f32(a + "attention.layer_norm_epsilon", *v);
+    if (hp.get({"num_local_experts", "num_experts"}) || hp.get({"n_group"}) ||
+        hp.get({"score_function", "scoring_func", "score_func", "moe_router_activation", "moe_router_activation_func"}))
+        throw FormatError(ErrorKind::Unsupported, hp.file(), "", "mixture-of-experts parameters are not converted yet");
+    if (const Json* v = hp.get({"num_experts_per_tok", "num_experts_per_token", "top_k_experts"}))
+        kv.u32(a + "expert_used_count", *v);
+    if (const Json* v = hp.get({"head_dim"})) {
+        kv.u32(a + "attention.key_length", *v);
+        kv.u32(a + "attention.value_length", *v);
+    }
+    kv.u32("general.file_type", file_type_of(ot));
+    kv.u32(a + "vocab_size", hp.need({"vocab_size"}));
+    if (const Json* v = hp.get({"head_dim"})) {
+        kv.u32(a + "rope.dimension_count", *v);
+    } else {
+        const Json &e = hp.need({"hidden_size"}), &h = hp.need({"num_attention_heads"});
+        if (!e.is_number_unsigned() || !h.is_number_unsigned() || h.get<uint64_t>() == 0)
+            throw FormatError(ErrorKind::BadJson, hp.file(), "",
+                              "hidden_size and num_attention_heads must be positive integers");
+        kv.u32(a + "rope.dimension_count", e.get<uint64_t>() / h.get<uint64_t>());
+    }
+}
+
+// _set_vocab_sentencepiece (+ SpecialVocab without tokenizer.json) and LlamaModel.set_vocab's tail.
+void add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    const fs::path dir(ck.dir());
+    const std::string model_path = (dir / "tokenizer.model").string();
+    std::error_code ec;
+    if (!fs::is_regular_file(model_path, ec))
+        throw FormatError(
+            ErrorKind::Unsupported, ck.dir(), "",
+            "no tokenizer.model: only SentencePiece vocabularies are converted so far (tokenizer.json BPE is not)");
+    if (fs::exists(dir / "tokenizer.json", ec))
+        throw FormatError(
+            ErrorKind::Unsupported, (dir / "tokenizer.json").string(), "",
+            "tokenizer.json next to tokenizer.model is not read yet (its added tokens and post-processor)");
+    if (fs::exists(dir / "added_tokens.json", ec))
+        throw FormatError(ErrorKind::Unsupported, (dir / "added_tokens.json").string(), "",
+                          "added_tokens.json is not read yet");
+    const MappedFile map(model_path);
+    const std::vector<SpmPiece> pieces = read_spm_pieces(map.bytes(), model_path);
+    uint64_t n_vocab = pieces.size();
+    if (const Json* v = hp.find({"vocab_size_per_layer_input", "vocab_size"});
+        v && v->is_number_unsigned() && v->get<uint64_t>() > 0)
+        n_vocab = v->get<uint64_t>();
+    if (n_vocab > (1u << 24))
+        throw FormatError(ErrorKind::TooLarge, hp.file(), "vocab_size", fmt::format("{} tokens", n_vocab));
+    std::vector<std::string> tokens(n_vocab);
+    std::vector<float> scores(n_vocab, -10000.0f);
+    std::vector<int32_t> types(n_vocab, static_cast<int32_t>(SpmType::Unused));
+    for (uint64_t i = 0; i < n_vocab; ++i) tokens[i] = fmt::format("[PAD{}]", i);
+    if (pieces.size() > n_vocab)
+        notes.push_back(fmt::format("tokenizer.model: pieces from id {} on are past vocab_size and dropped", n_vocab));
+    for (size_t i = 0; i < pieces.size() && i < n_vocab; ++i) {
+        tokens[i] = pieces[i].piece;
+        scores[i] = pieces[i].score;
+        const SpmType t = pieces[i].type;
+        types[i] = static_cast<int32_t>(t == SpmType::Unknown || t == SpmType::Control || t == SpmType::Unused ||
+                                                t == SpmType::Byte
+                                            ? t
+                                            : SpmType::Normal);
+    }
+    const std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
+    if (tc && member(*tc, "added_tokens_decoder") && !(*tc)["added_tokens_decoder"].empty())
+        throw FormatError(ErrorKind::Unsupported, (dir / "tokenizer_config.json").string(), "added_tokens_decoder",
+                          "added tokens are not converted yet");
+    kv.str("tokenizer.ggml.model", "llama");
+    kv.str("tokenizer.ggml.pre", "default");
+    kv.strings("tokenizer.ggml.tokens", std::move(tokens));
+    kv.numbers("tokenizer.ggml.scores", GgufType::F32, scores);
+    kv.numbers("tokenizer.ggml.token_type", GgufType::I32, types);
+    // SpecialVocab: no tokenizer.json, so tokenizer_config.json gives the add_*_token flags and the
+    // chat template, config.json the ids.
+    std::vector<std::pair<std::string, bool>> add_flags;
+    std::optional<std::string> chat_template;
+    const char* special[] = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
+    if (tc && tc->is_object() && !tc->empty()) {
+        // tokenizer_config's chat_template, else chat_template.jinja, else chat_template.json's.
+        Json alt;
+        if (fs::is_regular_file(dir / "chat_template.jinja", ec)) {
+            if (fs::is_directory(dir / "additional_chat_templates", ec))
+                throw FormatError(ErrorKind::Unsupported, (dir / "additional_chat_templates").string(), "",
+                                  "named chat templates are not converted yet");
+            alt = read_text_file((dir / "chat_template.jinja").string(), kMaxJsonBytes);
+        } else if (const std::optional<Json> j = read_optional_json(dir / "chat_template.json")) {
+            if (const Json* c = member(*j, "chat_template")) alt = *c;
+        }
+        const Json* given = member(*tc, "chat_template");
+        const Json& t = given ? *given : alt;
+        if (t.is_string())
+            chat_template = t.get<std::string>();
+        else if (t.is_array())
+            throw FormatError(ErrorKind::Unsupported, (dir / "tokenizer_config.json").string(), "chat_template",
+                              "a list of named templates is not converted yet");
+        else if (!t.is_null())
+            notes.push_back(
+                "tokenizer_config.json: a chat_template that is not a string is ignored (as the Python converter "
+                "ignores it)");
+        for (const char* typ : special)
+            if (const Json* f = member(*tc, fmt::format("add_{}_token", typ)); f && f->is_boolean())
+                add_flags.emplace_back(typ, f->get<bool>());
+    }
+    const std::optional<Json> cfg = read_optional_json(dir / "config.json");
+    for (const char* typ : special) {
+        const std::string key = fmt::format("{}_token_id", typ);
+        const Json* id = cfg ? member(*cfg, key) : nullptr;
+        if ((!id || id->is_null()) && cfg && member(*cfg, "text_config")) id = member((*cfg)["text_config"], key);
+        if (!id || !id->is_number_integer()) continue;  // lists (several eos ids) and nulls are skipped
+        if (id->is_number_integer() && !id->is_number_unsigned())
+            throw FormatError(ErrorKind::BadJson, (dir / "config.json").string(), key, "negative token id");
+        const uint64_t v = id->get<uint64_t>();
+        if (v >= n_vocab) {
+            notes.push_back(fmt::format("config.json: {} {} is out of range, skipped", key, v));
+            continue;
+        }
+        const char* gguf = std::strcmp(typ, "unk") == 0   ? "unknown"
+                           : std::strcmp(typ, "sep") == 0 ? "seperator"
+                           : std::strcmp(typ, "pad") == 0 ? "padding"
+                                                          : typ;
+        if (std::strcmp(typ, "cls") != 0) kv.u32(fmt::format("tokenizer.ggml.{}_token_id", gguf), v);
+    }
+    for (const auto& [typ, v] : add_flags)
+        if (typ == "bos" || typ == "eos" || typ == "sep")
+            kv.boolean(fmt::format("tokenizer.ggml.add_{}_token", typ), v);
+    if (chat_template) kv.str("tokenizer.chat_template", *chat_template);
+    if (tc && tc->is_object())
+        if (const Json* p = member(*tc, "add_prefix_space"); p && p->is_boolean())
+            kv.boolean("tokenizer.ggml.add_space_prefix", p->get<bool>());
+    if (const Json* v = hp.get({"vocab_size"}); v && v->is_number_unsigned()) {
+        if (v->get<uint64_t>() == 32016)
+            throw FormatError(ErrorKind::Unsupported, hp.file(), "vocab_size",
+                              "CodeLlama's infill tokens (vocab 32016) are not converted yet");
+        if (v->get<uint64_t>() == 49152) kv.boolean("tokenizer.ggml.add_bos_token", false);
+    }
+}
+
+}  // namespace
+
+std::optional<OutType> out_type_from_name(std::string_view name) {
+    if (name == "f32") return OutType::F32;
+    if (name == "f16") return OutType::F16;
+    if (name == "bf16") return OutType::BF16;
+    if (name == "auto") return OutType::Auto;
+    return std::nullopt;
+}
+
+const char* supported_architectures() { return "LlamaForCausalLM, MistralForCausalLM"; }
+
+ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
+    const fs::path dir(ck.dir());
+    const std::string cfg_path = (dir / "config.json").string();
+    const std::optional<Json> cfg = read_optional_json(cfg_path);
+    if (!cfg) throw FormatError(ErrorKind::Io, cfg_path, "", "missing: a Hugging Face checkpoint has a config.json");
+    const Hparams hp(*cfg, cfg_path);
+    const Json* archs = hp.find({"architectures"});
+    if (!archs || !archs->is_array() || archs->empty() || !(*archs)[0].is_string())
+        throw FormatError(ErrorKind::BadJson, cfg_path, "architectures", "missing or not a list of names");
+    const std::string hf_arch = (*archs)[0].get<std::string>();
+    const auto spec =
+        std::find_if(std::begin(kArchs), std::end(kArchs), [&](const ArchSpec& s) { return hf_arch == s.hf_name; });
+    if (spec == std::end(kArchs))
+        throw FormatError(ErrorKind::Unsupported, cfg_path, "architectures",
+                          fmt::format("'{}' is not supported (supported: {})", hf_arch, supported_architectures()));
+    const Json& nb = hp.need({"n_layers", "num_hidden_layers", "n_layer", "num_layers"});
+    if (!nb.is_number_unsigned() || nb.get<uint64_t>() > 100000)
+        throw FormatError(ErrorKind::BadJson, cfg_path, "num_hidden_layers", nb.dump() + " is not a block count");
+    const auto n_block = static_cast<int64_t>(nb.get<uint64_t>());
+    const OutType ot = outtype == OutType::Auto ? resolve_auto(ck) : outtype;
+
+    ConvertPlan plan;
+    plan.arch = spec->arch;
+    plan.tensors = plan_tensors(ck, hp, ot, n_block);
+    for (const PlannedTensor& t : plan.tensors) {
+        int64_t n = 1;
+        for (int64_t d : t.ne) n *= d;
+        plan.total_params += static_cast<uint64_t>(n);
+    }
+    KvWriter kv(cfg_path);
+    kv.str("general.architecture", plan.arch);
+    add_general(kv, ck, hp, static_cast<int64_t>(plan.total_params), plan.notes);
+    add_llama_params(kv, hp, n_block, ot);
+    kv.u32("general.quantization_version", kQuantizationVersion);
+    add_spm_vocab(kv, ck, hp, plan.notes);
+    plan.kvs = kv.take();
+    return plan;
+}
+
+namespace {
+
+// Source element i of a tensor as float (F32, F16 or BF16, little-endian).
+float element(const uint8_t* p, Dtype d, uint64_t i) {
+    if (d == Dtype::F32) {
+        float f;
+        std::memcpy(&f, p + 4 * i, 4);
+        return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    return d == Dtype::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h);
+}
+
+// Output row r's source row under LlamaModel.permute: rows (head, pair half j, i) are read as
+// (head, i, j), i.e. the two halves of each head's rows interleaved.
+uint64_t source_row(uint64_t r, uint64_t rows, int64_t heads) {
+    if (heads == 0) return r;
+    const uint64_t per_head = rows / static_cast<uint64_t>(heads), half = per_head / 2;
+    const uint64_t h = r / per_head, within = r % per_head, i = within / 2, j = within % 2;
+    return h * per_head + j * half + i;
+}
+
+}  // namespace
+
+void write_convert(const ConvertPlan& plan, const std::string& out) {
+    std::vector<std::string> inputs;
+    for (const PlannedTensor& t : plan.tensors) inputs.push_back(t.source.part->path());
+    GgufWriter w(out, inputs);
+    w.set_kvs(plan.kvs);
+    for (const PlannedTensor& t : plan.tensors) w.add_tensor(t.name, t.type, t.ne);
+    std::vector<uint8_t> buf;
+    for (const PlannedTensor& t : plan.tensors) {
+        const Tensor& src = *t.source.tensor;
+        const uint8_t* p = t.source.part->bytes(src).data();
+        const uint64_t cols = static_cast<uint64_t>(t.ne[0]), rows = src.elements / std::max<uint64_t>(cols, 1);
+        buf.resize(row_size(t.type, t.ne[0]));
+        for (uint64_t r = 0; r < rows; ++r) {
+            const uint64_t base = source_row(r, rows, t.permute_heads) * cols;
+            for (uint64_t c = 0; c < cols; ++c) {
+                const float x = element(p, src.dtype, base + c);
+                if (!std::isfinite(x))
+                    throw FormatError(ErrorKind::BadData, t.source.part->path(), "tensor '" + src.name + "'",
+                                      fmt::format("non-finite value {} at element {}", x, base + c));
+                if (t.type == GgmlType::F32)
+                    std::memcpy(buf.data() + 4 * c, &x, 4);
+                else {
+                    const uint16_t h = t.type == GgmlType::F16 ? fp32_to_fp16(x) : fp32_to_bf16(x);
+                    std::memcpy(buf.data() + 2 * c, &h, 2);
+                }
+            }
+            w.write_tensor_data(buf);
+        }
+        t.source.part->release(src);
+    }
+    w.finish();
+}
+
+}  // namespace oiw::hf

@@ -1,0 +1,57 @@
+// gguf-convert's engine: a Hugging Face checkpoint to GGUF as llama.cpp's convert_hf_to_gguf.py
+// (1348f67) writes it: the same keys in the same order, the same tensor names, order, types and
+// bytes. Planning reads only headers and JSON; writing streams one tensor at a time from the
+// mapped shards (pages released behind it), so memory stays flat.
+//
+//   checkpoint dir --plan_convert--> ConvertPlan (keys, tensors: source, GGUF name/type/shape,
+//                                                 row permutation) --write_convert--> OUT.gguf
+//
+// Architectures: LlamaForCausalLM / MistralForCausalLM with a SentencePiece tokenizer.model (the
+// q/k RoPE permutation). Others are refused in one line naming the supported ones.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "converters/hf/checkpoint.h"
+#include "libformat/gguf/metadata.h"
+#include "libformat/types.h"
+
+namespace oiw::hf {
+
+// --outtype: the type of the weight matrices (1-D tensors, norms and biases stay F32). Auto takes
+// the first 2-D+ BF16 or F16 tensor's dtype, else F16 (the Python converter's default and rule).
+enum class OutType { F32, F16, BF16, Auto };
+std::optional<OutType> out_type_from_name(std::string_view name);  // "f32", "f16", "bf16", "auto"
+
+// The architectures plan_convert takes, comma-separated (for errors and --help).
+const char* supported_architectures();
+
+struct PlannedTensor {
+    std::string name;  // GGUF name
+    GgmlType type = GgmlType::F32;
+    std::vector<int64_t> ne;  // ggml order: ne[0] is the row length (the source shape reversed)
+    TensorRef source;
+    int64_t permute_heads = 0;  // > 0: rows regrouped as LlamaModel.permute does for this many heads
+};
+
+struct ConvertPlan {
+    std::string arch;  // GGUF architecture ("llama")
+    Metadata kvs;      // in the converter's order
+    std::vector<PlannedTensor> tensors;
+    std::vector<std::string> notes;  // what the Python converter would add that this one does not (one line each)
+    uint64_t total_params = 0;
+};
+
+// Plans the conversion of `ck` (its directory's config.json, tokenizer files and
+// generation_config.json). Throws FormatError naming the file and key or tensor: Unsupported for
+// an architecture, tokenizer or dtype not handled, BadJson for a missing or mistyped key.
+ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype);
+
+// Writes `plan` to `out` (atomically: nothing appears on error), converting each tensor from its
+// source. NaN or infinite weights throw FormatError(BadData) naming the tensor.
+void write_convert(const ConvertPlan& plan, const std::string& out);
+
+}  // namespace oiw::hf
