@@ -402,116 +402,128 @@ void add_llama_params(KvWriter& kv, const Hparams& hp, int64_t n_block, OutType 
     }
 }
 
-// _set_vocab_sentencepiece (+ SpecialVocab without tokenizer.json) and LlamaModel.set_vocab's tail.
-void add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
-    const fs::path dir(ck.dir());
-    const std::string model_path = (dir / "tokenizer.model").string();
-    std::error_code ec;
-    if (!fs::is_regular_file(model_path, ec))
-        throw FormatError(
-            ErrorKind::Unsupported, ck.dir(), "",
-            "no tokenizer.model: only SentencePiece vocabularies are converted so far (tokenizer.json BPE is not)");
-    if (fs::exists(dir / "tokenizer.json", ec))
-        throw FormatError(
-            ErrorKind::Unsupported, (dir / "tokenizer.json").string(), "",
-            "tokenizer.json next to tokenizer.model is not read yet (its added tokens and post-processor)");
-    if (fs::exists(dir / "added_tokens.json", ec))
-        throw FormatError(ErrorKind::Unsupported, (dir / "added_tokens.json").string(), "",
-                          "added_tokens.json is not read yet");
-    const MappedFile map(model_path);
-    const std::vector<SpmPiece> pieces = read_spm_pieces(map.bytes(), model_path);
-    uint64_t n_vocab = pieces.size();
+// _create_vocab_sentencepiece: tokenizer.model's pieces by id, padded with [PADi] (UNUSED, score
+// -10000) up to the config's vocab_size, pieces past it dropped.
+struct SpmVocab {
+    std::vector<std::string> tokens;
+    std::vector<float> scores;
+    std::vector<int32_t> types;
+};
+
+SpmVocab spm_vocab(const fs::path& dir, const Hparams& hp, std::vector<std::string>& notes) {
+    const std::string path = (dir / "tokenizer.model").string();
+    const MappedFile map(path);
+    if (map.bytes().size() > kMaxSpmBytes)
+        throw FormatError(ErrorKind::TooLarge, path, "",
+                          fmt::format("{} bytes (at most {})", map.bytes().size(), kMaxSpmBytes));
+    const std::vector<SpmPiece> pieces = read_spm_pieces(map.bytes(), path);
+    uint64_t n = pieces.size();
     if (const Json* v = hp.find({"vocab_size_per_layer_input", "vocab_size"});
         v && v->is_number_unsigned() && v->get<uint64_t>() > 0)
-        n_vocab = v->get<uint64_t>();
-    if (n_vocab > (1u << 24))
-        throw FormatError(ErrorKind::TooLarge, hp.file(), "vocab_size", fmt::format("{} tokens", n_vocab));
-    std::vector<std::string> tokens(n_vocab);
-    std::vector<float> scores(n_vocab, -10000.0f);
-    std::vector<int32_t> types(n_vocab, static_cast<int32_t>(SpmType::Unused));
-    for (uint64_t i = 0; i < n_vocab; ++i) tokens[i] = fmt::format("[PAD{}]", i);
-    if (pieces.size() > n_vocab)
-        notes.push_back(fmt::format("tokenizer.model: pieces from id {} on are past vocab_size and dropped", n_vocab));
-    for (size_t i = 0; i < pieces.size() && i < n_vocab; ++i) {
-        tokens[i] = pieces[i].piece;
-        scores[i] = pieces[i].score;
+        n = v->get<uint64_t>();
+    if (n > (1u << 24)) throw FormatError(ErrorKind::TooLarge, hp.file(), "vocab_size", fmt::format("{} tokens", n));
+    if (pieces.size() > n)
+        notes.push_back(fmt::format("tokenizer.model: pieces from id {} on are past vocab_size and dropped", n));
+    SpmVocab v{std::vector<std::string>(n), std::vector<float>(n, -10000.0f),
+               std::vector<int32_t>(n, static_cast<int32_t>(SpmType::Unused))};
+    for (uint64_t i = 0; i < n; ++i) v.tokens[i] = fmt::format("[PAD{}]", i);
+    for (size_t i = 0; i < pieces.size() && i < n; ++i) {
         const SpmType t = pieces[i].type;
-        types[i] = static_cast<int32_t>(t == SpmType::Unknown || t == SpmType::Control || t == SpmType::Unused ||
-                                                t == SpmType::Byte
-                                            ? t
-                                            : SpmType::Normal);
+        const bool kept = t == SpmType::Unknown || t == SpmType::Control || t == SpmType::Unused || t == SpmType::Byte;
+        v.tokens[i] = pieces[i].piece;
+        v.scores[i] = pieces[i].score;
+        v.types[i] = static_cast<int32_t>(kept ? t : SpmType::Normal);  // USER_DEFINED pieces read as NORMAL
     }
-    const std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
-    if (tc && member(*tc, "added_tokens_decoder") && !(*tc)["added_tokens_decoder"].empty())
-        throw FormatError(ErrorKind::Unsupported, (dir / "tokenizer_config.json").string(), "added_tokens_decoder",
-                          "added tokens are not converted yet");
-    kv.str("tokenizer.ggml.model", "llama");
-    kv.str("tokenizer.ggml.pre", "default");
-    kv.strings("tokenizer.ggml.tokens", std::move(tokens));
-    kv.numbers("tokenizer.ggml.scores", GgufType::F32, scores);
-    kv.numbers("tokenizer.ggml.token_type", GgufType::I32, types);
-    // SpecialVocab: no tokenizer.json, so tokenizer_config.json gives the add_*_token flags and the
-    // chat template, config.json the ids.
-    std::vector<std::pair<std::string, bool>> add_flags;
-    std::optional<std::string> chat_template;
+    return v;
+}
+
+// The chat template SpecialVocab takes: tokenizer_config's, else chat_template.jinja's, else
+// chat_template.json's; nullopt when none is a string.
+std::optional<std::string> chat_template(const fs::path& dir, const Json& tc, std::vector<std::string>& notes) {
+    std::error_code ec;
+    Json alt;
+    if (fs::is_regular_file(dir / "chat_template.jinja", ec)) {
+        if (fs::is_directory(dir / "additional_chat_templates", ec))
+            throw FormatError(ErrorKind::Unsupported, (dir / "additional_chat_templates").string(), "",
+                              "named chat templates are not converted yet");
+        alt = read_text_file((dir / "chat_template.jinja").string(), kMaxJsonBytes);
+    } else if (const std::optional<Json> j = read_optional_json(dir / "chat_template.json")) {
+        if (const Json* c = member(*j, "chat_template")) alt = *c;
+    }
+    const Json* given = member(tc, "chat_template");
+    const Json& t = given ? *given : alt;
+    if (t.is_array())
+        throw FormatError(ErrorKind::Unsupported, (dir / "tokenizer_config.json").string(), "chat_template",
+                          "a list of named templates is not converted yet");
+    if (!t.is_null() && !t.is_string())
+        notes.push_back(
+            "tokenizer_config.json: a chat_template that is not a string is ignored (as the Python converter ignores "
+            "it)");
+    return t.is_string() ? std::optional(t.get<std::string>()) : std::nullopt;
+}
+
+// SpecialVocab without tokenizer.json: config.json's special token ids, then tokenizer_config's
+// add_{bos,eos,sep}_token flags, then the chat template.
+void add_special_vocab(KvWriter& kv, const fs::path& dir, const std::optional<Json>& tc, uint64_t n_vocab,
+                       std::vector<std::string>& notes) {
     const char* special[] = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
-    if (tc && tc->is_object() && !tc->empty()) {
-        // tokenizer_config's chat_template, else chat_template.jinja, else chat_template.json's.
-        Json alt;
-        if (fs::is_regular_file(dir / "chat_template.jinja", ec)) {
-            if (fs::is_directory(dir / "additional_chat_templates", ec))
-                throw FormatError(ErrorKind::Unsupported, (dir / "additional_chat_templates").string(), "",
-                                  "named chat templates are not converted yet");
-            alt = read_text_file((dir / "chat_template.jinja").string(), kMaxJsonBytes);
-        } else if (const std::optional<Json> j = read_optional_json(dir / "chat_template.json")) {
-            if (const Json* c = member(*j, "chat_template")) alt = *c;
-        }
-        const Json* given = member(*tc, "chat_template");
-        const Json& t = given ? *given : alt;
-        if (t.is_string())
-            chat_template = t.get<std::string>();
-        else if (t.is_array())
-            throw FormatError(ErrorKind::Unsupported, (dir / "tokenizer_config.json").string(), "chat_template",
-                              "a list of named templates is not converted yet");
-        else if (!t.is_null())
-            notes.push_back(
-                "tokenizer_config.json: a chat_template that is not a string is ignored (as the Python converter "
-                "ignores it)");
-        for (const char* typ : special)
-            if (const Json* f = member(*tc, fmt::format("add_{}_token", typ)); f && f->is_boolean())
-                add_flags.emplace_back(typ, f->get<bool>());
-    }
     const std::optional<Json> cfg = read_optional_json(dir / "config.json");
     for (const char* typ : special) {
         const std::string key = fmt::format("{}_token_id", typ);
         const Json* id = cfg ? member(*cfg, key) : nullptr;
         if ((!id || id->is_null()) && cfg && member(*cfg, "text_config")) id = member((*cfg)["text_config"], key);
         if (!id || !id->is_number_integer()) continue;  // lists (several eos ids) and nulls are skipped
-        if (id->is_number_integer() && !id->is_number_unsigned())
+        if (!id->is_number_unsigned())
             throw FormatError(ErrorKind::BadJson, (dir / "config.json").string(), key, "negative token id");
         const uint64_t v = id->get<uint64_t>();
         if (v >= n_vocab) {
             notes.push_back(fmt::format("config.json: {} {} is out of range, skipped", key, v));
             continue;
         }
-        const char* gguf = std::strcmp(typ, "unk") == 0   ? "unknown"
-                           : std::strcmp(typ, "sep") == 0 ? "seperator"
-                           : std::strcmp(typ, "pad") == 0 ? "padding"
-                                                          : typ;
-        if (std::strcmp(typ, "cls") != 0) kv.u32(fmt::format("tokenizer.ggml.{}_token_id", gguf), v);
+        const std::string t = typ;
+        const std::string gguf = t == "unk" ? "unknown" : t == "sep" ? "seperator" : t == "pad" ? "padding" : t;
+        if (t != "cls") kv.u32(fmt::format("tokenizer.ggml.{}_token_id", gguf), v);  // GGUFWriter has no cls id
     }
-    for (const auto& [typ, v] : add_flags)
-        if (typ == "bos" || typ == "eos" || typ == "sep")
-            kv.boolean(fmt::format("tokenizer.ggml.add_{}_token", typ), v);
-    if (chat_template) kv.str("tokenizer.chat_template", *chat_template);
+    if (!tc || !tc->is_object() || tc->empty()) return;  // SpecialVocab stops without a tokenizer config
+    for (const char* typ : {"bos", "eos", "sep"})
+        if (const Json* f = member(*tc, fmt::format("add_{}_token", typ)); f && f->is_boolean())
+            kv.boolean(fmt::format("tokenizer.ggml.add_{}_token", typ), f->get<bool>());
+    if (const auto t = chat_template(dir, *tc, notes)) kv.str("tokenizer.chat_template", *t);
+}
+
+// _set_vocab_sentencepiece and the rest of LlamaModel.set_vocab.
+void add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    const fs::path dir(ck.dir());
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / "tokenizer.model", ec))
+        throw FormatError(
+            ErrorKind::Unsupported, ck.dir(), "",
+            "no tokenizer.model: only SentencePiece vocabularies are converted so far (tokenizer.json BPE is not)");
+    for (const char* f : {"tokenizer.json", "added_tokens.json"})
+        if (fs::exists(dir / f, ec))
+            throw FormatError(
+                ErrorKind::Unsupported, (dir / f).string(), "",
+                std::string(f) + " next to tokenizer.model is not read yet (added tokens, post-processor)");
+    const std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
+    if (const Json* d = tc ? member(*tc, "added_tokens_decoder") : nullptr; d && !d->empty())
+        throw FormatError(ErrorKind::Unsupported, (dir / "tokenizer_config.json").string(), "added_tokens_decoder",
+                          "added tokens are not converted yet");
+    SpmVocab v = spm_vocab(dir, hp, notes);
+    const uint64_t n_vocab = v.tokens.size();
+    kv.str("tokenizer.ggml.model", "llama");
+    kv.str("tokenizer.ggml.pre", "default");
+    kv.strings("tokenizer.ggml.tokens", std::move(v.tokens));
+    kv.numbers("tokenizer.ggml.scores", GgufType::F32, v.scores);
+    kv.numbers("tokenizer.ggml.token_type", GgufType::I32, v.types);
+    add_special_vocab(kv, dir, tc, n_vocab, notes);
     if (tc && tc->is_object())
         if (const Json* p = member(*tc, "add_prefix_space"); p && p->is_boolean())
             kv.boolean("tokenizer.ggml.add_space_prefix", p->get<bool>());
-    if (const Json* v = hp.get({"vocab_size"}); v && v->is_number_unsigned()) {
-        if (v->get<uint64_t>() == 32016)
+    if (const Json* n = hp.get({"vocab_size"}); n && n->is_number_unsigned()) {
+        if (n->get<uint64_t>() == 32016)
             throw FormatError(ErrorKind::Unsupported, hp.file(), "vocab_size",
                               "CodeLlama's infill tokens (vocab 32016) are not converted yet");
-        if (v->get<uint64_t>() == 49152) kv.boolean("tokenizer.ggml.add_bos_token", false);
+        if (n->get<uint64_t>() == 49152) kv.boolean("tokenizer.ggml.add_bos_token", false);
     }
 }
 

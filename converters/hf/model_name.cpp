@@ -155,10 +155,11 @@ ModelIdParts model_id_parts(const std::string& model_id, int64_t total_params) {
                     const size_t scale = std::string_view(" KMBT").find(part.back());
                     const double label =
                         *v * (scale == std::string_view::npos ? 0.001 : std::pow(1000.0, static_cast<double>(scale)));
+                    // Python's floor divisions of the (positive) counts.
                     const bool lora = total_params < 0;
-                    if ((lora && label < static_cast<double>(-total_params / 8)) ||
-                        (!lora && std::abs(label - static_cast<double>(total_params)) >
-                                      static_cast<double>(7 * total_params / 8))) {
+                    const int64_t lora_floor = -total_params / 8, near = 7 * total_params / 8;
+                    if ((lora && label < static_cast<double>(lora_floor)) ||
+                        (!lora && std::abs(label - static_cast<double>(total_params)) > static_cast<double>(near))) {
                         types[i].insert("finetune");
                         part.back() = lower(part.back());
                     }

@@ -1,0 +1,355 @@
+// gguf-convert against llama.cpp's convert_hf_to_gguf.py: the golden hashes of its outputs for the
+// synthetic checkpoints of tests/data/hf/cases (scripts/make-convert-goldens), the naming
+// heuristics against gguf-py's own answers, and every refusal.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "converters/hf/checkpoint.h"
+#include "converters/hf/convert.h"
+#include "converters/hf/model_name.h"
+#include "converters/hf/sentencepiece.h"
+#include "converters/synth/synth_hf.h"
+#include "libformat/error.h"
+#include "libformat/fp16.h"
+#include "libformat/gguf/gguf.h"
+#include "tests/support/helpers.h"
+
+namespace {
+
+using namespace oiw;
+using namespace oiw::test;
+namespace fs = std::filesystem;
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// The checkpoint of tests/data/hf/cases/<name>, built as scripts/make-convert-goldens builds it.
+fs::path make_case(const std::string& name, const fs::path& root) {
+    const fs::path src = data_path("hf/cases/" + name);
+    fs::path dir = root / name;
+    std::string out, args = slurp((src / "synth.args").string());
+    args.erase(args.find_last_not_of(" \n") + 1);
+    EXPECT_EQ(run(tool_path("gguf-synth") + " --hf -q " + args + " " + dir.string(), &out, true), 0) << out;
+    fs::copy_file(data_path("hf/tokenizer.model"), dir / "tokenizer.model");
+    for (const auto& e : fs::directory_iterator(src))
+        if (e.path().extension() == ".json")
+            fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+    return dir;
+}
+
+TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
+    const auto root = temp_dir();
+    std::ifstream g(data_path("hf/goldens.txt"));
+    std::string line;
+    int checked = 0;
+    std::map<std::string, fs::path> built;
+    while (std::getline(g, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream f(line);
+        std::string name, outtype, sha;
+        f >> name >> outtype >> sha;
+        SCOPED_TRACE(fmt::format("{} --outtype {}", name, outtype));
+        if (!built.count(name)) built[name] = make_case(name, root);
+        const std::string out = (root / fmt::format("{}-{}.gguf", name, outtype)).string();
+        std::string log;
+        ASSERT_EQ(
+            run(fmt::format("{} -q {} {} --outtype {}", tool_path("gguf-convert"), built[name].string(), out, outtype),
+                &log, true),
+            0)
+            << log;
+        EXPECT_EQ(sha256_hex(read_file(out)), sha);
+        ++checked;
+    }
+    EXPECT_EQ(checked, 16);  // 4 cases x auto, f32, f16, bf16
+}
+
+// The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
+// row (h, j, i) of q_proj, every other tensor is copied in order.
+TEST(HfConvert, PermutesQueryAndKeyRowsAsLlamaModelDoes) {
+    const auto root = temp_dir();
+    const fs::path dir = make_case("tiny-llama", root);
+    const hf::Checkpoint ck(dir.string());
+    const std::string out = (root / "f32.gguf").string();
+    hf::write_convert(hf::plan_convert(ck, hf::OutType::F32), out);
+    const GgufFile f = GgufFile::open(out);
+    auto bf16_at = [&](const std::string& name, uint64_t i) {
+        const hf::TensorRef r = ck.find(name);
+        uint16_t h;
+        std::memcpy(&h, r.part->bytes(*r.tensor).data() + 2 * i, 2);
+        return bf16_to_fp32(h);
+    };
+    const auto q = read_f32(f, "blk.1.attn_q.weight"), k = read_f32(f, "blk.1.attn_k.weight");
+    const int64_t cols = 64, heads = 4, kv_heads = 2;
+    auto check = [&](const std::vector<float>& got, const std::string& hf_name, int64_t h, int64_t rows) {
+        const int64_t per = rows / h, half = per / 2;
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t src = r / per * per + r % 2 * half + r % per / 2;
+            for (int64_t c = 0; c < cols; c += 7)
+                ASSERT_EQ(got[static_cast<size_t>(r * cols + c)],
+                          bf16_at(hf_name, static_cast<uint64_t>(src * cols + c)))
+                    << r;
+        }
+    };
+    check(q, "model.layers.1.self_attn.q_proj.weight", heads, 64);
+    check(k, "model.layers.1.self_attn.k_proj.weight", kv_heads, 32);
+    const auto v = read_f32(f, "blk.1.attn_v.weight");
+    for (size_t i = 0; i < v.size(); i += 13) ASSERT_EQ(v[i], bf16_at("model.layers.1.self_attn.v_proj.weight", i));
+}
+
+TEST(HfConvert, NamingHeuristicsAnswerAsGgufPyDoes) {
+    struct Case {
+        const char* id;
+        int64_t params;
+        const char *name, *org, *base, *finetune, *version, *size;
+    };
+    // gguf-py's Metadata.get_model_id_components (llama.cpp 1348f67) on each input; "" = None.
+    const Case cases[] = {
+        {"tiny-llama", 0, "tiny-llama", "", "", "", "", ""},
+        {"meta-llama/Llama-2-7b-chat-hf", 125248, "Llama-2-7b-chat-hf", "meta-llama", "Llama-2", "7b-chat-hf", "", ""},
+        {"mistralai/Mistral-7B-Instruct-v0.3", 7000000000, "Mistral-7B-Instruct-v0.3", "mistralai", "Mistral",
+         "Instruct", "v0.3", "7B"},
+        {"Qwen/Qwen2.5-0.5B-Instruct", 494000000, "Qwen2.5-0.5B-Instruct", "Qwen", "Qwen2.5", "Instruct", "", "0.5B"},
+        {"bigscience/bloom-7b1", 7100000000, "bloom-7b1", "bigscience", "bloom", "", "", "7.1B"},
+        {"Mixtral-8x7B-v0.1", 46700000000, "Mixtral-8x7B-v0.1", "", "Mixtral", "", "v0.1", "8x7B"},
+        {"./models/foo", 0, "models/foo", "", "", "", "", ""},
+        {"TheBloke/Llama-2-13B-GGUF-q4_k_m", 13000000000, "Llama-2-13B-GGUF-q4_k_m", "TheBloke", "Llama-2", "GGUF", "",
+         "13B"},
+        {"Phi-3-mini-128k-instruct", 3800000000, "Phi-3-mini-128k-instruct", "", "Phi-3", "128k-instruct", "", "mini"},
+        {"gemma-3-1b-it", 1000000000, "gemma-3-1b-it", "", "gemma-3", "it", "", "1B"},
+        {"Hello World model", 0, "Hello World model", "", "", "", "", ""},
+        {"Qwen3-30B-A3B", 30000000000, "Qwen3-30B-A3B", "", "Qwen3", "", "", "30B-A3B"},
+        {"SmolLM2-135M-Instruct-bf16", 135000000, "SmolLM2-135M-Instruct-bf16", "", "SmolLM2", "Instruct", "", "135M"},
+        {"my-model-v2.1-iter3", 0, "my-model-v2.1-iter3", "", "my-model", "", "v2.1-iter3", ""},
+        {"x--y", 0, "x--y", "", "", "", "", ""},
+        {"DeepSeek-V3", 671000000000, "DeepSeek-V3", "", "DeepSeek", "", "V3", ""},
+        {"Llama-3.1-8B-Instruct-128K", 8000000000, "Llama-3.1-8B-Instruct-128K", "", "Llama-3.1", "Instruct-128k", "",
+         "8B"},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.id);
+        const hf::ModelIdParts p = hf::model_id_parts(c.id, c.params);
+        EXPECT_EQ(p.full_name.value_or(""), c.name);
+        EXPECT_EQ(p.organization.value_or(""), c.org);
+        EXPECT_EQ(p.basename.value_or(""), c.base);
+        EXPECT_EQ(p.finetune.value_or(""), c.finetune);
+        EXPECT_EQ(p.version.value_or(""), c.version);
+        EXPECT_EQ(p.size_label.value_or(""), c.size);
+    }
+    const std::pair<const char*, const char*> titles[] = {
+        {"tiny-llama", "Tiny Llama"}, {"Llama-2-7b-chat-hf", "Llama 2 7b Chat Hf"},
+        {"mistral", "Mistral"},       {"v2.1 release", "v2.1 Release"},
+        {"3b-model", "3b Model"},     {"o'neil test", "O'Neil Test"},
+        {"LLaMA-pro", "LLaMA Pro"},   {"gpt2-xl", "Gpt2 Xl"}};
+    for (const auto& [in, want] : titles) EXPECT_EQ(hf::id_to_title(in), want) << in;
+    EXPECT_EQ(hf::size_label(125248, 125248, 0, 0), "125K");
+    EXPECT_EQ(hf::size_label(494032768, 494032768, 0, 0), "494M");
+    EXPECT_EQ(hf::size_label(7241732096, 0, 0, 0), "7.2B");
+    EXPECT_EQ(hf::size_label(999, 999, 0, 0), "1.0K");
+    EXPECT_EQ(hf::size_label(1500000, 0, 0, 0), "1.5M");
+    EXPECT_EQ(hf::size_label(46702792704, 1600000000, 5600000000, 8), "8x7.2B");
+    EXPECT_EQ(hf::size_label(0, 0, 0, 0), "0.00K");
+    EXPECT_EQ(hf::size_label(999999, 0, 0, 0), "1000K");
+    EXPECT_EQ(hf::size_label(2500000000000, 0, 0, 0), "2.5T");
+}
+
+// ---------------------------------------------------------------- SentencePiece models
+
+std::vector<uint8_t> varint(uint64_t v) {
+    std::vector<uint8_t> o;
+    do {
+        o.push_back(static_cast<uint8_t>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+        v >>= 7;
+    } while (v);
+    return o;
+}
+
+std::vector<uint8_t> piece_msg(const std::string& s, float score, int type) {
+    std::vector<uint8_t> m = {0x0a};
+    for (uint8_t b : varint(s.size())) m.push_back(b);
+    m.insert(m.end(), s.begin(), s.end());
+    m.push_back(0x15);
+    uint8_t f[4];
+    std::memcpy(f, &score, 4);
+    m.insert(m.end(), f, f + 4);
+    m.push_back(0x18);
+    m.push_back(static_cast<uint8_t>(type));
+    return m;
+}
+
+std::vector<uint8_t> model_msg(const std::vector<std::vector<uint8_t>>& pieces) {
+    std::vector<uint8_t> m;
+    for (const auto& p : pieces) {
+        m.push_back(0x0a);
+        for (uint8_t b : varint(p.size())) m.push_back(b);
+        m.insert(m.end(), p.begin(), p.end());
+    }
+    m.insert(m.end(), {0x12, 0x02, 0x18, 0x02});  // a trainer_spec to skip
+    return m;
+}
+
+TEST(HfSentencePiece, ReadsPiecesScoresAndTypes) {
+    const auto pieces = hf::read_spm_pieces(read_file(data_path("hf/tokenizer.model")), "tokenizer.model");
+    ASSERT_EQ(pieces.size(), 400u);
+    EXPECT_EQ(pieces[0].piece, "<unk>");
+    EXPECT_EQ(pieces[0].type, hf::SpmType::Unknown);
+    EXPECT_EQ(pieces[3].piece, "<|im_end|>");
+    EXPECT_EQ(pieces[3].type, hf::SpmType::Control);
+    EXPECT_EQ(pieces[4].type, hf::SpmType::UserDefined);
+    EXPECT_EQ(pieces[5].piece, "<0x00>");
+    EXPECT_EQ(pieces[5].type, hf::SpmType::Byte);
+    EXPECT_EQ(pieces[399].score, -138.0f);  // SentencePieceProcessor.GetScore(399)
+    const auto mine = hf::read_spm_pieces(model_msg({piece_msg("a", -1.5f, 1), piece_msg("\xe2\x96\x81x", 2, 5)}), "m");
+    ASSERT_EQ(mine.size(), 2u);
+    EXPECT_EQ(mine[1].piece, "\xe2\x96\x81x");
+    EXPECT_EQ(mine[1].score, 2.0f);
+    EXPECT_EQ(mine[1].type, hf::SpmType::Unused);
+}
+
+TEST(HfSentencePiece, RefusesMalformedModels) {
+    const auto good = model_msg({piece_msg("a", 0, 1)});
+    struct Bad {
+        const char* label;
+        std::vector<uint8_t> bytes;
+        const char* says;
+    };
+    auto cut = good;
+    cut.resize(5);
+    const std::vector<Bad> cases = {
+        {"empty", {}, "no pieces"},
+        {"truncated", cut, "runs past the end"},
+        {"group wire type", {0x0b}, "wire type 3"},
+        {"endless varint", std::vector<uint8_t>(9, 0x80), "runs past the end"},
+        {"long varint", std::vector<uint8_t>{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+         "longer than 10 bytes"},
+        {"bad type", model_msg({piece_msg("a", 0, 9)}), "type 9"},
+        {"empty piece", model_msg({piece_msg("", 0, 1)}), "empty piece"},
+        {"not utf-8", model_msg({piece_msg("a\xc3", 0, 1)}), "not valid UTF-8"},
+        {"surrogate", model_msg({piece_msg("\xed\xa0\x80", 0, 1)}), "not valid UTF-8"},
+    };
+    for (const Bad& c : cases) {
+        SCOPED_TRACE(c.label);
+        const std::string what = error_of([&] { hf::read_spm_pieces(c.bytes, "tok.model"); });
+        EXPECT_NE(what.find(c.says), std::string::npos) << what;
+        EXPECT_EQ(what.rfind("tok.model", 0), 0u) << what;
+    }
+}
+
+// ---------------------------------------------------------------- refusals
+
+void write_text(const fs::path& p, const std::string& s) {
+    write_file(p.string(), {reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+}
+
+TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
+    const auto root = temp_dir();
+    struct Bad {
+        const char* label;
+        std::function<void(const fs::path&)> edit;
+        ErrorKind kind;
+        const char* says;
+    };
+    const std::vector<Bad> cases = {
+        {"unknown architecture",
+         [](const fs::path& d) {
+             write_text(d / "config.json", R"({"architectures":["GPT2LMHeadModel"],"num_hidden_layers":2})");
+         },
+         ErrorKind::Unsupported,
+         "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM)"},
+        {"no config", [](const fs::path& d) { fs::remove(d / "config.json"); }, ErrorKind::Io, "config.json: missing"},
+        {"config not json", [](const fs::path& d) { write_text(d / "config.json", "{"); }, ErrorKind::BadJson,
+         "not valid JSON"},
+        {"no block count",
+         [](const fs::path& d) { write_text(d / "config.json", R"({"architectures":["LlamaForCausalLM"]})"); },
+         ErrorKind::BadJson, "'n_layers' is missing"},
+        {"no tokenizer", [](const fs::path& d) { fs::remove(d / "tokenizer.model"); }, ErrorKind::Unsupported,
+         "no tokenizer.model"},
+        {"tokenizer.json too", [](const fs::path& d) { write_text(d / "tokenizer.json", "{}"); },
+         ErrorKind::Unsupported, "tokenizer.json next to tokenizer.model"},
+        {"llama3 rope",
+         [](const fs::path& d) {
+             std::string c = slurp((d / "config.json").string());
+             c.insert(1, R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0},)");
+             write_text(d / "config.json", c);
+         },
+         ErrorKind::Unsupported, "RoPE scaling type \"llama3\""},
+        {"broken tokenizer.model", [](const fs::path& d) { write_text(d / "tokenizer.model", "\x0a\x05xy"); },
+         ErrorKind::Truncated, "tokenizer.model"},
+    };
+    int i = 0;
+    for (const Bad& c : cases) {
+        SCOPED_TRACE(c.label);
+        const fs::path dir = make_case("tiny-llama", root / std::to_string(i++));
+        c.edit(dir);
+        const FormatError e = format_error_of([&] {
+            const hf::Checkpoint ck(dir.string());
+            hf::plan_convert(ck, hf::OutType::Auto);
+        });
+        EXPECT_EQ(e.kind(), c.kind) << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+        // The tool: exit 2, one line on stderr, nothing written.
+        std::string out;
+        const fs::path gguf = root / "never.gguf";
+        EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + gguf.string() + " 2>&1 >/dev/null", &out),
+                  2);
+        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+        EXPECT_FALSE(fs::exists(gguf));
+    }
+}
+
+TEST(HfConvert, NonFiniteWeightsAreAnErrorAndLeaveNoOutput) {
+    const auto root = temp_dir();
+    const fs::path dir = make_case("tiny-llama", root);
+    // Poison one element of model.norm.weight (BF16 0x7fc0 = NaN) in place.
+    const hf::File part((dir / "model.safetensors").string());
+    const hf::Tensor& t = *part.find("model.norm.weight");
+    const uint64_t at = t.offset + 6;
+    auto bytes = read_file((dir / "model.safetensors").string());
+    bytes[at] = 0xc0;
+    bytes[at + 1] = 0x7f;
+    write_file((dir / "model.safetensors").string(), bytes);
+    std::string out;
+    const fs::path gguf = root / "out.gguf";
+    EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + gguf.string(), &out, true), 2);
+    EXPECT_NE(out.find("tensor 'model.norm.weight': non-finite value nan at element 3"), std::string::npos) << out;
+    EXPECT_FALSE(fs::exists(gguf));
+    EXPECT_EQ(listing(root), (std::vector<std::string>{"tiny-llama"}));  // no temp file left
+}
+
+TEST(HfConvert, ToolDryRunJsonAndSafety) {
+    const auto root = temp_dir();
+    const fs::path dir = make_case("Mistral-7B-Instruct-v0.3", root);
+    std::string out;
+    ASSERT_EQ(run(tool_path("gguf-convert") + " --dry-run --json " + dir.string(), &out), 0) << out;
+    const auto j = nlohmann::json::parse(out);
+    EXPECT_EQ(j["architecture"], "llama");
+    EXPECT_EQ(j["tensors"].size(), 2u + 2 * 9);  // tied: no output.weight
+    EXPECT_EQ(j["tensors"][0]["name"], "token_embd.weight");
+    EXPECT_EQ(j["tensors"][0]["type"], "F16");  // F32 source, auto: F16
+    EXPECT_EQ(j["tensors"][0]["shape"], nlohmann::json::array({64, 400}));
+    EXPECT_EQ(listing(root), (std::vector<std::string>{"Mistral-7B-Instruct-v0.3"}));
+    // Never over an input: a shard, or the checkpoint directory itself.
+    EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + (dir / "model.safetensors").string() + " 2>&1",
+                  &out),
+              2);
+    EXPECT_NE(out.find("model.safetensors"), std::string::npos) << out;
+    EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + dir.string() + " 2>&1", &out), 2);
+    EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " x.gguf --outtype q4 2>&1", &out), 2);
+    EXPECT_NE(out.find("--outtype"), std::string::npos) << out;
+}
+
+}  // namespace
