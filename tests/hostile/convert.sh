@@ -1,0 +1,89 @@
+# gguf-convert on hostile checkpoints: lying or truncated safetensors, broken shard sets and
+# configs, special files. Every refusal: exit 2, one line, no output file.
+CV="$BIN/gguf-convert"
+SY="$BIN/gguf-synth"
+TOK="$DATA/hf/tokenizer.model"
+
+# A fresh small checkpoint in $TMP/$1 (sharded with $2 = --split-max-size value when given).
+mkck() {
+    rm -rf "${TMP:?}/$1"
+    "$SY" --hf -q --type BF16 --n-embd 64 --n-ff 96 --n-vocab 416 ${2:+--split-max-size "$2"} "$TMP/$1"
+    cp "$TOK" "$TMP/$1/"
+}
+refused() {  # NAME DIR TEXT: gguf-convert DIR refuses, naming TEXT
+    hostile_case "convert: $1" 2 "$CV" "$TMP/$2" "$TMP/o.gguf"
+    expect_err_contains "$3"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
+}
+
+mkck ok
+hostile_case "convert: sane checkpoint" 0 "$CV" -q "$TMP/ok" "$TMP/o.gguf"
+rm -f "$TMP/o.gguf"
+
+mkck trunc
+st="$TMP/trunc/model.safetensors"; head -c $(($(stat -c %s "$st") - 100)) "$st" >"$st.t" && mv "$st.t" "$st"
+refused "truncated shard" trunc "end past the"
+
+mkck lie
+python3 - "$TMP/lie/model.safetensors" <<'PY'
+import struct, sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); n = struct.unpack("<Q", b[:8])[0]
+h = b[8:8 + n].replace(b'"shape":[64]', b'"shape":[65]', 1)
+open(p, "wb").write(b[:8] + h + b[8 + n:])
+PY
+refused "header shape lies about the span" lie "needs 130 bytes but data_offsets span 128"
+
+mkck len
+printf '\xff\xff\xff\xff\xff\xff\xff\x7f' | dd of="$TMP/len/model.safetensors" bs=1 count=8 conv=notrunc status=none
+refused "header length past the file" len "exceeds the limit"
+
+mkck nojson
+printf '\x0e\x00\x00\x00\x00\x00\x00\x00{"a":{"dtype":' >"$TMP/nojson/model.safetensors"
+refused "header not JSON" nojson "not valid JSON"
+
+mkck shards 60K
+rm "$TMP/shards/model-00002-of-00005.safetensors"
+refused "missing shard" shards "model-00002-of-00005.safetensors"
+
+mkck ghost 60K
+sed -i 's/"weight_map": {/"weight_map": {\n    "model.ghost.weight": "model-00001-of-00005.safetensors",/' "$TMP/ghost/model.safetensors.index.json"
+refused "index names an absent tensor" ghost "tensor 'model.ghost.weight': not in its shard"
+
+mkck escape 60K
+sed -i 's/"model-00001-of-00005.safetensors"/"..\/..\/etc\/passwd"/' "$TMP/escape/model.safetensors.index.json"
+refused "shard path outside the directory" escape "not a plain file name"
+
+mkck nolayers
+sed -i '/num_hidden_layers/d' "$TMP/nolayers/config.json"
+refused "config without the block count" nolayers "'n_layers' is missing"
+
+mkck novocab
+sed -i '/"vocab_size"/d' "$TMP/novocab/config.json"
+refused "config without vocab_size" novocab "'vocab_size' is missing"
+
+mkck arch
+sed -i 's/LlamaForCausalLM/Gemma7ForCausalLM/' "$TMP/arch/config.json"
+refused "unknown architecture" arch "'Gemma7ForCausalLM' is not supported (supported: LlamaForCausalLM"
+
+mkck badtok
+printf '\x0a\x7fxyz' >"$TMP/badtok/tokenizer.model"
+refused "malformed tokenizer.model" badtok "tokenizer.model"
+
+mkck badtc
+printf '{"chat_template": "x", "chat_template": "y"}' >"$TMP/badtc/tokenizer_config.json"
+refused "tokenizer_config.json with a repeated key" badtc "repeated in one JSON object"
+
+mkck deep
+python3 -c 'print("{\"a\":" * 100000 + "1" + "}" * 100000)' >"$TMP/deep/config.json"
+refused "config nested 100000 deep" deep "nested deeper than"
+
+mkck fifo
+rm "$TMP/fifo/model.safetensors" && mkfifo "$TMP/fifo/model.safetensors"
+refused "FIFO as a shard" fifo "not a regular file"
+
+hostile_case "convert: output onto a shard" 2 "$CV" "$TMP/ok" "$TMP/ok/model.safetensors"
+expect_err_one_line
+expect_true "shard unchanged" "$BIN/gguf-convert" -q --dry-run "$TMP/ok"
+hostile_case "convert: output to /dev/null (a device)" 2 "$CV" "$TMP/ok" /dev/null
+expect_err_one_line
+hostile_case "convert: checkpoint is a file" 2 "$CV" "$TOK" "$TMP/o.gguf"
+expect_err_one_line; expect_no_file "$TMP/o.gguf"
