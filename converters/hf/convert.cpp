@@ -11,7 +11,6 @@
 #include "converters/hf/json_doc.h"
 #include "converters/hf/model_name.h"
 #include "converters/hf/sentencepiece.h"
-#include "libformat/error.h"
 #include "libformat/fp16.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/mapped_file.h"
