@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest ShardJobCli: scripts/shard-job under both schedulers, simulated on one machine. N
-# processes of deploy/slurm/requant-array.sbatch with SLURM_ARRAY_TASK_ID=1..N and N of shard-job
+# processes of deploy/slurm/requant-array.sbatch with SLURM_ARRAY_TASK_ID=1..N, N of shard-job
+# with SLURM_ARRAY_TASK_ID=0..N-1 and SHARD_INDEX_BASE=0, and N of shard-job
 # with JOB_COMPLETION_INDEX=0..N-1 (each set in parallel)
 # must write exactly the shards of one gguf-requant --split-max-size run, each with a sidecar
 # sha256sum -c accepts; wrong indices fail with status 2 and one line; a rerun re-verifies, a
@@ -13,7 +14,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 job=$src/scripts/shard-job
 tmp=$(mktemp -d /tmp/oiw-shard-job-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-unset SHARD SHARDS SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX SHARD_JOB_FORCE  # e.g. ctest inside a Slurm job
+unset SHARD SHARDS SLURM_ARRAY_TASK_ID SHARD_INDEX_BASE JOB_COMPLETION_INDEX SHARD_JOB_FORCE  # e.g. ctest inside a Slurm job
 export OIW_BIN=$bin IN=$src/tests/data/models/mini-llama-f16.gguf SPLIT_MAX_SIZE=150K
 args=(--preset Q4_K_M --threads 1)
 fail() {
@@ -60,6 +61,9 @@ same_as_ref() {
     run_all slurm SLURM_ARRAY_TASK_ID 1 bash "$src/deploy/slurm/requant-array.sbatch" --preset Q4_K_M)
 grep -q "task 3 of array 1" "$tmp/slurm-3.log" || fail "the batch script's log line is missing"
 same_as_ref slurm
+# An array numbered from 0 (--array=0-(N-1)) with SHARD_INDEX_BASE=0: task K writes shard K+1.
+SHARD_INDEX_BASE=0 run_all slurm0 SLURM_ARRAY_TASK_ID 0 "$job" "${args[@]}"
+same_as_ref slurm0
 # Indexed Job, writing as on NFS (no O_TMPFILE: named temp files beside the shards).
 SHARDS=$n OIW_ATOMIC_NO_TMPFILE=1 run_all k8s JOB_COMPLETION_INDEX 0 "$job" "${args[@]}"
 same_as_ref k8s
@@ -75,6 +79,8 @@ expect_config_error() {  # expect_config_error VAR=VALUE...
 }
 expect_config_error SLURM_ARRAY_TASK_ID=0
 expect_config_error SLURM_ARRAY_TASK_ID=$((n + 1))
+expect_config_error SLURM_ARRAY_TASK_ID="$n" SHARD_INDEX_BASE=0
+expect_config_error SLURM_ARRAY_TASK_ID=1 SHARD_INDEX_BASE=2
 expect_config_error JOB_COMPLETION_INDEX="$n"
 expect_config_error JOB_COMPLETION_INDEX=-1
 expect_config_error SHARD=1 SHARDS=$((n + 1))
