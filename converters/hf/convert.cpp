@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -128,14 +129,11 @@ std::string dir_name(const std::string& dir) {
 
 // ---------------------------------------------------------------- tensors
 
-struct ArchSpec {
-    const char* hf_name;
-    const char* arch;
-};
-constexpr ArchSpec kArchs[] = {{"LlamaForCausalLM", "llama"}, {"MistralForCausalLM", "llama"}};
+using NamePair = std::pair<const char*, const char*>;
 
-// HF module name (without .weight/.bias) -> GGUF name for the llama family; "{}": the block.
-constexpr std::pair<const char*, const char*> kLlamaNames[] = {
+// HF module name (without .weight/.bias) -> GGUF name, as gguf-py's tensor_mapping.py maps the
+// names of Hugging Face's own modelling code for every family here; "{}": the block.
+constexpr NamePair kCommonNames[] = {
     {"model.embed_tokens", "token_embd"},
     {"lm_head", "output"},
     {"model.norm", "output_norm"},
@@ -150,6 +148,21 @@ constexpr std::pair<const char*, const char*> kLlamaNames[] = {
     {"model.layers.{}.mlp.down_proj", "blk.{}.ffn_down"},
 };
 
+// One supported Hugging Face architecture: its GGUF architecture and what its converter class
+// (convert_hf_to_gguf.py) does beyond TextModel's common steps.
+struct ArchSpec {
+    const char* hf_name;
+    const char* arch;                       // GGUF general.architecture
+    std::span<const NamePair> extra_names;  // names mapped besides kCommonNames
+    bool undo_permute;                      // LlamaModel.permute on q/k rows
+    // The class's own refusals (pooling modules, ...), before anything is planned.
+    void (*check)(const Checkpoint& ck, const Hparams& hp);
+    // set_gguf_parameters after TextModel's keys (`a`: "<arch>." prefix).
+    void (*params)(KvWriter& kv, const Hparams& hp, const std::string& a);
+    // set_vocab.
+    void (*vocab)(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes);
+};
+
 // The first all-digit part of a dotted name (the converter's block id), or -1.
 int64_t block_id(const std::string& name) {
     for (size_t b = 0; b <= name.size();) {
@@ -162,17 +175,25 @@ int64_t block_id(const std::string& name) {
     return -1;
 }
 
-// TensorNameMap.get_name with (".weight", ".bias"): the GGUF name, or "" when unmapped.
-std::string map_name(const std::string& name, int64_t bid, int64_t n_block) {
+// The GGUF name `table` gives the module `base` of block `bid`, or "".
+std::string lookup(std::span<const NamePair> table, const std::string& base, int64_t bid, int64_t n_block) {
+    for (const auto& [hf, gguf] : table) {
+        const bool per_block = std::strstr(hf, "{}") != nullptr;
+        if (per_block && (bid < 0 || bid >= n_block)) continue;
+        if (base == (per_block ? fmt::format(fmt::runtime(hf), bid) : std::string(hf)))
+            return per_block ? fmt::format(fmt::runtime(gguf), bid) : std::string(gguf);
+    }
+    return "";
+}
+
+// TensorNameMap.get_name with (".weight", ".bias") for `spec`'s architecture: the GGUF name, or ""
+// when unmapped.
+std::string map_name(const ArchSpec& spec, const std::string& name, int64_t bid, int64_t n_block) {
     for (const char* suffix : {"", ".weight", ".bias"}) {
         if (!name.ends_with(suffix)) continue;
         const std::string base = name.substr(0, name.size() - std::strlen(suffix));
-        for (const auto& [hf, gguf] : kLlamaNames) {
-            const bool per_block = std::strstr(hf, "{}") != nullptr;
-            if (per_block && (bid < 0 || bid >= n_block)) continue;
-            if (base == (per_block ? fmt::format(fmt::runtime(hf), bid) : std::string(hf)))
-                return (per_block ? fmt::format(fmt::runtime(gguf), bid) : std::string(gguf)) + suffix;
-        }
+        for (std::span<const NamePair> table : {spec.extra_names, std::span<const NamePair>(kCommonNames)})
+            if (std::string gguf = lookup(table, base, bid, n_block); !gguf.empty()) return gguf + suffix;
     }
     return "";
 }
@@ -212,14 +233,19 @@ OutType resolve_auto(const Checkpoint& ck) {
     return OutType::F16;
 }
 
-std::vector<PlannedTensor> plan_tensors(const Checkpoint& ck, const Hparams& hp, OutType ot, int64_t n_block) {
+// LlamaModel.modify_tensors' head counts (n_heads, n_kv_heads): required, positive.
+std::pair<int64_t, int64_t> head_counts(const Hparams& hp) {
     const Json& n_head_j = hp.need({"n_heads", "num_attention_heads"});
     const Json& n_kv_j = hp.need({"n_kv_heads", "num_key_value_heads"});
     if (!n_head_j.is_number_unsigned() || !n_kv_j.is_number_unsigned() || n_head_j.get<uint64_t>() == 0 ||
         n_kv_j.get<uint64_t>() == 0)
         throw FormatError(ErrorKind::BadJson, hp.file(), "", "head counts must be positive integers");
-    const auto n_head = static_cast<int64_t>(n_head_j.get<uint64_t>()),
-               n_kv = static_cast<int64_t>(n_kv_j.get<uint64_t>());
+    return {static_cast<int64_t>(n_head_j.get<uint64_t>()), static_cast<int64_t>(n_kv_j.get<uint64_t>())};
+}
+
+std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& ck, const Hparams& hp, OutType ot,
+                                        int64_t n_block) {
+    const auto [n_head, n_kv] = spec.undo_permute ? head_counts(hp) : std::pair<int64_t, int64_t>{0, 0};
     std::vector<PlannedTensor> out;
     for (const TensorRef& r : ck.tensors()) {
         const std::string name = filtered_name(r.tensor->name);
@@ -231,14 +257,14 @@ std::vector<PlannedTensor> plan_tensors(const Checkpoint& ck, const Hparams& hp,
             throw FormatError(
                 ErrorKind::Unsupported, r.part->path(), subject,
                 fmt::format("dtype {} is not converted (F32, F16 and BF16 are)", dtype_name(r.tensor->dtype)));
-        if (name.find("block_sparse_moe.experts") != std::string::npos)
+        if (spec.undo_permute && name.find("block_sparse_moe.experts") != std::string::npos)
             throw FormatError(ErrorKind::Unsupported, r.part->path(), subject, "Mixtral experts are not converted yet");
         PlannedTensor t;
         t.source = r;
-        t.name = map_name(name, block_id(name), n_block);
+        t.name = map_name(spec, name, block_id(name), n_block);
         if (t.name.empty())
             throw FormatError(ErrorKind::Unsupported, r.part->path(), subject,
-                              "cannot map the tensor name to GGUF (llama)");
+                              fmt::format("cannot map the tensor name to GGUF ({})", spec.arch));
         for (auto it = r.tensor->shape.rbegin(); it != r.tensor->shape.rend(); ++it)
             t.ne.push_back(static_cast<int64_t>(*it));
         if (t.ne.empty()) t.ne.push_back(1);  // a 0-d tensor
@@ -247,7 +273,7 @@ std::vector<PlannedTensor> plan_tensors(const Checkpoint& ck, const Hparams& hp,
                               fmt::format("{} dimensions (GGUF holds 4)", t.ne.size()));
         const bool q = name.ends_with("q_proj.weight") || name.ends_with("q_proj.bias");
         const bool k = name.ends_with("k_proj.weight") || name.ends_with("k_proj.bias");
-        if (q || k) {
+        if (spec.undo_permute && (q || k)) {
             t.permute_heads = q ? n_head : n_kv;  // permute(w, n_head, n_kv) regroups by n_kv when they differ
             const uint64_t rows = r.tensor->shape.empty() ? 1 : r.tensor->shape[0];
             if (rows % static_cast<uint64_t>(2 * t.permute_heads) != 0)
@@ -361,9 +387,8 @@ void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
     if (rope.contains("sliding_attention")) unsupported("sliding-window RoPE theta");
 }
 
-// TextModel.set_gguf_parameters + LlamaModel's additions.
-void add_llama_params(KvWriter& kv, const Hparams& hp, int64_t n_block, OutType ot) {
-    const std::string a = "llama.";
+// TextModel.set_gguf_parameters (`a`: "<arch>."); mixture-of-experts keys are refused.
+void add_text_params(KvWriter& kv, const Hparams& hp, const std::string& a, int64_t n_block, OutType ot) {
     kv.u32(a + "block_count", static_cast<uint64_t>(n_block));
     if (const Json* v = hp.get({"max_position_embeddings", "n_ctx", "n_positions", "max_length", "max_sequence_length",
                                 "model_max_length"}))
@@ -388,6 +413,10 @@ void add_llama_params(KvWriter& kv, const Hparams& hp, int64_t n_block, OutType 
         kv.u32(a + "attention.value_length", *v);
     }
     kv.u32("general.file_type", file_type_of(ot));
+}
+
+// LlamaModel.set_gguf_parameters after TextModel's: the vocabulary size and the RoPE dimensions.
+void add_llama_params(KvWriter& kv, const Hparams& hp, const std::string& a) {
     kv.u32(a + "vocab_size", hp.need({"vocab_size"}));
     if (const Json* v = hp.get({"head_dim"})) {
         kv.u32(a + "rope.dimension_count", *v);
@@ -489,8 +518,10 @@ void add_special_vocab(KvWriter& kv, const fs::path& dir, const std::optional<Js
     if (const auto t = chat_template(dir, *tc, notes)) kv.str("tokenizer.chat_template", *t);
 }
 
-// _set_vocab_sentencepiece and the rest of LlamaModel.set_vocab.
-void add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+// _set_vocab_sentencepiece: the pieces, then SpecialVocab. Returns tokenizer_config.json (nullopt
+// when absent).
+std::optional<Json> add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
+                                  std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
     std::error_code ec;
     if (!fs::is_regular_file(dir / "tokenizer.model", ec))
@@ -502,7 +533,7 @@ void add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::v
             throw FormatError(
                 ErrorKind::Unsupported, (dir / f).string(), "",
                 std::string(f) + " next to tokenizer.model is not read yet (added tokens, post-processor)");
-    const std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
+    std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
     if (const Json* d = tc ? member(*tc, "added_tokens_decoder") : nullptr; d && !d->empty())
         throw FormatError(ErrorKind::Unsupported, (dir / "tokenizer_config.json").string(), "added_tokens_decoder",
                           "added tokens are not converted yet");
@@ -514,6 +545,13 @@ void add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::v
     kv.numbers("tokenizer.ggml.scores", GgufType::F32, v.scores);
     kv.numbers("tokenizer.ggml.token_type", GgufType::I32, v.types);
     add_special_vocab(kv, dir, tc, n_vocab, notes);
+    return tc;
+}
+
+// LlamaModel.set_vocab: _set_vocab_sentencepiece, then add_prefix_space and the vocabulary sizes
+// of CodeLlama (refused) and granite's small models.
+void add_llama_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    const std::optional<Json> tc = add_spm_vocab(kv, ck, hp, notes);
     if (tc && tc->is_object())
         if (const Json* p = member(*tc, "add_prefix_space"); p && p->is_boolean())
             kv.boolean("tokenizer.ggml.add_space_prefix", p->get<bool>());
@@ -525,6 +563,36 @@ void add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::v
     }
 }
 
+// Qwen2Model.set_vocab: _set_vocab_sentencepiece (its fallback, tokenizer.json's BPE, is refused).
+void add_qwen2_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    add_spm_vocab(kv, ck, hp, notes);
+}
+
+// ---------------------------------------------------------------- architectures
+
+// Qwen2Model._try_set_pooling_type: a sentence-transformers modules.json naming a Pooling module
+// would add pooling_type (from that module's own config.json), which is refused.
+void check_no_pooling(const Checkpoint& ck, const Hparams& /*hp*/) {
+    const fs::path path = fs::path(ck.dir()) / "modules.json";
+    const std::optional<Json> modules = read_optional_json(path);
+    if (!modules) return;
+    if (!modules->is_array()) throw FormatError(ErrorKind::BadJson, path.string(), "", "not a list of modules");
+    for (const Json& m : *modules) {
+        const Json* type = member(m, "type");
+        if (!type || !type->is_string())
+            throw FormatError(ErrorKind::BadJson, path.string(), "type", "a module without a type name");
+        if (type->get<std::string>().ends_with("Pooling"))
+            throw FormatError(ErrorKind::Unsupported, path.string(), "",
+                              "sentence-transformers pooling (" + type->get<std::string>() + ") is not converted yet");
+    }
+}
+
+constexpr ArchSpec kArchs[] = {
+    {"LlamaForCausalLM", "llama", {}, true, nullptr, add_llama_params, add_llama_vocab},
+    {"MistralForCausalLM", "llama", {}, true, nullptr, add_llama_params, add_llama_vocab},
+    {"Qwen2ForCausalLM", "qwen2", {}, false, check_no_pooling, nullptr, add_qwen2_vocab},
+};
+
 }  // namespace
 
 std::optional<OutType> out_type_from_name(std::string_view name) {
@@ -535,7 +603,7 @@ std::optional<OutType> out_type_from_name(std::string_view name) {
     return std::nullopt;
 }
 
-const char* supported_architectures() { return "LlamaForCausalLM, MistralForCausalLM"; }
+const char* supported_architectures() { return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM"; }
 
 ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
     const fs::path dir(ck.dir());
@@ -556,11 +624,12 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
     if (!nb.is_number_unsigned() || nb.get<uint64_t>() > 100000)
         throw FormatError(ErrorKind::BadJson, cfg_path, "num_hidden_layers", nb.dump() + " is not a block count");
     const auto n_block = static_cast<int64_t>(nb.get<uint64_t>());
+    if (spec->check) spec->check(ck, hp);
     const OutType ot = outtype == OutType::Auto ? resolve_auto(ck) : outtype;
 
     ConvertPlan plan;
     plan.arch = spec->arch;
-    plan.tensors = plan_tensors(ck, hp, ot, n_block);
+    plan.tensors = plan_tensors(*spec, ck, hp, ot, n_block);
     for (const PlannedTensor& t : plan.tensors) {
         int64_t n = 1;
         for (int64_t d : t.ne) n *= d;
@@ -569,9 +638,11 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
     KvWriter kv(cfg_path);
     kv.str("general.architecture", plan.arch);
     add_general(kv, ck, hp, static_cast<int64_t>(plan.total_params), plan.notes);
-    add_llama_params(kv, hp, n_block, ot);
+    const std::string a = plan.arch + ".";
+    add_text_params(kv, hp, a, n_block, ot);
+    if (spec->params) spec->params(kv, hp, a);
     kv.u32("general.quantization_version", kQuantizationVersion);
-    add_spm_vocab(kv, ck, hp, plan.notes);
+    spec->vocab(kv, ck, hp, plan.notes);
     plan.kvs = kv.take();
     return plan;
 }

@@ -6,8 +6,9 @@
 //   checkpoint dir --plan_convert--> ConvertPlan (keys, tensors: source, GGUF name/type/shape,
 //                                                 row permutation) --write_convert--> OUT.gguf
 //
-// Architectures: LlamaForCausalLM / MistralForCausalLM with a SentencePiece tokenizer.model (the
-// q/k RoPE permutation). Others are refused in one line naming the supported ones.
+// Architectures (supported_architectures()): LlamaForCausalLM / MistralForCausalLM (the q/k RoPE
+// permutation), Qwen2ForCausalLM, with a SentencePiece tokenizer.model. Others
+// are refused in one line naming the supported ones.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -38,7 +39,7 @@ struct PlannedTensor {
 };
 
 struct ConvertPlan {
-    std::string arch;  // GGUF architecture ("llama")
+    std::string arch;  // GGUF architecture ("llama", "qwen2", ...)
     Metadata kvs;      // in the converter's order
     std::vector<PlannedTensor> tensors;
     std::vector<std::string> notes;  // what the Python converter would add that this one does not (one line each)

@@ -25,28 +25,53 @@ struct HfTensor {
     bool norm;
 };
 
-std::vector<HfTensor> hf_plan(const SynthOptions& o, hf::Dtype dt) {
-    const uint64_t e = o.n_embd, kv = o.n_embd / o.n_head * o.n_head_kv, f = o.n_ff, v = o.n_vocab;
+// One family's differences from the llama layout (synth_hf.h).
+struct HfFamily {
+    const char* arch;
+    const char* model_type;
+    bool qkv_bias;
+};
+constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false}, {"Qwen2ForCausalLM", "qwen2", true}};
+
+const HfFamily& family(const std::string& dir, const std::string& arch) {
+    for (const HfFamily& f : kFamilies)
+        if (arch == f.arch) return f;
+    throw FormatError(ErrorKind::Usage, dir, "",
+                      fmt::format("no synthetic '{}' checkpoint (there are: {})", arch, synth_hf_architectures()));
+}
+
+int64_t head_dim(const SynthOptions& o, const SynthHfOptions& h) {
+    return h.head_dim > 0 ? h.head_dim : o.n_embd / o.n_head;
+}
+
+std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, const HfFamily& fam, hf::Dtype dt) {
+    const auto d = static_cast<uint64_t>(head_dim(o, h));
+    const uint64_t e = o.n_embd, q = d * o.n_head, kv = d * o.n_head_kv, f = o.n_ff, v = o.n_vocab;
     const float ws = 1.0f / std::sqrt(static_cast<float>(e));
     std::vector<HfTensor> t;
     auto mat = [&](std::string n, uint64_t rows, uint64_t cols) {
         t.push_back({{std::move(n), dt, {rows, cols}}, ws, false});
     };
-    auto norm = [&](std::string n) { t.push_back({{std::move(n), dt, {e}}, ws, true}); };
+    auto vec = [&](std::string n, uint64_t len, bool norm) { t.push_back({{std::move(n), dt, {len}}, ws, norm}); };
     mat("model.embed_tokens.weight", v, e);
     for (int64_t l = 0; l < o.n_layer; ++l) {
         const std::string b = fmt::format("model.layers.{}.", l);
-        norm(b + "input_layernorm.weight");
-        mat(b + "self_attn.q_proj.weight", e, e);
+        vec(b + "input_layernorm.weight", e, true);
+        mat(b + "self_attn.q_proj.weight", q, e);
         mat(b + "self_attn.k_proj.weight", kv, e);
         mat(b + "self_attn.v_proj.weight", kv, e);
-        mat(b + "self_attn.o_proj.weight", e, e);
-        norm(b + "post_attention_layernorm.weight");
+        if (fam.qkv_bias) {
+            vec(b + "self_attn.q_proj.bias", q, false);
+            vec(b + "self_attn.k_proj.bias", kv, false);
+            vec(b + "self_attn.v_proj.bias", kv, false);
+        }
+        mat(b + "self_attn.o_proj.weight", e, q);
+        vec(b + "post_attention_layernorm.weight", e, true);
         mat(b + "mlp.gate_proj.weight", f, e);
         mat(b + "mlp.up_proj.weight", f, e);
         mat(b + "mlp.down_proj.weight", e, f);
     }
-    norm("model.norm.weight");
+    vec("model.norm.weight", e, true);
     if (!o.tied) mat("lm_head.weight", v, e);
     return t;
 }
@@ -57,24 +82,33 @@ uint64_t bytes_of(const hf::TensorDecl& d) {
     return n;
 }
 
-std::string config_json(const SynthOptions& o, hf::Dtype dt) {
+// config.json as the family's own checkpoints have it (Qwen: their rope_theta, eps, window keys).
+std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const HfFamily& fam, hf::Dtype dt) {
     const char* torch_dtype = dt == hf::Dtype::F32 ? "float32" : dt == hf::Dtype::F16 ? "float16" : "bfloat16";
-    nlohmann::ordered_json c = {{"architectures", {"LlamaForCausalLM"}},
-                                {"model_type", "llama"},
-                                {"hidden_size", o.n_embd},
-                                {"intermediate_size", o.n_ff},
-                                {"num_attention_heads", o.n_head},
-                                {"num_key_value_heads", o.n_head_kv},
-                                {"num_hidden_layers", o.n_layer},
-                                {"vocab_size", o.n_vocab},
-                                {"max_position_embeddings", 2048},
-                                {"rms_norm_eps", 1e-5},
-                                {"rope_theta", 10000.0},
-                                {"hidden_act", "silu"},
-                                {"tie_word_embeddings", o.tied},
-                                {"bos_token_id", 1},
-                                {"eos_token_id", 2},
-                                {"torch_dtype", torch_dtype}};
+    const bool qwen = std::string_view(fam.model_type) != "llama";
+    nlohmann::ordered_json c = {{"architectures", {fam.arch}},     {"model_type", fam.model_type},
+                                {"hidden_size", o.n_embd},         {"intermediate_size", o.n_ff},
+                                {"num_attention_heads", o.n_head}, {"num_key_value_heads", o.n_head_kv},
+                                {"num_hidden_layers", o.n_layer},  {"vocab_size", o.n_vocab}};
+    if (h.head_dim > 0) c["head_dim"] = head_dim(o, h);
+    if (qwen) {
+        c["max_position_embeddings"] = 32768;
+        c["max_window_layers"] = o.n_layer;
+        c["rms_norm_eps"] = 1e-6;
+        c["rope_theta"] = 1000000.0;
+        c["sliding_window"] = 32768;
+        c["use_sliding_window"] = false;
+        c["attention_dropout"] = 0.0;
+    } else {
+        c["max_position_embeddings"] = 2048;
+        c["rms_norm_eps"] = 1e-5;
+        c["rope_theta"] = 10000.0;
+    }
+    c["hidden_act"] = "silu";
+    c["tie_word_embeddings"] = o.tied;
+    c["bos_token_id"] = qwen ? 151643 : 1;
+    c["eos_token_id"] = qwen ? 151645 : 2;
+    c["torch_dtype"] = torch_dtype;
     return c.dump(2) + "\n";
 }
 
@@ -102,10 +136,15 @@ void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse
 
 }  // namespace
 
+const char* synth_hf_architectures() { return "LlamaForCausalLM, Qwen2ForCausalLM"; }
+
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,
                         std::vector<std::string>* written) {
-    if (o.n_embd % o.n_head != 0 || o.n_head % o.n_head_kv != 0)
-        throw FormatError(ErrorKind::Usage, dir, "", "n_embd must be a multiple of n_head, n_head of n_head_kv");
+    const HfFamily& fam = family(dir, h.arch);
+    if ((h.head_dim == 0 && o.n_embd % o.n_head != 0) || o.n_head % o.n_head_kv != 0 || head_dim(o, h) % 2 != 0)
+        throw FormatError(
+            ErrorKind::Usage, dir, "",
+            "n_embd must be a multiple of n_head (or head_dim given), n_head of n_head_kv, head_dim even");
     if (o.n_expert > 0) throw FormatError(ErrorKind::Usage, dir, "", "Hugging Face checkpoints are dense only here");
     const hf::Dtype dt =
         o.type == GgmlType::F32   ? hf::Dtype::F32
@@ -118,7 +157,7 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir))
         throw FormatError(ErrorKind::Io, dir, "", "cannot create the directory" + (ec ? ": " + ec.message() : ""));
-    const std::vector<HfTensor> plan = hf_plan(o, dt);
+    const std::vector<HfTensor> plan = hf_plan(o, h, fam, dt);
     // Shards: greedy, a new one when the next tensor would pass the cap.
     std::vector<std::vector<size_t>> shards(1);
     uint64_t in_shard = 0, total = 0, params = 0;
@@ -143,7 +182,7 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
         files.back()->write(text.data(), text.size());
         files.back()->complete();
     };
-    text_file("config.json", config_json(o, dt));
+    text_file("config.json", config_json(o, h, fam, dt));
     SynthRng rng(o.seed);
     nlohmann::json weight_map = nlohmann::json::object();
     for (size_t k = 0; k < n; ++k) {

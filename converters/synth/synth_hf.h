@@ -12,14 +12,23 @@ namespace oiw {
 
 struct SynthHfOptions {
     uint64_t max_shard_bytes = 0;  // > 0: shards of at most this many tensor bytes (one tensor may exceed it)
+    // The family whose tensors and config.json keys are written: LlamaForCausalLM or
+    // Qwen2ForCausalLM (q/k/v biases).
+    std::string arch = "LlamaForCausalLM";
+    int64_t head_dim = 0;  // > 0: attention head width (config.json's head_dim); 0: n_embd / n_head
 };
+
+// The architectures SynthHfOptions::arch takes, comma-separated.
+const char* synth_hf_architectures();
 
 // Writes the checkpoint of `o` (dense only; o.type F32, F16 or BF16 as the safetensors dtype) into
 // the directory `dir`, created when missing; every file is published atomically as one set.
-// Same options and seed give identical bytes. Tensors, outermost dimension first:
-//   model.embed_tokens.weight [V, E], model.layers.N.{input_layernorm [E], self_attn.{q,k,v,o}_proj
-//   [E|KV, E], post_attention_layernorm [E], mlp.{gate,up}_proj [F, E], mlp.down_proj [E, F]},
-//   model.norm.weight [E], lm_head.weight [V, E] (absent with o.tied).
+// Same options and seed give identical bytes. Tensors, outermost dimension first (D: head_dim, Q:
+// n_head * D, KV: n_head_kv * D):
+//   model.embed_tokens.weight [V, E], model.layers.N.{input_layernorm [E], self_attn.{q,k,v}_proj
+//   [Q|KV|KV, E], self_attn.o_proj [E, Q], post_attention_layernorm [E], mlp.{gate,up}_proj [F, E],
+//   mlp.down_proj [E, F]}, model.norm.weight [E], lm_head.weight [V, E] (absent with o.tied);
+//   Qwen2: self_attn.{q,k,v}_proj.bias [Q|KV|KV].
 // Returns the number of parameters; `written` gets the files written. Throws FormatError (Usage)
 // on options it cannot honour.
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h = {},

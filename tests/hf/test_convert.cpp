@@ -75,7 +75,7 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    EXPECT_EQ(checked, 16);  // 4 cases x auto, f32, f16, bf16
+    EXPECT_EQ(checked, 24);  // 6 cases (4 llama / Mistral, 2 Qwen2) x auto, f32, f16, bf16
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -269,7 +269,14 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
              write_text(d / "config.json", R"({"architectures":["GPT2LMHeadModel"],"num_hidden_layers":2})");
          },
          ErrorKind::Unsupported,
-         "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM)"},
+         "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)"},
+        {"Mixtral experts",
+         [](const fs::path& d) {
+             std::string c = slurp((d / "config.json").string());
+             c.replace(c.find("LlamaForCausalLM"), 16, "MixtralForCausalLM");
+             write_text(d / "config.json", c);
+         },
+         ErrorKind::Unsupported, "'MixtralForCausalLM' is not supported"},
         {"no config", [](const fs::path& d) { fs::remove(d / "config.json"); }, ErrorKind::Io, "config.json: missing"},
         {"config not json", [](const fs::path& d) { write_text(d / "config.json", "{"); }, ErrorKind::BadJson,
          "not valid JSON"},
@@ -350,6 +357,54 @@ TEST(HfConvert, ToolDryRunJsonAndSafety) {
     EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + dir.string() + " 2>&1", &out), 2);
     EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " x.gguf --outtype q4 2>&1", &out), 2);
     EXPECT_NE(out.find("--outtype"), std::string::npos) << out;
+}
+
+// Qwen2 is not permuted: attn_q / attn_k rows are q_proj / k_proj rows in order, and the q/k/v
+// biases are F32 copies of their sources.
+TEST(HfConvert, Qwen2KeepsQueryAndKeyRowsInOrderWithTheirBiases) {
+    const auto root = temp_dir();
+    const fs::path dir = make_case("Qwen2-Math-1.5B", root);
+    const hf::Checkpoint ck(dir.string());
+    const std::string out = (root / "f32.gguf").string();
+    hf::write_convert(hf::plan_convert(ck, hf::OutType::F32), out);
+    const GgufFile f = GgufFile::open(out);
+    EXPECT_EQ(f.tensors()[static_cast<size_t>(f.find_tensor("blk.1.attn_q.bias"))].type, GgmlType::F32);
+    const std::pair<const char*, const char*> same[] = {
+        {"blk.1.attn_q.weight", "model.layers.1.self_attn.q_proj.weight"},
+        {"blk.1.attn_k.weight", "model.layers.1.self_attn.k_proj.weight"},
+        {"blk.1.attn_q.bias", "model.layers.1.self_attn.q_proj.bias"},
+        {"blk.0.attn_k.bias", "model.layers.0.self_attn.k_proj.bias"},
+        {"blk.0.attn_v.bias", "model.layers.0.self_attn.v_proj.bias"}};
+    for (const auto& [gguf, hf_name] : same) {
+        SCOPED_TRACE(gguf);
+        const hf::TensorRef r = ck.find(hf_name);
+        ASSERT_NE(r.tensor, nullptr);
+        const auto got = read_f32(f, gguf);
+        ASSERT_EQ(got.size(), r.tensor->elements);
+        for (size_t i = 0; i < got.size(); ++i) {
+            uint16_t h;
+            std::memcpy(&h, r.part->bytes(*r.tensor).data() + 2 * i, 2);
+            ASSERT_EQ(got[i], fp16_to_fp32(h)) << i;
+        }
+    }
+}
+
+// Qwen2Model._try_set_pooling_type: a sentence-transformers Pooling module is refused; a
+// modules.json without one changes nothing.
+TEST(HfConvert, PoolingModulesAreRefused) {
+    const auto root = temp_dir();
+    const fs::path dir = make_case("Qwen2.5-0.5B-Instruct", root);
+    const hf::Checkpoint ck(dir.string());
+    const hf::ConvertPlan before = hf::plan_convert(ck, hf::OutType::Auto);
+    write_text(dir / "modules.json",
+               R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}])");
+    EXPECT_EQ(hf::plan_convert(ck, hf::OutType::Auto).kvs, before.kvs);
+    write_text(dir / "modules.json",
+               R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                   {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
+    const FormatError e = format_error_of([&] { hf::plan_convert(ck, hf::OutType::Auto); });
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sentence-transformers pooling"), std::string::npos) << e.what();
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // [--imatrix FILE]: writes a deterministic synthetic llama / MoE model (samples, benchmarks, tests),
 // as one file or as gguf-split shards; --sparse leaves the tensor data as holes (zeros) for scale
 // tests; --imatrix also writes an importance matrix for it (the presets that require one); --hf
-// writes a Hugging Face checkpoint directory instead (gguf-convert's input).
+// writes a Hugging Face checkpoint directory instead (gguf-convert's input; --hf-arch picks the
+// family: llama, Qwen2).
 #include <chrono>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
     std::string out, type = "F16", imatrix;
     oiw::SplitCli split;
     bool json = false, quiet = false, hf = false;
+    oiw::SynthHfOptions hfo;
     CLI::App app{"gguf-synth: write a synthetic llama-style (or MoE) GGUF model with random heavy-tailed weights",
                  "gguf-synth"};
     app.option_defaults()->always_capture_default();  // --help shows each option's default
@@ -43,9 +45,14 @@ int main(int argc, char** argv) {
                    "also write an importance matrix for the model to this file (llama-imatrix's GGUF format, "
                    "deterministic positive values; for the presets that require one)");
     app.add_flag("--hf", hf,
-                 "write a Hugging Face checkpoint (LlamaForCausalLM config.json and model.safetensors; "
+                 "write a Hugging Face checkpoint (config.json of --hf-arch's family and model.safetensors; "
                  "--type F32, F16 or BF16; with --split-max-size, model-0000K-of-0000N.safetensors "
                  "shards and model.safetensors.index.json) into the directory OUT");
+    auto* hf_arch = app.add_option(
+        "--hf-arch", hfo.arch,
+        fmt::format("with --hf: the family's tensors and config.json ({})", oiw::synth_hf_architectures()));
+    auto* head_dim = app.add_option("--head-dim", hfo.head_dim, "with --hf: attention head width (0: n_embd / n_head)")
+                         ->check(CLI::NonNegativeNumber);
     app.add_flag("--json", json, "report as JSON on stdout");
     app.add_flag("-q,--quiet", quiet, "print nothing on success");
     oiw::add_split_options(app, split);
@@ -65,8 +72,12 @@ int main(int argc, char** argv) {
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--hf",
                                    "takes --split-max-size only (not --imatrix, --shard, --split-max-tensors, "
                                    "--no-tensor-first-split)");
-        const uint64_t params = hf ? oiw::write_synth_hf(out, o, {.max_shard_bytes = so.max_bytes}, &files)
-                                   : oiw::write_synth_model(out, o, so, &files);
+        if (!hf && (hf_arch->count() || head_dim->count()))
+            throw oiw::FormatError(oiw::ErrorKind::Usage, "", hf_arch->count() ? "--hf-arch" : "--head-dim",
+                                   "needs --hf (a Hugging Face checkpoint)");
+        hfo.max_shard_bytes = so.max_bytes;
+        const uint64_t params =
+            hf ? oiw::write_synth_hf(out, o, hfo, &files) : oiw::write_synth_model(out, o, so, &files);
         size_t imatrix_entries = 0;
         if (!imatrix.empty())
             imatrix_entries = oiw::write_synth_imatrix(imatrix, oiw::open_model(files.front()), o.seed);
