@@ -12,6 +12,7 @@
 #include "converters/hf/json_doc.h"
 #include "converters/hf/model_name.h"
 #include "converters/hf/sentencepiece.h"
+#include "libformat/escape.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/mapped_file.h"
 #include "libformat/io/text_file.h"
@@ -147,6 +148,11 @@ constexpr NamePair kCommonNames[] = {
     {"model.layers.{}.mlp.up_proj", "blk.{}.ffn_up"},
     {"model.layers.{}.mlp.down_proj", "blk.{}.ffn_down"},
 };
+// Qwen3's per-head RMS norms of queries and keys (MODEL_TENSOR.ATTN_Q_NORM / ATTN_K_NORM).
+constexpr NamePair kQkNormNames[] = {
+    {"model.layers.{}.self_attn.q_norm", "blk.{}.attn_q_norm"},
+    {"model.layers.{}.self_attn.k_norm", "blk.{}.attn_k_norm"},
+};
 
 // One supported Hugging Face architecture: its GGUF architecture and what its converter class
 // (convert_hf_to_gguf.py) does beyond TextModel's common steps.
@@ -155,7 +161,7 @@ struct ArchSpec {
     const char* arch;                       // GGUF general.architecture
     std::span<const NamePair> extra_names;  // names mapped besides kCommonNames
     bool undo_permute;                      // LlamaModel.permute on q/k rows
-    // The class's own refusals (pooling modules, ...), before anything is planned.
+    // The class's own refusals (reranker detection, pooling modules, ...), before anything is planned.
     void (*check)(const Checkpoint& ck, const Hparams& hp);
     // set_gguf_parameters after TextModel's keys (`a`: "<arch>." prefix).
     void (*params)(KvWriter& kv, const Hparams& hp, const std::string& a);
@@ -587,10 +593,58 @@ void check_no_pooling(const Checkpoint& ck, const Hparams& /*hp*/) {
     }
 }
 
+// Python's str.lower() where it can give ASCII: ASCII letters, and the Kelvin sign (U+212A) to 'k'.
+std::string lower_ascii(std::string s) {
+    for (size_t at; (at = s.find("\xE2\x84\xAA")) != std::string::npos;) s.replace(at, 3, "k");
+    for (char& c : s)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+}
+
+// Qwen3Model._is_qwen3_reranker: README.md's "# qwen3-reranker" heading, "qwen3-reranker" in the
+// directory name, _name_or_path, model_type or the first architecture, or a SequenceClassification
+// architecture.
+bool is_qwen3_reranker(const Checkpoint& ck, const Hparams& hp) {
+    const fs::path readme = fs::path(ck.dir()) / "README.md";
+    if (std::error_code ec; fs::is_regular_file(readme, ec)) {
+        std::string text = read_text_file(readme.string(), kMaxJsonBytes);
+        char32_t cp = 0;
+        for (size_t i = 0, n = 0; i < text.size(); i += n)
+            if ((n = utf8_sequence(text, i, cp)) == 0)
+                throw FormatError(ErrorKind::BadData, readme.string(), "",
+                                  fmt::format("not UTF-8 at byte {} (the Python converter stops on it)", i));
+        text = lower_ascii(std::move(text));
+        if (text.find("# qwen3-reranker") != std::string::npos || text.find("# qwen3-vl-reranker") != std::string::npos)
+            return true;
+    }
+    const Json* archs = member(hp.raw(), "architectures");
+    const Json* origin = archs && archs->is_array() && !archs->empty() ? &(*archs)[0] : nullptr;
+    std::vector<std::string> hints = {dir_name(ck.dir())};
+    for (const Json* v : {member(hp.merged(), "_name_or_path"), member(hp.merged(), "model_type"), origin})
+        if (v && !v->is_null()) hints.push_back(v->is_string() ? v->get<std::string>() : v->dump());
+    for (const std::string& h : hints) {
+        const std::string l = lower_ascii(h);
+        if (l.find("qwen3-reranker") != std::string::npos || l.find("qwen3-vl-reranker") != std::string::npos)
+            return true;
+    }
+    return origin && origin->is_string() &&
+           lower_ascii(origin->get<std::string>()).find("sequenceclassification") != std::string::npos;
+}
+
+// Qwen3Model's refusals: rerankers (their yes/no classifier head needs transformers' tokenizer)
+// and Qwen2Model's pooling modules.
+void check_qwen3(const Checkpoint& ck, const Hparams& hp) {
+    if (is_qwen3_reranker(ck, hp))
+        throw FormatError(ErrorKind::Unsupported, ck.dir(), "",
+                          "a Qwen3 reranker (README, name or architecture says so) is not converted yet");
+    check_no_pooling(ck, hp);
+}
+
 constexpr ArchSpec kArchs[] = {
     {"LlamaForCausalLM", "llama", {}, true, nullptr, add_llama_params, add_llama_vocab},
     {"MistralForCausalLM", "llama", {}, true, nullptr, add_llama_params, add_llama_vocab},
     {"Qwen2ForCausalLM", "qwen2", {}, false, check_no_pooling, nullptr, add_qwen2_vocab},
+    {"Qwen3ForCausalLM", "qwen3", kQkNormNames, false, check_qwen3, nullptr, add_qwen2_vocab},
 };
 
 }  // namespace
@@ -603,7 +657,9 @@ std::optional<OutType> out_type_from_name(std::string_view name) {
     return std::nullopt;
 }
 
-const char* supported_architectures() { return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM"; }
+const char* supported_architectures() {
+    return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM";
+}
 
 ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
     const fs::path dir(ck.dir());

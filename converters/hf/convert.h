@@ -7,7 +7,7 @@
 //                                                 row permutation) --write_convert--> OUT.gguf
 //
 // Architectures (supported_architectures()): LlamaForCausalLM / MistralForCausalLM (the q/k RoPE
-// permutation), Qwen2ForCausalLM, with a SentencePiece tokenizer.model. Others
+// permutation), Qwen2ForCausalLM, Qwen3ForCausalLM, with a SentencePiece tokenizer.model. Others
 // are refused in one line naming the supported ones.
 #pragma once
 #include <cstdint>

@@ -29,9 +29,11 @@ struct HfTensor {
 struct HfFamily {
     const char* arch;
     const char* model_type;
-    bool qkv_bias;
+    bool qkv_bias, qk_norm, head_dim_key;  // head_dim_key: config.json always holds head_dim
 };
-constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false}, {"Qwen2ForCausalLM", "qwen2", true}};
+constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false},
+                                  {"Qwen2ForCausalLM", "qwen2", true, false, false},
+                                  {"Qwen3ForCausalLM", "qwen3", false, true, true}};
 
 const HfFamily& family(const std::string& dir, const std::string& arch) {
     for (const HfFamily& f : kFamilies)
@@ -65,6 +67,10 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
             vec(b + "self_attn.k_proj.bias", kv, false);
             vec(b + "self_attn.v_proj.bias", kv, false);
         }
+        if (fam.qk_norm) {
+            vec(b + "self_attn.q_norm.weight", d, true);
+            vec(b + "self_attn.k_norm.weight", d, true);
+        }
         mat(b + "self_attn.o_proj.weight", e, q);
         vec(b + "post_attention_layernorm.weight", e, true);
         mat(b + "mlp.gate_proj.weight", f, e);
@@ -90,15 +96,19 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
                                 {"hidden_size", o.n_embd},         {"intermediate_size", o.n_ff},
                                 {"num_attention_heads", o.n_head}, {"num_key_value_heads", o.n_head_kv},
                                 {"num_hidden_layers", o.n_layer},  {"vocab_size", o.n_vocab}};
-    if (h.head_dim > 0) c["head_dim"] = head_dim(o, h);
+    if (fam.head_dim_key || h.head_dim > 0) c["head_dim"] = head_dim(o, h);
     if (qwen) {
         c["max_position_embeddings"] = 32768;
         c["max_window_layers"] = o.n_layer;
         c["rms_norm_eps"] = 1e-6;
         c["rope_theta"] = 1000000.0;
-        c["sliding_window"] = 32768;
+        c["sliding_window"] = fam.qk_norm ? nlohmann::ordered_json() : nlohmann::ordered_json(32768);
         c["use_sliding_window"] = false;
         c["attention_dropout"] = 0.0;
+        if (fam.qk_norm) {
+            c["attention_bias"] = false;
+            c["rope_scaling"] = nullptr;
+        }
     } else {
         c["max_position_embeddings"] = 2048;
         c["rms_norm_eps"] = 1e-5;
@@ -136,7 +146,7 @@ void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse
 
 }  // namespace
 
-const char* synth_hf_architectures() { return "LlamaForCausalLM, Qwen2ForCausalLM"; }
+const char* synth_hf_architectures() { return "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"; }
 
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,
                         std::vector<std::string>* written) {

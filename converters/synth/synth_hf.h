@@ -12,8 +12,8 @@ namespace oiw {
 
 struct SynthHfOptions {
     uint64_t max_shard_bytes = 0;  // > 0: shards of at most this many tensor bytes (one tensor may exceed it)
-    // The family whose tensors and config.json keys are written: LlamaForCausalLM or
-    // Qwen2ForCausalLM (q/k/v biases).
+    // The family whose tensors and config.json keys are written: LlamaForCausalLM, Qwen2ForCausalLM
+    // (q/k/v biases) or Qwen3ForCausalLM (q/k norms, head_dim in config.json).
     std::string arch = "LlamaForCausalLM";
     int64_t head_dim = 0;  // > 0: attention head width (config.json's head_dim); 0: n_embd / n_head
 };
@@ -28,7 +28,7 @@ const char* synth_hf_architectures();
 //   model.embed_tokens.weight [V, E], model.layers.N.{input_layernorm [E], self_attn.{q,k,v}_proj
 //   [Q|KV|KV, E], self_attn.o_proj [E, Q], post_attention_layernorm [E], mlp.{gate,up}_proj [F, E],
 //   mlp.down_proj [E, F]}, model.norm.weight [E], lm_head.weight [V, E] (absent with o.tied);
-//   Qwen2: self_attn.{q,k,v}_proj.bias [Q|KV|KV].
+//   Qwen2: self_attn.{q,k,v}_proj.bias [Q|KV|KV]; Qwen3: self_attn.{q,k}_norm.weight [D].
 // Returns the number of parameters; `written` gets the files written. Throws FormatError (Usage)
 // on options it cannot honour.
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h = {},

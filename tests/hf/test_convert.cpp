@@ -75,7 +75,7 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    EXPECT_EQ(checked, 24);  // 6 cases (4 llama / Mistral, 2 Qwen2) x auto, f32, f16, bf16
+    EXPECT_EQ(checked, 32);  // 8 cases (4 llama / Mistral, 2 Qwen2, 2 Qwen3) x auto, f32, f16, bf16
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -269,7 +269,8 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
              write_text(d / "config.json", R"({"architectures":["GPT2LMHeadModel"],"num_hidden_layers":2})");
          },
          ErrorKind::Unsupported,
-         "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)"},
+         "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+         "Qwen3ForCausalLM)"},
         {"Mixtral experts",
          [](const fs::path& d) {
              std::string c = slurp((d / "config.json").string());
@@ -386,6 +387,87 @@ TEST(HfConvert, Qwen2KeepsQueryAndKeyRowsInOrderWithTheirBiases) {
             std::memcpy(&h, r.part->bytes(*r.tensor).data() + 2 * i, 2);
             ASSERT_EQ(got[i], fp16_to_fp32(h)) << i;
         }
+    }
+}
+
+// A tensor outside the architecture's MODEL_TENSORS is refused, as gguf-py's name map refuses it:
+// Qwen3's q/k norms in a Qwen2 checkpoint, and what a Qwen2 checkpoint holds converts as qwen3 too.
+TEST(HfConvert, MapsOnlyTheTensorsOfTheArchitecture) {
+    const auto root = temp_dir();
+    const fs::path dir = make_case("Qwen3-0.6B", root);
+    std::string c = slurp((dir / "config.json").string());
+    c.replace(c.find("Qwen3ForCausalLM"), 16, "Qwen2ForCausalLM");
+    write_text(dir / "config.json", c);
+    const FormatError e = format_error_of([&] {
+        const hf::Checkpoint ck(dir.string());
+        hf::plan_convert(ck, hf::OutType::Auto);
+    });
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("self_attn.k_norm.weight': cannot map the tensor name to GGUF (qwen2)"),
+              std::string::npos)
+        << e.what();
+}
+
+// Qwen3Model._is_qwen3_reranker: a reranker (named so, a README heading, a SequenceClassification
+// architecture) is refused, as is a README the Python converter cannot decode; a model whose names
+// only resemble one converts.
+TEST(HfConvert, Qwen3RerankersAreRefusedAndOrdinaryModelsAreNot) {
+    const auto root = temp_dir();
+    const char* const kReranker = "a Qwen3 reranker";
+    struct Case {
+        const char* label;
+        const char* dir;
+        std::function<void(const fs::path&)> edit;
+        const char* refusal;  // nullptr: converts
+    };
+    auto config_insert = [](const std::string& json) {
+        return [json](const fs::path& d) {
+            std::string c = slurp((d / "config.json").string());
+            c.insert(1, json);
+            write_text(d / "config.json", c);
+        };
+    };
+    auto readme = [](const std::string& text) {
+        return [text](const fs::path& d) { write_text(d / "README.md", text); };
+    };
+    const std::vector<Case> cases = {
+        {"plain", "Qwen3-0.6B", [](const fs::path&) {}, nullptr},
+        {"directory name", "Qwen3-Reranker-0.6B", [](const fs::path&) {}, kReranker},
+        {"_name_or_path", "q", config_insert(R"("_name_or_path": "Qwen/QWEN3-RERANKER-4B",)"), kReranker},
+        {"README heading", "q", readme("---\nlicense: apache-2.0\n---\n\n# Qwen3-Reranker-8B\n"), kReranker},
+        {"README heading, Kelvin sign", "q", readme("# QWEN3-RERAN\u212AER\n"), kReranker},
+        {"VL README heading", "q", readme("# Qwen3-VL-Reranker-2B\n"), kReranker},
+        {"a classifier underneath", "q",
+         [&](const fs::path& d) {
+             config_insert(R"("text_config": {"architectures": ["Qwen3ForCausalLM"]},)")(d);
+             std::string c = slurp((d / "config.json").string());
+             c.replace(c.rfind("Qwen3ForCausalLM"), 16, "Qwen3ForSequenceClassification");
+             write_text(d / "config.json", c);
+         },
+         kReranker},
+        {"README not UTF-8", "q", readme("# Qwen3\xff\n"), "README.md: not UTF-8 at byte 7"},
+        {"an embedding model", "Qwen3-Embedding-0.6B", readme("# Qwen3-Embedding-0.6B\nA qwen3-rerank-free model\n"),
+         nullptr},
+    };
+    int i = 0;
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.label);
+        const fs::path base = root / std::to_string(i++);
+        fs::create_directories(base);
+        const fs::path dir = base / c.dir;
+        fs::rename(make_case("Qwen3-0.6B", base), dir);
+        c.edit(dir);
+        std::string what;
+        try {
+            const hf::Checkpoint ck(dir.string());
+            EXPECT_EQ(hf::plan_convert(ck, hf::OutType::Auto).arch, "qwen3");
+        } catch (const FormatError& e) {
+            what = e.what();
+        }
+        if (c.refusal)
+            EXPECT_NE(what.find(c.refusal), std::string::npos) << what;
+        else
+            EXPECT_EQ(what, "");
     }
 }
 

@@ -3,7 +3,7 @@
 // as one file or as gguf-split shards; --sparse leaves the tensor data as holes (zeros) for scale
 // tests; --imatrix also writes an importance matrix for it (the presets that require one); --hf
 // writes a Hugging Face checkpoint directory instead (gguf-convert's input; --hf-arch picks the
-// family: llama, Qwen2).
+// family: llama, Qwen2, Qwen3).
 #include <chrono>
 
 #include <fmt/format.h>
