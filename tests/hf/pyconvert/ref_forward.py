@@ -1,6 +1,7 @@
-# Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM checkpoint, computed
-# in float64 straight from its safetensors and config.json (as transformers' modeling_llama does:
-# RMSNorm, rotate_half RoPE with optional linear scaling, grouped-query causal attention, SwiGLU),
+# Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /
+# Qwen3ForCausalLM checkpoint, computed in float64 straight from its safetensors and config.json (as
+# transformers' modeling code does: RMSNorm, rotate_half RoPE with optional linear scaling,
+# grouped-query causal attention with Qwen2's q/k/v biases and Qwen3's per-head q/k norms, SwiGLU),
 # for scripts/check-convert-logits. Prints one line of logits per position.
 #   ref_forward.py CHECKPOINT_DIR ID ID ...
 import json
@@ -63,9 +64,17 @@ def main():
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         x = rms(h, w[p + "input_layernorm.weight"], eps)
-        q = rope((x @ w[p + "self_attn.q_proj.weight"].T).view(t, nh, hd))
-        k = rope((x @ w[p + "self_attn.k_proj.weight"].T).view(t, nkv, hd))
-        v = (x @ w[p + "self_attn.v_proj.weight"].T).view(t, nkv, hd)
+        def proj(n, heads):  # Qwen2: biases; Qwen3: RMS norm per head before RoPE
+            y = x @ w[p + f"self_attn.{n}_proj.weight"].T
+            if p + f"self_attn.{n}_proj.bias" in w:
+                y = y + w[p + f"self_attn.{n}_proj.bias"]
+            y = y.view(t, heads, hd)
+            if p + f"self_attn.{n}_norm.weight" in w:
+                y = rms(y, w[p + f"self_attn.{n}_norm.weight"], eps)
+            return y
+        q = rope(proj("q", nh))
+        k = rope(proj("k", nkv))
+        v = proj("v", nkv)
         k, v = k.repeat_interleave(nh // nkv, dim=1), v.repeat_interleave(nh // nkv, dim=1)
         s = torch.einsum("qhd,khd->hqk", q, k) / hd ** 0.5 + mask
         o = torch.einsum("hqk,khd->qhd", torch.softmax(s, dim=-1), v).reshape(t, nh * hd)
