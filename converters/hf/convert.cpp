@@ -62,7 +62,9 @@ private:
 // GGUFWriter.add_key_value does), empty strings and arrays are not written (add_string/add_array).
 class KvWriter {
 public:
-    KvWriter(const std::string& file) : file_(file) {}
+    explicit KvWriter(std::string file) : file_(std::move(file)) {}
+    // The file the values come from, named in errors (config.json unless set otherwise).
+    void set_source(std::string file) { file_ = std::move(file); }
     void u32(const std::string& key, const Json& v) {
         put(key, GgufValue::make_scalar<uint32_t>(GgufType::U32, integer<uint32_t>(key, v)));
     }
@@ -95,7 +97,7 @@ public:
     Metadata take() { return std::move(m_); }
 
 private:
-    const std::string& file_;
+    std::string file_;
     Metadata m_;
     void put(const std::string& key, GgufValue v) { m_.set({key, std::move(v)}); }
     [[noreturn]] void bad(const std::string& key, const Json& v, const char* want) const {
@@ -333,6 +335,7 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, int64_t 
         notes.push_back("generation_config.json: not valid JSON, ignored (as the Python converter ignores it)");
     }
     if (gen && gen->is_object()) {
+        kv.set_source((dir / "generation_config.json").string());
         using Put = void (KvWriter::*)(const std::string&, const Json&);
         const std::tuple<const char*, const char*, Put> sampling[] = {
             {"sequence", "sequence", &KvWriter::str_json},
@@ -350,6 +353,7 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, int64_t 
         for (const auto& [from, to, put] : sampling)
             if (const Json* v = member(*gen, from); v && !v->is_null())
                 (kv.*put)(std::string("general.sampling.") + to, *v);
+        kv.set_source(hp.file());
     }
     kv.str("general.name", meta.full_name.value_or(dir_name(ck.dir())));
     if (meta.version) kv.str("general.version", *meta.version);

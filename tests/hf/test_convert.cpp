@@ -297,6 +297,9 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          ErrorKind::Unsupported, "RoPE scaling type \"llama3\""},
         {"broken tokenizer.model", [](const fs::path& d) { write_text(d / "tokenizer.model", "\x0a\x05xy"); },
          ErrorKind::Truncated, "tokenizer.model"},
+        {"mistyped sampling value",
+         [](const fs::path& d) { write_text(d / "generation_config.json", R"({"top_k": 2.5})"); }, ErrorKind::BadJson,
+         "generation_config.json: key 'general.sampling.top_k': 2.5 is not an i32"},
     };
     int i = 0;
     for (const Bad& c : cases) {
