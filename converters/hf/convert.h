@@ -18,6 +18,7 @@
 
 #include "converters/hf/checkpoint.h"
 #include "libformat/gguf/metadata.h"
+#include "libformat/gguf/split.h"
 #include "libformat/types.h"
 
 namespace oiw::hf {
@@ -51,8 +52,20 @@ struct ConvertPlan {
 // an architecture, tokenizer or dtype not handled, BadJson for a missing or mistyped key.
 ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype);
 
-// Writes `plan` to `out` (atomically: nothing appears on error), converting each tensor from its
-// source. NaN or infinite weights throw FormatError(BadData) naming the tensor.
-void write_convert(const ConvertPlan& plan, const std::string& out);
+// How write_convert runs.
+struct WriteOptions {
+    unsigned threads = 0;  // worker threads converting chunks (0: every core); the output order is fixed
+    // Shards, cut and keyed as convert_hf_to_gguf.py makes them (docs/gguf-convert.md), not as
+    // llama-gguf-split does; --shard K/N writes only shard K. Inactive and no_tensor_first_split off: one file.
+    SplitOptions split;
+    bool reference = false;  // element by element with the scalar conversions (what the fast paths are checked against)
+};
+
+// Writes `plan` to `out` (or its shards, named as the Python converter names them), converting each
+// tensor from its source in chunks on opt.threads threads, bytes identical for every thread count.
+// Atomic: on error nothing appears (every shard of a run is published together). NaN or infinite
+// weights throw FormatError(BadData) naming the tensor and its first such element in source order.
+// Returns the files written.
+std::vector<std::string> write_convert(const ConvertPlan& plan, const std::string& out, const WriteOptions& opt = {});
 
 }  // namespace oiw::hf

@@ -1,17 +1,29 @@
 #include "converters/hf/convert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 
 #include <fmt/format.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "converters/quant/dispatch.h"
 #include "libformat/error.h"
 #include "libformat/fp16.h"
-#include "libformat/gguf/gguf.h"
+#include "libformat/parallel.h"
 
 namespace oiw::hf {
 
 namespace {
+
+constexpr uint64_t kChunkBytes = 1 << 20;     // output bytes per task (source bytes when copied)
+constexpr uint64_t kReleaseEvery = 32 << 20;  // source bytes consumed between releases of its pages
+constexpr size_t kBlock = 2048;               // elements converted through float at a time
 
 // Source element i of a tensor as float (F32, F16 or BF16, little-endian).
 float element(const uint8_t* p, Dtype d, uint64_t i) {
@@ -34,39 +46,280 @@ uint64_t source_row(uint64_t r, uint64_t rows, int64_t heads) {
     return h * per_head + j * half + i;
 }
 
-}  // namespace
+// True when one of the n elements at p (dtype F32, F16 or BF16) is NaN or infinite, decided on the
+// raw bits: its exponent all ones. Eight bytes at a time: a lane's exponent plus its lowest bit
+// carries into the lane's sign bit only when the exponent is all ones.
+bool any_non_finite(const uint8_t* p, uint64_t n, Dtype d) {
+    const bool f32 = d == Dtype::F32;
+    const uint64_t mask =
+        f32 ? 0x7f8000007f800000ull : (d == Dtype::F16 ? 0x7c00ull : 0x7f80ull) * 0x0001000100010001ull;
+    const uint64_t low = mask & ~(mask << 1), sign = f32 ? 0x8000000080000000ull : 0x8000800080008000ull;
+    const uint64_t bytes = n * (f32 ? 4 : 2), whole = bytes & ~uint64_t{7};
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < whole; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        acc |= (w & mask) + low;
+    }
+    for (uint64_t i = whole / (f32 ? 4 : 2); i < n; ++i)
+        if (!std::isfinite(element(p, d, i))) return true;
+    return (acc & sign) != 0;
+}
 
-void write_convert(const ConvertPlan& plan, const std::string& out) {
+// The index of the first NaN or infinite element of the n at p (n when there is none).
+uint64_t first_non_finite(const uint8_t* p, uint64_t n, Dtype d) {
+    uint64_t i = 0;
+    while (i < n && std::isfinite(element(p, d, i))) ++i;
+    return i;
+}
+
+#if defined(__x86_64__)
+// F16C conversions: half -> float is exact; float -> half rounds to nearest even, as
+// fp32_to_fp16 does for every finite input (the only inputs: non-finite ones are refused first).
+__attribute__((target("avx,f16c"))) void f16_to_f32_f16c(const uint8_t* s, float* d, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * i))));
+    for (; i < n; ++i) d[i] = element(s, Dtype::F16, i);
+}
+
+__attribute__((target("avx,f16c"))) void f32_to_f16_f16c(const float* s, uint8_t* d, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; ++i) {
+        const uint16_t h = fp32_to_fp16(s[i]);
+        std::memcpy(d + 2 * i, &h, 2);
+    }
+}
+
+// The F16C conversions run when the project's CPU detection allows AVX2 + F16C (OIW_ISA=scalar or
+// avx1 turns them off, as it does the quantizers').
+bool has_f16c() { return has_avx2(active_isa()); }
+#else
+bool has_f16c() { return false; }
+void f16_to_f32_f16c(const uint8_t*, float*, size_t) {}
+void f32_to_f16_f16c(const float*, uint8_t*, size_t) {}
+#endif
+
+// n (<= kBlock) source elements at s as floats at f.
+void to_f32(const uint8_t* s, Dtype d, float* f, size_t n) {
+    if (d == Dtype::F32) {
+        std::memcpy(f, s, 4 * n);
+    } else if (d == Dtype::F16 && has_f16c()) {
+        f16_to_f32_f16c(s, f, n);
+    } else if (d == Dtype::BF16) {
+        uint16_t h[kBlock];
+        uint32_t w[kBlock];
+        std::memcpy(h, s, 2 * n);
+        for (size_t i = 0; i < n; ++i) w[i] = static_cast<uint32_t>(h[i]) << 16;  // bf16_to_fp32
+        std::memcpy(f, w, 4 * n);
+    } else {
+        for (size_t i = 0; i < n; ++i) f[i] = element(s, d, i);
+    }
+}
+
+// n floats at f to `type` (F32, F16 or BF16) at out.
+void from_f32(const float* f, GgmlType type, uint8_t* out, size_t n) {
+    if (type == GgmlType::F32) {
+        std::memcpy(out, f, 4 * n);
+    } else if (type == GgmlType::F16 && has_f16c()) {
+        f32_to_f16_f16c(f, out, n);
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            const uint16_t h = type == GgmlType::F16 ? fp32_to_fp16(f[i]) : fp32_to_bf16(f[i]);
+            std::memcpy(out + 2 * i, &h, 2);
+        }
+    }
+}
+
+// n contiguous source elements at s (dtype d) to `type` at out, through float a block at a time.
+void convert_run(const uint8_t* s, Dtype d, GgmlType type, uint8_t* out, uint64_t n) {
+    float f[kBlock];
+    const uint64_t in = dtype_size(d), on = row_size(type, 1);
+    for (uint64_t i = 0; i < n; i += kBlock) {
+        const size_t m = static_cast<size_t>(std::min<uint64_t>(kBlock, n - i));
+        to_f32(s + i * in, d, f, m);
+        from_f32(f, type, out + i * on, m);
+    }
+}
+
+// True when the output bytes are the source bytes: same type, rows in order.
+bool copies(const PlannedTensor& t) {
+    const Dtype d = t.source.tensor->dtype;
+    const bool same = (d == Dtype::F32 && t.type == GgmlType::F32) || (d == Dtype::F16 && t.type == GgmlType::F16) ||
+                      (d == Dtype::BF16 && t.type == GgmlType::BF16);
+    return same && t.permute_heads == 0;
+}
+
+// One tensor's conversion cut into tasks of `per_task` output elements (whole rows when permuted).
+struct TensorJob {
+    const PlannedTensor& t;
+    const Tensor& src;
+    const uint8_t* p;
+    uint64_t cols, rows, per_task, n_tasks;
+    bool copy;
+
+    explicit TensorJob(const PlannedTensor& pt)
+        : t(pt),
+          src(*pt.source.tensor),
+          p(pt.source.part->bytes(src).data()),
+          cols(std::max<uint64_t>(static_cast<uint64_t>(pt.ne[0]), 1)),
+          rows(src.elements / cols),
+          copy(copies(pt)) {
+        const uint64_t unit = t.permute_heads > 0 ? cols : 1;
+        const uint64_t bytes = unit * (copy ? dtype_size(src.dtype) : row_size(t.type, 1));
+        per_task = unit * std::max<uint64_t>(1, kChunkBytes / bytes);
+        n_tasks = std::max<uint64_t>(1, (src.elements + per_task - 1) / per_task);
+    }
+    uint64_t begin(uint64_t k) const { return k * per_task; }
+    uint64_t end(uint64_t k) const { return std::min(src.elements, (k + 1) * per_task); }
+
+    // Converts task k's output elements into out; returns the bytes written.
+    size_t convert(uint64_t k, uint8_t* out) const {
+        const uint64_t a = begin(k), b = end(k), in = dtype_size(src.dtype), on = row_size(t.type, 1);
+        if (t.permute_heads == 0) {
+            convert_run(p + a * in, src.dtype, t.type, out, b - a);
+        } else {
+            for (uint64_t r = a / cols; r < b / cols; ++r)
+                convert_run(p + source_row(r, rows, t.permute_heads) * cols * in, src.dtype, t.type,
+                            out + (r * cols - a) * on, cols);
+        }
+        return static_cast<size_t>((b - a) * on);
+    }
+
+    // The error for the tensor's first non-finite element in source order.
+    FormatError non_finite() const {
+        const uint64_t i = first_non_finite(p, src.elements, src.dtype);
+        return FormatError(ErrorKind::BadData, t.source.part->path(), "tensor '" + src.name + "'",
+                           fmt::format("non-finite value {} at element {}", element(p, src.dtype, i), i));
+    }
+};
+
+// Writes one tensor's data: tasks checked (source range [begin, end), raw bits) and converted on the
+// pool, written in order on this thread; a copied task's bytes go straight from the mapping.
+void write_tensor(ThreadPool& pool, const PlannedTensor& t, GgufOutput& w) {
+    const TensorJob job(t);
+    std::vector<char> bad(job.n_tasks, 0);  // each task writes only its own flag
+    const uint64_t in = dtype_size(job.src.dtype);
+    auto compute = [&](int64_t task, unsigned, uint8_t* out) -> size_t {
+        const auto k = static_cast<uint64_t>(task);
+        if (any_non_finite(job.p + job.begin(k) * in, job.end(k) - job.begin(k), job.src.dtype)) {
+            bad[k] = 1;
+            return 0;
+        }
+        return job.copy ? 0 : job.convert(k, out);
+    };
+    uint64_t released_at = 0;
+    auto sink = [&](int64_t task, std::span<const uint8_t> out) {
+        const auto k = static_cast<uint64_t>(task);
+        if (bad[k]) throw job.non_finite();
+        const uint64_t a = job.begin(k), b = job.end(k);
+        if (job.copy)
+            w.write_tensor_data({job.p + a * in, static_cast<size_t>((b - a) * in)});
+        else
+            w.write_tensor_data(out);
+        if (b * in >= released_at + kReleaseEvery) {
+            t.source.part->release(job.src);  // pages still being read fault back in from the page cache
+            released_at = b * in;
+        }
+    };
+    const size_t slot = job.copy ? 0 : static_cast<size_t>(job.per_task * row_size(t.type, 1));
+    pool.run_ordered(static_cast<int64_t>(job.n_tasks), slot, compute, sink);
+}
+
+// One tensor element by element with the scalar conversions (WriteOptions::reference).
+void write_tensor_reference(const PlannedTensor& t, GgufOutput& w) {
+    const Tensor& src = *t.source.tensor;
+    const uint8_t* p = t.source.part->bytes(src).data();
+    const uint64_t cols = static_cast<uint64_t>(t.ne[0]), rows = src.elements / std::max<uint64_t>(cols, 1);
+    std::vector<uint8_t> buf(row_size(t.type, t.ne[0]));
+    for (uint64_t r = 0; r < rows; ++r) {
+        const uint64_t base = source_row(r, rows, t.permute_heads) * cols;
+        for (uint64_t c = 0; c < cols; ++c) {
+            const float x = element(p, src.dtype, base + c);
+            if (!std::isfinite(x)) throw TensorJob(t).non_finite();
+            if (t.type == GgmlType::F32) {
+                std::memcpy(buf.data() + 4 * c, &x, 4);
+            } else {
+                const uint16_t h = t.type == GgmlType::F16 ? fp32_to_fp16(x) : fp32_to_bf16(x);
+                std::memcpy(buf.data() + 2 * c, &h, 2);
+            }
+        }
+        w.write_tensor_data(buf);
+    }
+}
+
+// Tensors per shard as gguf-py's GGUFWriter.add_tensor_info cuts them: a new shard when the current
+// one holds a tensor and either max_tensors of them, or bytes (unpadded) that with the next tensor's
+// exceed max_bytes; no_tensor_first_split puts a shard without tensors first.
+std::vector<size_t> python_split(const ConvertPlan& plan, const SplitOptions& s) {
+    std::vector<size_t> counts(s.no_tensor_first_split ? 2 : 1, 0);
+    uint64_t bytes = 0;
+    for (const PlannedTensor& t : plan.tensors) {
+        const uint64_t n = t.source.tensor->elements * row_size(t.type, 1);
+        if (counts.back() > 0 &&
+            ((s.max_tensors && counts.back() >= s.max_tensors) || (s.max_bytes && bytes + n > s.max_bytes))) {
+            counts.push_back(0);
+            bytes = 0;
+        }
+        ++counts.back();
+        bytes += n;
+    }
+    if (counts.size() > kMaxShards)
+        throw FormatError(
+            ErrorKind::Usage, "", "split",
+            fmt::format("the split would make {} shards; at most {} can be named", counts.size(), kMaxShards));
+    return counts;
+}
+
+// The output as the Python converter lays it out: one file `out` when the split makes one shard
+// (it then writes no split keys), else its shards as llama-quantize --keep-split keys them
+// (split.no, split.count, split.tensors.count) named from out's stem as gguf-py names them.
+std::unique_ptr<GgufOutput> open_output(const ConvertPlan& plan, const std::string& out, const SplitOptions& s) {
     std::vector<std::string> inputs;
     for (const PlannedTensor& t : plan.tensors) inputs.push_back(t.source.part->path());
-    GgufWriter w(out, inputs);
-    w.set_kvs(plan.kvs);
-    for (const PlannedTensor& t : plan.tensors) w.add_tensor(t.name, t.type, t.ne);
-    std::vector<uint8_t> buf;
-    for (const PlannedTensor& t : plan.tensors) {
-        const Tensor& src = *t.source.tensor;
-        const uint8_t* p = t.source.part->bytes(src).data();
-        const uint64_t cols = static_cast<uint64_t>(t.ne[0]), rows = src.elements / std::max<uint64_t>(cols, 1);
-        buf.resize(row_size(t.type, t.ne[0]));
-        for (uint64_t r = 0; r < rows; ++r) {
-            const uint64_t base = source_row(r, rows, t.permute_heads) * cols;
-            for (uint64_t c = 0; c < cols; ++c) {
-                const float x = element(p, src.dtype, base + c);
-                if (!std::isfinite(x))
-                    throw FormatError(ErrorKind::BadData, t.source.part->path(), "tensor '" + src.name + "'",
-                                      fmt::format("non-finite value {} at element {}", x, base + c));
-                if (t.type == GgmlType::F32)
-                    std::memcpy(buf.data() + 4 * c, &x, 4);
-                else {
-                    const uint16_t h = t.type == GgmlType::F16 ? fp32_to_fp16(x) : fp32_to_bf16(x);
-                    std::memcpy(buf.data() + 2 * c, &h, 2);
-                }
-            }
-            w.write_tensor_data(buf);
-        }
-        t.source.part->release(src);
+    SplitOptions layout;
+    layout.keep = python_split(plan, s);
+    std::string path = out;
+    if (layout.keep.size() == 1) {
+        if (s.shard && s.shards != 1)
+            throw FormatError(ErrorKind::Usage, out, fmt::format("shard {}/{}", s.shard, s.shards),
+                              "this split makes 1 shard");
+        layout.keep.clear();
+    } else {
+        const std::filesystem::path p(out);
+        path = (p.parent_path() / p.stem()).string() + ".gguf";
+        layout.shard = s.shard;
+        layout.shards = s.shards;
     }
-    w.finish();
+    auto w = std::make_unique<GgufOutput>(path, layout, inputs);
+    w->set_kvs(plan.kvs);
+    for (const PlannedTensor& t : plan.tensors) w->add_tensor(t.name, t.type, t.ne);
+    w->plan();
+    return w;
+}
+
+}  // namespace
+
+std::vector<std::string> write_convert(const ConvertPlan& plan, const std::string& out, const WriteOptions& opt) {
+    const auto w = open_output(plan, out, opt.split);
+    uint64_t max_tasks = 1;
+    for (const PlannedTensor& t : plan.tensors) max_tasks = std::max(max_tasks, TensorJob(t).n_tasks);
+    std::unique_ptr<ThreadPool> pool;
+    if (!opt.reference) pool = std::make_unique<ThreadPool>(thread_count(opt.threads, max_tasks));
+    for (size_t i = 0; i < plan.tensors.size(); ++i) {
+        const PlannedTensor& t = plan.tensors[i];
+        if (!w->writes(i)) continue;
+        if (opt.reference)
+            write_tensor_reference(t, *w);
+        else
+            write_tensor(*pool, t, *w);
+        t.source.part->release(*t.source.tensor);
+    }
+    w->finish();
+    return w->written_paths();
 }
 
 }  // namespace oiw::hf
