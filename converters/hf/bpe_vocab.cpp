@@ -107,13 +107,6 @@ BpeVocab read_bpe_vocab(const Json& tok, std::optional<uint64_t> vocab_size, con
     return v;
 }
 
-const std::string& bpe_check_text() {
-    static const std::string text =
-#include "converters/hf/bpe_check_text.inc"
-        ;
-    return text;
-}
-
 std::string detect_bpe_pre(const BpeVocab& v, const std::string& file) {
     // get_vocab_base_pre's table, for the pre-tokenizers implemented here.
     static const std::pair<const char*, const char*> kKnown[] = {
