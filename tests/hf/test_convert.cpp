@@ -24,33 +24,13 @@
 #include "libformat/fp16.h"
 #include "libformat/gguf/gguf.h"
 #include "tests/support/helpers.h"
+#include "tests/support/hf_fixtures.h"
 
 namespace {
 
 using namespace oiw;
 using namespace oiw::test;
 namespace fs = std::filesystem;
-
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-// The checkpoint of tests/data/hf/cases/<name>, built as scripts/make-convert-goldens builds it.
-fs::path make_case(const std::string& name, const fs::path& root) {
-    const fs::path src = data_path("hf/cases/" + name);
-    fs::path dir = root / name;
-    std::string out, args = slurp((src / "synth.args").string());
-    args.erase(args.find_last_not_of(" \n") + 1);
-    EXPECT_EQ(run(tool_path("gguf-synth") + " --hf -q " + args + " " + dir.string(), &out, true), 0) << out;
-    fs::copy_file(data_path("hf/tokenizer.model"), dir / "tokenizer.model");
-    for (const auto& e : fs::directory_iterator(src))
-        if (e.path().extension() == ".json")
-            fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
-    return dir;
-}
 
 TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
     const auto root = temp_dir();
@@ -64,7 +44,7 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         std::string name, outtype, sha;
         f >> name >> outtype >> sha;
         SCOPED_TRACE(fmt::format("{} --outtype {}", name, outtype));
-        if (!built.count(name)) built[name] = make_case(name, root);
+        if (!built.count(name)) built[name] = make_hf_case(name, root);
         const std::string out = (root / fmt::format("{}-{}.gguf", name, outtype)).string();
         std::string log;
         ASSERT_EQ(
@@ -82,7 +62,7 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
 // row (h, j, i) of q_proj, every other tensor is copied in order.
 TEST(HfConvert, PermutesQueryAndKeyRowsAsLlamaModelDoes) {
     const auto root = temp_dir();
-    const fs::path dir = make_case("tiny-llama", root);
+    const fs::path dir = make_hf_case("tiny-llama", root);
     const hf::Checkpoint ck(dir.string());
     const std::string out = (root / "f32.gguf").string();
     hf::write_convert(hf::plan_convert(ck, hf::OutType::F32), out);
@@ -273,7 +253,7 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          "Qwen3ForCausalLM)"},
         {"Mixtral experts",
          [](const fs::path& d) {
-             std::string c = slurp((d / "config.json").string());
+             std::string c = read_text((d / "config.json").string());
              c.replace(c.find("LlamaForCausalLM"), 16, "MixtralForCausalLM");
              write_text(d / "config.json", c);
          },
@@ -290,7 +270,7 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          ErrorKind::Unsupported, "tokenizer.json next to tokenizer.model"},
         {"llama3 rope",
          [](const fs::path& d) {
-             std::string c = slurp((d / "config.json").string());
+             std::string c = read_text((d / "config.json").string());
              c.insert(1, R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0},)");
              write_text(d / "config.json", c);
          },
@@ -304,7 +284,7 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
     int i = 0;
     for (const Bad& c : cases) {
         SCOPED_TRACE(c.label);
-        const fs::path dir = make_case("tiny-llama", root / std::to_string(i++));
+        const fs::path dir = make_hf_case("tiny-llama", root / std::to_string(i++));
         c.edit(dir);
         const FormatError e = format_error_of([&] {
             const hf::Checkpoint ck(dir.string());
@@ -324,7 +304,7 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
 
 TEST(HfConvert, NonFiniteWeightsAreAnErrorAndLeaveNoOutput) {
     const auto root = temp_dir();
-    const fs::path dir = make_case("tiny-llama", root);
+    const fs::path dir = make_hf_case("tiny-llama", root);
     // Poison one element of model.norm.weight (BF16 0x7fc0 = NaN) in place.
     const hf::File part((dir / "model.safetensors").string());
     const hf::Tensor& t = *part.find("model.norm.weight");
@@ -343,7 +323,7 @@ TEST(HfConvert, NonFiniteWeightsAreAnErrorAndLeaveNoOutput) {
 
 TEST(HfConvert, ToolDryRunJsonAndSafety) {
     const auto root = temp_dir();
-    const fs::path dir = make_case("Mistral-7B-Instruct-v0.3", root);
+    const fs::path dir = make_hf_case("Mistral-7B-Instruct-v0.3", root);
     std::string out;
     ASSERT_EQ(run(tool_path("gguf-convert") + " --dry-run --json " + dir.string(), &out), 0) << out;
     const auto j = nlohmann::json::parse(out);
@@ -367,7 +347,7 @@ TEST(HfConvert, ToolDryRunJsonAndSafety) {
 // biases are F32 copies of their sources.
 TEST(HfConvert, Qwen2KeepsQueryAndKeyRowsInOrderWithTheirBiases) {
     const auto root = temp_dir();
-    const fs::path dir = make_case("Qwen2-Math-1.5B", root);
+    const fs::path dir = make_hf_case("Qwen2-Math-1.5B", root);
     const hf::Checkpoint ck(dir.string());
     const std::string out = (root / "f32.gguf").string();
     hf::write_convert(hf::plan_convert(ck, hf::OutType::F32), out);
@@ -397,8 +377,8 @@ TEST(HfConvert, Qwen2KeepsQueryAndKeyRowsInOrderWithTheirBiases) {
 // Qwen3's q/k norms in a Qwen2 checkpoint, and what a Qwen2 checkpoint holds converts as qwen3 too.
 TEST(HfConvert, MapsOnlyTheTensorsOfTheArchitecture) {
     const auto root = temp_dir();
-    const fs::path dir = make_case("Qwen3-0.6B", root);
-    std::string c = slurp((dir / "config.json").string());
+    const fs::path dir = make_hf_case("Qwen3-0.6B", root);
+    std::string c = read_text((dir / "config.json").string());
     c.replace(c.find("Qwen3ForCausalLM"), 16, "Qwen2ForCausalLM");
     write_text(dir / "config.json", c);
     const FormatError e = format_error_of([&] {
@@ -425,7 +405,7 @@ TEST(HfConvert, Qwen3RerankersAreRefusedAndOrdinaryModelsAreNot) {
     };
     auto config_insert = [](const std::string& json) {
         return [json](const fs::path& d) {
-            std::string c = slurp((d / "config.json").string());
+            std::string c = read_text((d / "config.json").string());
             c.insert(1, json);
             write_text(d / "config.json", c);
         };
@@ -443,7 +423,7 @@ TEST(HfConvert, Qwen3RerankersAreRefusedAndOrdinaryModelsAreNot) {
         {"a classifier underneath", "q",
          [&](const fs::path& d) {
              config_insert(R"("text_config": {"architectures": ["Qwen3ForCausalLM"]},)")(d);
-             std::string c = slurp((d / "config.json").string());
+             std::string c = read_text((d / "config.json").string());
              c.replace(c.rfind("Qwen3ForCausalLM"), 16, "Qwen3ForSequenceClassification");
              write_text(d / "config.json", c);
          },
@@ -458,7 +438,7 @@ TEST(HfConvert, Qwen3RerankersAreRefusedAndOrdinaryModelsAreNot) {
         const fs::path base = root / std::to_string(i++);
         fs::create_directories(base);
         const fs::path dir = base / c.dir;
-        fs::rename(make_case("Qwen3-0.6B", base), dir);
+        fs::rename(make_hf_case("Qwen3-0.6B", base), dir);
         c.edit(dir);
         std::string what;
         try {
@@ -478,7 +458,7 @@ TEST(HfConvert, Qwen3RerankersAreRefusedAndOrdinaryModelsAreNot) {
 // modules.json without one changes nothing.
 TEST(HfConvert, PoolingModulesAreRefused) {
     const auto root = temp_dir();
-    const fs::path dir = make_case("Qwen2.5-0.5B-Instruct", root);
+    const fs::path dir = make_hf_case("Qwen2.5-0.5B-Instruct", root);
     const hf::Checkpoint ck(dir.string());
     const hf::ConvertPlan before = hf::plan_convert(ck, hf::OutType::Auto);
     write_text(dir / "modules.json",

@@ -26,34 +26,13 @@
 #include "converters/hf/convert.h"
 #include "libformat/error.h"
 #include "tests/support/helpers.h"
+#include "tests/support/hf_fixtures.h"
 
 namespace {
 
 using namespace oiw;
 using namespace oiw::test;
 namespace fs = std::filesystem;
-
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-// The checkpoint of tests/data/hf/cases/<name>, built as scripts/make-convert-goldens builds it
-// (a copy of test_convert.cpp's helper).
-fs::path make_case(const std::string& name, const fs::path& root) {
-    const fs::path src = data_path("hf/cases/" + name);
-    fs::path dir = root / name;
-    std::string out, args = slurp((src / "synth.args").string());
-    args.erase(args.find_last_not_of(" \n") + 1);
-    EXPECT_EQ(run(tool_path("gguf-synth") + " --hf -q " + args + " " + dir.string(), &out, true), 0) << out;
-    fs::copy_file(data_path("hf/tokenizer.model"), dir / "tokenizer.model");
-    for (const auto& e : fs::directory_iterator(src))
-        if (e.path().extension() == ".json")
-            fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
-    return dir;
-}
 
 // A gguf-synth --hf checkpoint with `args` and tests/data/hf/tokenizer.model, at `dir`.
 fs::path make_synth(const std::string& args, const fs::path& dir) {
@@ -82,7 +61,7 @@ TEST(HfConvertWrite, EveryThreadCountGivesTheGoldenBytes) {
         std::istringstream f(line);
         std::string name, outtype, sha;
         f >> name >> outtype >> sha;
-        if (!built.count(name)) built[name] = make_case(name, root);
+        if (!built.count(name)) built[name] = make_hf_case(name, root);
         for (unsigned threads : {1u, 2u, 3u, 7u}) {
             SCOPED_TRACE(fmt::format("{} --outtype {} -t {}", name, outtype, threads));
             hf::WriteOptions opt;
@@ -250,7 +229,7 @@ TEST(HfConvertWrite, SplitOutputsAreThePythonConvertersFiles) {
         const fs::path root = temp_dir();
         const fs::path ck = r.checkpoint.starts_with("synth:")
                                 ? make_synth(spaced(r.checkpoint.substr(6)), root / "synth")
-                                : make_case(r.checkpoint, root);
+                                : make_hf_case(r.checkpoint, root);
         for (unsigned threads : {1u, 3u}) {
             SCOPED_TRACE(fmt::format("{} --outtype {} {} -t {}", r.checkpoint, r.outtype, r.options, threads));
             const fs::path out = root / fmt::format("out{}", threads);
@@ -269,42 +248,6 @@ TEST(HfConvertWrite, SplitOutputsAreThePythonConvertersFiles) {
             EXPECT_EQ(listing(out), names);
         }
     }
-}
-
-// How many descriptors of process `pid` are open on files in `dir` (its temp files there).
-size_t open_into(pid_t pid, const fs::path& dir) {
-    size_t n = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
-        const std::string target = fs::read_symlink(e.path(), ec).string();
-        if (!ec && target.rfind(dir.string() + "/", 0) == 0) ++n;
-    }
-    return n;
-}
-
-// Starts `args` with `env` added to the environment.
-pid_t spawn(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (char** e = environ; *e; ++e) envp.push_back(*e);
-    std::vector<std::string> extra = env;
-    for (auto& e : extra) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()), 0);
-    return pid;
-}
-
-// Polls (every 200 us, up to 20 s) until `ready` holds; false on timeout.
-template <typename F>
-bool wait_for(F ready) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!ready()) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    return true;
 }
 
 TEST(HfConvertWrite, FailedOrKilledRunsLeaveNoFile) {

@@ -1,5 +1,6 @@
 #include "tests/support/helpers.h"
 
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -85,6 +86,34 @@ void write_file(const std::string& path, std::span<const uint8_t> bytes) {
 }
 
 std::string sha256_hex(std::span<const uint8_t> bytes) { return oiw::sha256_hex(bytes); }
+
+std::string read_text(const std::string& path) {
+    const std::vector<uint8_t> b = read_file(path);
+    return {b.begin(), b.end()};
+}
+
+pid_t spawn(std::vector<std::string> args, const std::vector<std::string>& env) {
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (char** e = environ; *e; ++e) envp.push_back(*e);
+    std::vector<std::string> extra = env;
+    for (auto& e : extra) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()), 0);
+    return pid;
+}
+
+size_t open_into(pid_t pid, const std::filesystem::path& dir) {
+    size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+        if (!ec && target.rfind(dir.string() + "/", 0) == 0) ++n;
+    }
+    return n;
+}
 
 int run(const std::string& cmd, std::string* out, bool merge_stderr) {
     std::string full = cmd + (merge_stderr ? " 2>&1" : "");

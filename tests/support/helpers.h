@@ -1,11 +1,15 @@
 // Shared test helpers: locating tests/data and ../shared, temp dirs, hashing, running tools, golden tensors.
 #pragma once
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -45,6 +49,8 @@ std::string tool_path(const std::string& name);
 std::filesystem::path temp_dir();
 // Whole file as bytes.
 std::vector<uint8_t> read_file(const std::string& path);
+// Whole file as text.
+std::string read_text(const std::string& path);
 // The names of the entries of `dir`, sorted.
 std::vector<std::string> listing(const std::filesystem::path& dir);
 // Every entry of `dir` (hidden ones included) by name: its inode number and its bytes. Equal
@@ -84,6 +90,22 @@ const Golden& golden();
 // Recomputes an OIW4 image's header checksum (XXH3 of the header's first 56 bytes and the
 // directory) after a test edited the header or directory.
 void reseal_oiw4(std::vector<uint8_t>& image);
+
+// Starts `args` (argv[0] a path) with `env` ("K=V") added to the environment; the pid (a test
+// failure when posix_spawn fails).
+pid_t spawn(std::vector<std::string> args, const std::vector<std::string>& env = {});
+// How many descriptors of process `pid` are open on files in `dir` (its temp files there).
+size_t open_into(pid_t pid, const std::filesystem::path& dir);
+// Polls (every 200 us, up to 20 s) until `ready` holds; false on timeout.
+template <typename F>
+bool wait_for(F ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!ready()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return true;
+}
 
 // The message of the exception fn() throws, or "(no error)".
 std::string error_of(const std::function<void()>& fn);

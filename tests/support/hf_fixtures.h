@@ -2,6 +2,7 @@
 // raw header for the hostile cases.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <span>
 #include <string>
@@ -21,6 +22,11 @@ struct StEntry {
 // with spaces to a multiple of 8 bytes (as the safetensors library writes it).
 std::vector<uint8_t> safetensors_image(const std::vector<StEntry>& entries,
                                        const std::map<std::string, std::string>& metadata = {});
+// The checkpoint of tests/data/hf/cases/<name> in root/<name>, built as scripts/make-convert-goldens
+// builds it: `gguf-synth --hf $(cat synth.args)`, tests/data/hf/tokenizer.model and the case's JSON
+// files copied in.
+std::filesystem::path make_hf_case(const std::string& name, const std::filesystem::path& root);
+
 // u64 length of `header` | `header` | `data`: any header at all.
 std::vector<uint8_t> safetensors_raw(std::string_view header, std::span<const uint8_t> data = {});
 

@@ -27,6 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 
 using test::listing;
+using test::open_into;
+using test::spawn;
+using test::wait_for;
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
@@ -221,42 +224,6 @@ TEST(SplitCli, UsageErrorsWriteNothing) {
         EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
         EXPECT_TRUE(listing(dir).empty());
     }
-}
-
-// How many descriptors of process `pid` are open on files in `dir` (its temp files there).
-size_t open_into(pid_t pid, const fs::path& dir) {
-    size_t n = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
-        const std::string target = fs::read_symlink(e.path(), ec).string();
-        if (!ec && target.rfind(dir.string() + "/", 0) == 0) ++n;
-    }
-    return n;
-}
-
-// Starts `args` with `env` added to the environment.
-pid_t spawn(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (char** e = environ; *e; ++e) envp.push_back(*e);
-    std::vector<std::string> extra = env;
-    for (auto& e : extra) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()), 0);
-    return pid;
-}
-
-// Waits (up to 20 s) until `ready` holds; false on timeout.
-template <typename F>
-bool wait_for(F ready) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!ready()) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    return true;
 }
 
 TEST(SplitCli, KilledShardRunLeavesNoFileAndItsRerunCompletesTheSet) {
