@@ -501,14 +501,14 @@ std::optional<std::string> chat_template(const fs::path& dir, const Json& tc, st
 
 // SpecialVocab without tokenizer.json: config.json's special token ids, then tokenizer_config's
 // add_{bos,eos,sep}_token flags, then the chat template.
-void add_special_vocab(KvWriter& kv, const fs::path& dir, const std::optional<Json>& tc, uint64_t n_vocab,
-                       std::vector<std::string>& notes) {
+void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, const std::optional<Json>& tc,
+                       uint64_t n_vocab, std::vector<std::string>& notes) {
     const char* special[] = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
-    const std::optional<Json> cfg = read_optional_json(dir / "config.json");
+    const Json& cfg = hp.raw();  // config.json as it is (plan_convert read it)
     for (const char* typ : special) {
         const std::string key = fmt::format("{}_token_id", typ);
-        const Json* id = cfg ? member(*cfg, key) : nullptr;
-        if ((!id || id->is_null()) && cfg && member(*cfg, "text_config")) id = member((*cfg)["text_config"], key);
+        const Json* id = member(cfg, key);
+        if (const Json* text = member(cfg, "text_config"); (!id || id->is_null()) && text) id = member(*text, key);
         if (!id || !id->is_number_integer()) continue;  // lists (several eos ids) and nulls are skipped
         if (!id->is_number_unsigned())
             throw FormatError(ErrorKind::BadJson, (dir / "config.json").string(), key, "negative token id");
@@ -554,7 +554,7 @@ std::optional<Json> add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hpar
     kv.strings("tokenizer.ggml.tokens", std::move(v.tokens));
     kv.numbers("tokenizer.ggml.scores", GgufType::F32, v.scores);
     kv.numbers("tokenizer.ggml.token_type", GgufType::I32, v.types);
-    add_special_vocab(kv, dir, tc, n_vocab, notes);
+    add_special_vocab(kv, dir, hp, tc, n_vocab, notes);
     return tc;
 }
 

@@ -6,11 +6,15 @@
 //   checkpoint dir --plan_convert--> ConvertPlan (keys, tensors: source, GGUF name/type/shape,
 //                                                 row permutation) --write_convert--> OUT.gguf
 //
+// convert_tensor_into converts one tensor into memory instead: gguf-convert --preset feeds the
+// requantizer that way (converters/hf/convert_requant.h).
+//
 // Architectures (supported_architectures()): LlamaForCausalLM / MistralForCausalLM (the q/k RoPE
 // permutation), Qwen2ForCausalLM, Qwen3ForCausalLM, with a SentencePiece tokenizer.model. Others
 // are refused in one line naming the supported ones.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +23,7 @@
 #include "converters/hf/checkpoint.h"
 #include "libformat/gguf/metadata.h"
 #include "libformat/gguf/split.h"
+#include "libformat/parallel.h"
 #include "libformat/types.h"
 
 namespace oiw::hf {
@@ -45,6 +50,9 @@ struct ConvertPlan {
     std::vector<PlannedTensor> tensors;
     std::vector<std::string> notes;  // what the Python converter would add that this one does not (one line each)
     uint64_t total_params = 0;
+
+    // Bytes of the tensors' data as planned (what write_convert's progress counts).
+    uint64_t total_bytes() const;
 };
 
 // Plans the conversion of `ck` (its directory's config.json, tokenizer files and
@@ -59,6 +67,8 @@ struct WriteOptions {
     // llama-gguf-split does; --shard K/N writes only shard K. Inactive and no_tensor_first_split off: one file.
     SplitOptions split;
     bool reference = false;  // element by element with the scalar conversions (what the fast paths are checked against)
+    // Called on the writing thread after each tensor written: its index, the output bytes so far, its name.
+    std::function<void(size_t index, uint64_t bytes_done, std::string_view name)> progress;
 };
 
 // Writes `plan` to `out` (or its shards, named as the Python converter names them), converting each
@@ -67,5 +77,9 @@ struct WriteOptions {
 // weights throw FormatError(BadData) naming the tensor and its first such element in source order.
 // Returns the files written.
 std::vector<std::string> write_convert(const ConvertPlan& plan, const std::string& out, const WriteOptions& opt = {});
+
+// Tensor t's output bytes into `out` (resized to them), converted on `pool` exactly as write_convert
+// writes them, with the same NaN/Inf refusal; the source's pages are released behind it.
+void convert_tensor_into(ThreadPool& pool, const PlannedTensor& t, std::vector<uint8_t>& out);
 
 }  // namespace oiw::hf

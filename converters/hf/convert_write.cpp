@@ -8,11 +8,8 @@
 
 #include <fmt/format.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "converters/quant/dispatch.h"
+#include "converters/quant/quants.h"
 #include "libformat/error.h"
 #include "libformat/fp16.h"
 #include "libformat/parallel.h"
@@ -73,65 +70,30 @@ uint64_t first_non_finite(const uint8_t* p, uint64_t n, Dtype d) {
     return i;
 }
 
-#if defined(__x86_64__)
-// F16C conversions: half -> float is exact; float -> half rounds to nearest even, as
-// fp32_to_fp16 does for every finite input (the only inputs: non-finite ones are refused first).
-__attribute__((target("avx,f16c"))) void f16_to_f32_f16c(const uint8_t* s, float* d, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * i))));
-    for (; i < n; ++i) d[i] = element(s, Dtype::F16, i);
-}
-
-__attribute__((target("avx,f16c"))) void f32_to_f16_f16c(const float* s, uint8_t* d, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; ++i) {
-        const uint16_t h = fp32_to_fp16(s[i]);
-        std::memcpy(d + 2 * i, &h, 2);
-    }
-}
-
-// The F16C conversions run when the project's CPU detection allows AVX2 + F16C (OIW_ISA=scalar or
-// avx1 turns them off, as it does the quantizers').
-bool has_f16c() { return has_avx2(active_isa()); }
-#else
-bool has_f16c() { return false; }
-void f16_to_f32_f16c(const uint8_t*, float*, size_t) {}
-void f32_to_f16_f16c(const float*, uint8_t*, size_t) {}
-#endif
-
-// n (<= kBlock) source elements at s as floats at f.
+// n (<= kBlock) source elements at s as floats at f (F16 through convert_f16_to_f32: F16C when
+// the active instruction set has it).
 void to_f32(const uint8_t* s, Dtype d, float* f, size_t n) {
+    uint16_t h[kBlock];
     if (d == Dtype::F32) {
         std::memcpy(f, s, 4 * n);
-    } else if (d == Dtype::F16 && has_f16c()) {
-        f16_to_f32_f16c(s, f, n);
-    } else if (d == Dtype::BF16) {
-        uint16_t h[kBlock];
+    } else if (d == Dtype::F16) {
+        std::memcpy(h, s, 2 * n);  // s may be unaligned
+        convert_f16_to_f32(h, f, static_cast<int64_t>(n));
+    } else {
         uint32_t w[kBlock];
         std::memcpy(h, s, 2 * n);
         for (size_t i = 0; i < n; ++i) w[i] = static_cast<uint32_t>(h[i]) << 16;  // bf16_to_fp32
         std::memcpy(f, w, 4 * n);
-    } else {
-        for (size_t i = 0; i < n; ++i) f[i] = element(s, d, i);
     }
 }
 
-// n floats at f to `type` (F32, F16 or BF16) at out.
+// n finite floats at f to `type` (F32, F16 or BF16) at out: F16 and BF16 through the kernel table's
+// row (quantize_chunk: the active ISA's kernel, byte-identical to fp32_to_fp16 / fp32_to_bf16).
 void from_f32(const float* f, GgmlType type, uint8_t* out, size_t n) {
-    if (type == GgmlType::F32) {
+    if (type == GgmlType::F32)
         std::memcpy(out, f, 4 * n);
-    } else if (type == GgmlType::F16 && has_f16c()) {
-        f32_to_f16_f16c(f, out, n);
-    } else {
-        for (size_t i = 0; i < n; ++i) {
-            const uint16_t h = type == GgmlType::F16 ? fp32_to_fp16(f[i]) : fp32_to_bf16(f[i]);
-            std::memcpy(out + 2 * i, &h, 2);
-        }
-    }
+    else
+        quantize_chunk(type, f, out, 1, static_cast<int64_t>(n), nullptr);
 }
 
 // n contiguous source elements at s (dtype d) to `type` at out, through float a block at a time.
@@ -197,9 +159,10 @@ struct TensorJob {
     }
 };
 
-// Writes one tensor's data: tasks checked (source range [begin, end), raw bits) and converted on the
-// pool, written in order on this thread; a copied task's bytes go straight from the mapping.
-void write_tensor(ThreadPool& pool, const PlannedTensor& t, GgufOutput& w) {
+// Converts one tensor: tasks checked (source range [begin, end), raw bits) and converted on the
+// pool, handed to `emit` in order on this thread; a copied task's bytes go straight from the mapping.
+template <typename Emit>
+void convert_tensor(ThreadPool& pool, const PlannedTensor& t, Emit&& emit) {
     const TensorJob job(t);
     std::vector<char> bad(job.n_tasks, 0);  // each task writes only its own flag
     const uint64_t in = dtype_size(job.src.dtype);
@@ -217,9 +180,9 @@ void write_tensor(ThreadPool& pool, const PlannedTensor& t, GgufOutput& w) {
         if (bad[k]) throw job.non_finite();
         const uint64_t a = job.begin(k), b = job.end(k);
         if (job.copy)
-            w.write_tensor_data({job.p + a * in, static_cast<size_t>((b - a) * in)});
+            emit(std::span<const uint8_t>(job.p + a * in, static_cast<size_t>((b - a) * in)));
         else
-            w.write_tensor_data(out);
+            emit(out);
         if (b * in >= released_at + kReleaseEvery) {
             t.source.part->release(job.src);  // pages still being read fault back in from the page cache
             released_at = b * in;
@@ -309,17 +272,36 @@ std::vector<std::string> write_convert(const ConvertPlan& plan, const std::strin
     for (const PlannedTensor& t : plan.tensors) max_tasks = std::max(max_tasks, TensorJob(t).n_tasks);
     std::unique_ptr<ThreadPool> pool;
     if (!opt.reference) pool = std::make_unique<ThreadPool>(thread_count(opt.threads, max_tasks));
+    uint64_t done = 0;
     for (size_t i = 0; i < plan.tensors.size(); ++i) {
         const PlannedTensor& t = plan.tensors[i];
         if (!w->writes(i)) continue;
         if (opt.reference)
             write_tensor_reference(t, *w);
         else
-            write_tensor(*pool, t, *w);
+            convert_tensor(*pool, t, [&](std::span<const uint8_t> b) { w->write_tensor_data(b); });
         t.source.part->release(*t.source.tensor);
+        done += t.source.tensor->elements * row_size(t.type, 1);
+        if (opt.progress) opt.progress(i, done, t.name);
     }
     w->finish();
     return w->written_paths();
+}
+
+uint64_t ConvertPlan::total_bytes() const {
+    uint64_t n = 0;
+    for (const PlannedTensor& t : tensors) n += t.source.tensor->elements * row_size(t.type, 1);
+    return n;
+}
+
+void convert_tensor_into(ThreadPool& pool, const PlannedTensor& t, std::vector<uint8_t>& out) {
+    out.resize(static_cast<size_t>(t.source.tensor->elements * row_size(t.type, 1)));
+    size_t at = 0;
+    convert_tensor(pool, t, [&](std::span<const uint8_t> b) {
+        std::memcpy(out.data() + at, b.data(), b.size());
+        at += b.size();
+    });
+    t.source.part->release(*t.source.tensor);
 }
 
 }  // namespace oiw::hf

@@ -56,6 +56,24 @@ std::vector<GgufKV> imatrix_kvs(const std::string& path, const Imatrix& m) {
     return kvs;
 }
 
+// A Model as the requantizer reads it: through its mapping, pages released behind the reader.
+class ModelInput final : public RequantInput {
+public:
+    explicit ModelInput(const Model& m) : m_(m) {}
+    const Metadata& metadata() const override { return m_.metadata(); }
+    const std::vector<GgufTensorInfo>& tensors() const override { return m_.tensors(); }
+    const std::string& path() const override { return m_.path(); }
+    std::vector<std::string> files() const override { return m_.files(); }
+    std::span<const uint8_t> tensor_data(size_t i) const override { return m_.tensor_data(i); }
+    void release_pages(size_t i) const override { m_.release_tensor_pages(i); }
+    void done(size_t i) const override { m_.release_tensor_pages(i); }
+    size_t shard_of(size_t i) const override { return m_.shard_of(i); }
+    size_t shard_count() const override { return m_.shards().size(); }
+
+private:
+    const Model& m_;
+};
+
 int64_t matrices(const TensorPlan& t) { return t.shape.size() > 2 ? t.shape[2] : 1; }
 
 template <typename Writer>  // GgufWriter or GgufOutput
@@ -66,7 +84,7 @@ void describe_output(Writer& w, const RequantJob& job) {
 }
 
 // Refuses a conversion the engine cannot do, naming the tensor.
-void check_convertible(const Model& in, const TensorPlan& t) {
+void check_convertible(const RequantInput& in, const TensorPlan& t) {
     const std::string subject = "tensor '" + t.name + "'";
     if (t.dst_type != GgmlType::F32 && !can_quantize(t.dst_type))
         throw FormatError(ErrorKind::Unsupported, in.path(), subject,
@@ -91,8 +109,8 @@ struct TaskGrid {
 };
 
 // Converts one tensor, task by task (TaskGrid). `reference`: use the scalar reference quantizers.
-void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, const Model& in, const TensorPlan& t,
-                    const float* imatrix, bool reference, GgufOutput& w,
+void convert_tensor(ThreadPool& pool, std::vector<std::vector<float>>& scratch, const RequantInput& in,
+                    const TensorPlan& t, const float* imatrix, bool reference, GgufOutput& w,
                     const std::function<void(uint64_t)>& consumed) {
     const GgufTensorInfo& info = in.tensors()[t.input_index];
     const int64_t ne0 = info.ne[0], ne1 = info.ne[1];
@@ -195,7 +213,7 @@ const float* RequantJob::imatrix_for(const TensorPlan& t) const {
     return it->second.data();
 }
 
-RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
+RequantJob prepare_requant(const RequantInput& in, const RequantOptions& opt) {
     if (!opt.plan.preset) throw FormatError(ErrorKind::Usage, "", "--preset", "no preset given");
     if (!opt.include_weights.empty() && !opt.exclude_weights.empty())
         throw FormatError(ErrorKind::Usage, "", "--include-weights/--exclude-weights", "cannot be used together");
@@ -227,7 +245,7 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
             return std::pair(in.shard_of(a), in.tensors()[a].offset) <
                    std::pair(in.shard_of(b), in.tensors()[b].offset);
         });
-        job.split.keep.assign(in.shards().size(), 0);
+        job.split.keep.assign(in.shard_count(), 0);
         for (size_t i : popt.order) ++job.split.keep[in.shard_of(i)];
     }
     job.plan = plan_requant(job.kvs, in.tensors(), popt);
@@ -295,7 +313,9 @@ RequantJob prepare_requant(const Model& in, const RequantOptions& opt) {
     return job;
 }
 
-void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads,
+RequantJob prepare_requant(const Model& in, const RequantOptions& opt) { return prepare_requant(ModelInput(in), opt); }
+
+void write_requant(const RequantInput& in, const RequantJob& job, const std::string& out_path, unsigned threads,
                    const RequantProgress& progress) {
     if (!job.writable)
         throw FormatError(ErrorKind::Usage, out_path, "", "the plan has refused tensors (see its warnings)");
@@ -321,7 +341,7 @@ void write_requant(const Model& in, const RequantJob& job, const std::string& ou
         uint64_t released_at = 0;
         auto advance = [&](uint64_t consumed) {
             if (consumed >= released_at + kReleaseEvery) {
-                in.release_tensor_pages(t.input_index);
+                in.release_pages(t.input_index);
                 released_at = consumed;
             }
             if (progress) progress(i, done + consumed, t.name);
@@ -341,11 +361,16 @@ void write_requant(const Model& in, const RequantJob& job, const std::string& ou
                 advance(off + n);
             }
         }
-        in.release_tensor_pages(t.input_index);
+        in.done(t.input_index);
         done += t.src_bytes;
         if (progress) progress(i, done, t.name);
     }
     w.finish();
+}
+
+void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads,
+                   const RequantProgress& progress) {
+    write_requant(ModelInput(in), job, out_path, threads, progress);
 }
 
 RequantJob requantize(const std::string& in_path, const std::string& out_path, const RequantOptions& opt,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,29 @@
 #include "libformat/model.h"
 
 namespace oiw {
+
+// What the requantizer reads: a model's keys and tensor infos, and each tensor's bytes when its turn
+// comes. A Model (open_model) is read through its mapping; gguf-convert --preset feeds tensors it
+// converts one at a time (converters/hf/convert_requant.h).
+class RequantInput {
+public:
+    virtual ~RequantInput() = default;
+    virtual const Metadata& metadata() const = 0;
+    virtual const std::vector<GgufTensorInfo>& tensors() const = 0;
+    // Names the input in errors.
+    virtual const std::string& path() const = 0;
+    // Every file the run reads (outputs never overwrite one).
+    virtual std::vector<std::string> files() const = 0;
+    // Tensor i's bytes (tensors()[i].n_bytes of them), valid until done(i).
+    virtual std::span<const uint8_t> tensor_data(size_t i) const = 0;
+    // Called every so often while tensor i is consumed: the pages read so far may be dropped.
+    virtual void release_pages(size_t i) const = 0;
+    // Tensor i is written.
+    virtual void done(size_t i) const = 0;
+    // --keep-split: the input shard tensor i is in, and how many there are.
+    virtual size_t shard_of(size_t i) const = 0;
+    virtual size_t shard_count() const = 0;
+};
 
 struct RequantOptions {
     PlanOptions plan;                          // preset, rules, overrides (has_imatrix is set here)
@@ -54,6 +78,7 @@ struct RequantJob {
 // bad options, a requantization without allow_requantize, a source type that cannot be converted,
 // a missing or mis-sized imatrix entry (naming the tensor); with opt.dry_run the per-tensor
 // refusals become warnings. Warnings go to job.plan.warnings.
+RequantJob prepare_requant(const RequantInput& in, const RequantOptions& opt);
 RequantJob prepare_requant(const Model& in, const RequantOptions& opt);
 
 // Called on the writing thread after each tensor: its position in output order, the input bytes
@@ -64,6 +89,8 @@ using RequantProgress = std::function<void(size_t index, uint64_t src_bytes_done
 // (no input of the run is ever overwritten); with --shard only that shard's tensors are computed. Worker threads:
 // thread_count(threads, tasks of the largest conversion), so `threads` = 0 uses every hardware thread; FormatError when
 // a thread cannot be created.
+void write_requant(const RequantInput& in, const RequantJob& job, const std::string& out_path, unsigned threads = 0,
+                   const RequantProgress& progress = {});
 void write_requant(const Model& in, const RequantJob& job, const std::string& out_path, unsigned threads = 0,
                    const RequantProgress& progress = {});
 

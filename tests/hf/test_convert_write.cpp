@@ -34,14 +34,6 @@ using namespace oiw;
 using namespace oiw::test;
 namespace fs = std::filesystem;
 
-// A gguf-synth --hf checkpoint with `args` and tests/data/hf/tokenizer.model, at `dir`.
-fs::path make_synth(const std::string& args, const fs::path& dir) {
-    std::string out;
-    EXPECT_EQ(run(tool_path("gguf-synth") + " --hf -q " + args + " " + dir.string(), &out, true), 0) << out;
-    fs::copy_file(data_path("hf/tokenizer.model"), dir / "tokenizer.model");
-    return dir;
-}
-
 // write_convert of `dir` at `outtype` to `out` with `opt`; the file's SHA-256.
 std::string convert_sha(const fs::path& dir, const std::string& outtype, const fs::path& out,
                         const hf::WriteOptions& opt) {

@@ -87,3 +87,27 @@ hostile_case "convert: output to /dev/null (a device)" 2 "$CV" "$TMP/ok" /dev/nu
 expect_err_one_line
 hostile_case "convert: checkpoint is a file" 2 "$CV" "$TOK" "$TMP/o.gguf"
 expect_err_one_line; expect_no_file "$TMP/o.gguf"
+
+# Straight to a preset (--preset): the same refusals, and the checkpoint is an input never overwritten.
+hostile_case "convert --preset: output onto a shard" 2 "$CV" --preset Q8_0 "$TMP/ok" "$TMP/ok/model.safetensors"
+expect_err_one_line
+expect_true "shard unchanged (--preset)" "$BIN/gguf-convert" -q --dry-run "$TMP/ok"
+hostile_case "convert --preset: output to /dev/null (a device)" 2 "$CV" --preset Q8_0 "$TMP/ok" /dev/null
+expect_err_one_line
+hostile_case "convert --preset: truncated shard" 2 "$CV" --preset Q4_K_M "$TMP/trunc" "$TMP/o.gguf"
+expect_err_contains "end past the"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
+printf 'GGUF\x03\x00\x00\x00\xff' >"$TMP/bad-imatrix.gguf"
+hostile_case "convert --preset: truncated imatrix" 2 "$CV" --preset Q4_K_M --imatrix "$TMP/bad-imatrix.gguf" \
+  "$TMP/ok" "$TMP/o.gguf"
+expect_err_contains "bad-imatrix.gguf"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
+mkck nan
+python3 - "$TMP/nan/model.safetensors" <<'PY'
+import json, struct, sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); n = struct.unpack("<Q", b[:8])[0]
+at = 8 + n + json.loads(b[8:8 + n])["model.layers.0.mlp.up_proj.weight"]["data_offsets"][0] + 6
+b[at:at + 2] = struct.pack("<H", 0x7f80)  # +inf in BF16
+open(p, "wb").write(b)
+PY
+hostile_case "convert --preset: infinite weight" 2 "$CV" --preset Q8_0 "$TMP/nan" "$TMP/o.gguf"
+expect_err_contains "tensor 'model.layers.0.mlp.up_proj.weight': non-finite value inf at element 3"
+expect_err_one_line; expect_no_file "$TMP/o.gguf"

@@ -38,6 +38,13 @@ std::filesystem::path make_hf_case(const std::string& name, const std::filesyste
     return dir;
 }
 
+std::filesystem::path make_synth(const std::string& args, const std::filesystem::path& dir) {
+    std::string out;
+    EXPECT_EQ(run(tool_path("gguf-synth") + " --hf -q " + args + " " + dir.string(), &out, true), 0) << out;
+    std::filesystem::copy_file(data_path("hf/tokenizer.model"), dir / "tokenizer.model");
+    return dir;
+}
+
 std::vector<uint8_t> safetensors_raw(std::string_view header, std::span<const uint8_t> data) {
     std::vector<uint8_t> out(8 + header.size());
     const uint64_t n = header.size();

@@ -27,6 +27,9 @@ std::vector<uint8_t> safetensors_image(const std::vector<StEntry>& entries,
 // files copied in.
 std::filesystem::path make_hf_case(const std::string& name, const std::filesystem::path& root);
 
+// A gguf-synth --hf checkpoint with `args` and tests/data/hf/tokenizer.model, at `dir`.
+std::filesystem::path make_synth(const std::string& args, const std::filesystem::path& dir);
+
 // u64 length of `header` | `header` | `data`: any header at all.
 std::vector<uint8_t> safetensors_raw(std::string_view header, std::span<const uint8_t> data = {});
 
