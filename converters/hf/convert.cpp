@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <span>
 
 #include <fmt/format.h>
@@ -156,6 +157,14 @@ constexpr NamePair kQkNormNames[] = {
     {"model.layers.{}.self_attn.k_norm", "blk.{}.attn_k_norm"},
 };
 
+// Mixtral's router and its experts once merged (LlamaModel.modify_tensors' "layers.B.feed_forward.experts.wK").
+constexpr NamePair kMoeNames[] = {
+    {"model.layers.{}.block_sparse_moe.gate", "blk.{}.ffn_gate_inp"},
+    {"layers.{}.feed_forward.experts.w1", "blk.{}.ffn_gate_exps"},
+    {"layers.{}.feed_forward.experts.w2", "blk.{}.ffn_down_exps"},
+    {"layers.{}.feed_forward.experts.w3", "blk.{}.ffn_up_exps"},
+};
+
 // One supported Hugging Face architecture: its GGUF architecture and what its converter class
 // (convert_hf_to_gguf.py) does beyond TextModel's common steps.
 struct ArchSpec {
@@ -251,10 +260,83 @@ std::pair<int64_t, int64_t> head_counts(const Hparams& hp) {
     return {static_cast<int64_t>(n_head_j.get<uint64_t>()), static_cast<int64_t>(n_kv_j.get<uint64_t>())};
 }
 
+// LlamaModel.modify_tensors' experts: model.layers.B.block_sparse_moe.experts.X.wK.weight are held
+// per block until the block has 3 x num_local_experts of them, then w1, w2, w3 are each stacked over
+// X into one 3-D tensor (type `type`), appended to `out` in that order.
+class ExpertMerger {
+public:
+    ExpertMerger(const ArchSpec& spec, const Hparams& hp, int64_t n_block, GgmlType type)
+        : spec_(spec), hp_(hp), n_block_(n_block), type_(type) {}
+
+    void add(const TensorRef& r, const std::string& name, std::vector<PlannedTensor>& out) {
+        const std::string subject = "tensor '" + r.tensor->name + "'";
+        if (!spec_.undo_permute)  // not a LlamaModel: gguf-py cannot map the name
+            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject,
+                              fmt::format("cannot map the tensor name to GGUF ({})", spec_.arch));
+        const Json& nx = hp_.need({"num_local_experts"});
+        if (!nx.is_number_unsigned() || nx.get<uint64_t>() == 0 || nx.get<uint64_t>() > 4096)
+            throw FormatError(ErrorKind::BadJson, hp_.file(), "num_local_experts",
+                              nx.dump() + " is not an expert count");
+        const auto n = static_cast<int64_t>(nx.get<uint64_t>());
+        const int64_t bid = block_id(name);
+        bool known = bid >= 0 && bid < n_block_;
+        for (int64_t x = 0; known && x < n && !held_[bid].contains(name); ++x)
+            for (const char* w : {"w1", "w2", "w3"})
+                if (name == expert_name(bid, x, w)) held_[bid].emplace(name, r);
+        if (!known || !held_[bid].contains(name))
+            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject,
+                              fmt::format("not an expert of a block below {} named as Mixtral names them "
+                                          "(model.layers.B.block_sparse_moe.experts.X.w1|w2|w3.weight, X < {})",
+                                          n_block_, n));
+        if (held_[bid].size() < static_cast<size_t>(3 * n)) return;
+        for (const char* w : {"w1", "w2", "w3"}) {
+            PlannedTensor t;
+            for (int64_t x = 0; x < n; ++x) {
+                const auto it = held_[bid].find(expert_name(bid, x, w));
+                t.stacked.push_back(it->second);
+                held_[bid].erase(it);
+            }
+            t.source = t.stacked.front();
+            const Tensor& first = *t.source.tensor;
+            for (const TensorRef& e : t.stacked)
+                if (e.tensor->shape != first.shape || e.tensor->dtype != first.dtype)
+                    throw FormatError(ErrorKind::BadDims, e.part->path(), "tensor '" + e.tensor->name + "'",
+                                      fmt::format("not the shape and dtype of '{}': experts are stacked", first.name));
+            if (first.shape.size() != 2)
+                throw FormatError(ErrorKind::BadDims, t.source.part->path(), "tensor '" + first.name + "'",
+                                  "an expert is a matrix");
+            t.name = map_name(spec_, fmt::format("layers.{}.feed_forward.experts.{}.weight", bid, w), bid, n_block_);
+            t.ne = {static_cast<int64_t>(first.shape[1]), static_cast<int64_t>(first.shape[0]), n};
+            t.type = type_;
+            out.push_back(std::move(t));
+        }
+    }
+
+    // prepare_tensors' "Unprocessed experts": a block whose experts never completed.
+    void check_done(const Checkpoint& ck) const {
+        for (const auto& [bid, held] : held_)
+            if (!held.empty())
+                throw FormatError(
+                    ErrorKind::BadDims, ck.dir(), "tensor '" + held.begin()->first + "'",
+                    fmt::format("block {} has {} of the 3 x num_local_experts expert tensors", bid, held.size()));
+    }
+
+private:
+    static std::string expert_name(int64_t bid, int64_t x, const char* w) {
+        return fmt::format("model.layers.{}.block_sparse_moe.experts.{}.{}.weight", bid, x, w);
+    }
+    const ArchSpec& spec_;
+    const Hparams& hp_;
+    int64_t n_block_;
+    GgmlType type_;
+    std::map<int64_t, std::map<std::string, TensorRef>> held_;
+};
+
 std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& ck, const Hparams& hp, OutType ot,
                                         int64_t n_block) {
     const auto [n_head, n_kv] = spec.undo_permute ? head_counts(hp) : std::pair<int64_t, int64_t>{0, 0};
     std::vector<PlannedTensor> out;
+    ExpertMerger experts(spec, hp, n_block, out_ggml(ot));
     for (const TensorRef& r : ck.tensors()) {
         const std::string name = filtered_name(r.tensor->name);
         if (name.empty() || name.ends_with(".attention.masked_bias") || name.ends_with(".attention.bias") ||
@@ -265,8 +347,10 @@ std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& 
             throw FormatError(
                 ErrorKind::Unsupported, r.part->path(), subject,
                 fmt::format("dtype {} is not converted (F32, F16 and BF16 are)", dtype_name(r.tensor->dtype)));
-        if (spec.undo_permute && name.find("block_sparse_moe.experts") != std::string::npos)
-            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject, "Mixtral experts are not converted yet");
+        if (name.find("block_sparse_moe.experts") != std::string::npos) {
+            experts.add(r, name, out);
+            continue;
+        }
         PlannedTensor t;
         t.source = r;
         t.name = map_name(spec, name, block_id(name), n_block);
@@ -290,18 +374,38 @@ std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& 
                     fmt::format("{} rows do not split into {} heads of row pairs", rows, t.permute_heads));
         }
         const bool one_d = r.tensor->shape.size() <= 1;
-        const bool f32_name = t.name.ends_with("_norm.weight") || !t.name.ends_with(".weight");
+        const bool f32_name = t.name.ends_with("_norm.weight") || !t.name.ends_with(".weight") ||
+                              t.name.ends_with(".ffn_gate_inp.weight");  // routers stay F32
         t.type = one_d || f32_name ? GgmlType::F32 : out_ggml(ot);
         out.push_back(std::move(t));
     }
+    experts.check_done(ck);
     return out;
 }
 
 // ---------------------------------------------------------------- keys
 
 // Metadata.load + set_gguf_meta_model for a checkpoint without a model card.
-void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, int64_t total_params,
-                 std::vector<std::string>& notes) {
+// GGUFWriter.get_total_parameter_count's size label: "NxS" from the expert tensors ("_exps.", 3-D+:
+// expert count = shape[-3], each expert's share counted once) and the shared ones, else the total.
+std::string planned_size_label(const std::vector<PlannedTensor>& tensors, int64_t total) {
+    int64_t shared = 0, expert = 0, expert_sum = 0, n_expert_tensors = 0;
+    for (const PlannedTensor& t : tensors) {
+        const auto n = static_cast<int64_t>(t.elements());
+        if (t.name.find("_exps.") != std::string::npos && t.ne.size() >= 3) {
+            const int64_t count = t.name.find(".bias") != std::string::npos ? t.ne[1] : t.ne[2];
+            expert += count > 0 ? n / count : 0;
+            expert_sum += count;
+            ++n_expert_tensors;
+        } else {
+            shared += n;
+        }
+    }
+    return size_label(total, shared, expert, n_expert_tensors > 0 ? expert_sum / n_expert_tensors : 0);
+}
+
+void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const std::vector<PlannedTensor>& tensors,
+                 int64_t total_params, std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
     if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec)) {
         const std::string card = read_text_file((dir / "README.md").string(), kMaxJsonBytes);
@@ -325,7 +429,7 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, int64_t 
         if (std::count(s.begin(), s.end(), '/') <= 1) fill(model_id_parts(s, total_params));
     }
     fill(model_id_parts(dir_name(ck.dir()), total_params));
-    if (!meta.size_label && total_params > 0) meta.size_label = size_label(total_params, total_params, 0, 0);
+    if (!meta.size_label && total_params > 0) meta.size_label = planned_size_label(tensors, total_params);
 
     kv.str("general.type", "model");
     std::optional<Json> gen;
@@ -397,7 +501,7 @@ void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
     if (rope.contains("sliding_attention")) unsupported("sliding-window RoPE theta");
 }
 
-// TextModel.set_gguf_parameters (`a`: "<arch>."); mixture-of-experts keys are refused.
+// TextModel.set_gguf_parameters (`a`: "<arch>."); expert groups and gating functions are refused.
 void add_text_params(KvWriter& kv, const Hparams& hp, const std::string& a, int64_t n_block, OutType ot) {
     kv.u32(a + "block_count", static_cast<uint64_t>(n_block));
     if (const Json* v = hp.get({"max_position_embeddings", "n_ctx", "n_positions", "max_length", "max_sequence_length",
@@ -413,9 +517,11 @@ void add_text_params(KvWriter& kv, const Hparams& hp, const std::string& a, int6
     if (const Json* v = hp.get({"rms_norm_eps", "norm_eps"})) kv.f32(a + "attention.layer_norm_rms_epsilon", *v);
     if (const Json* v = hp.get({"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"}))
         kv.f32(a + "attention.layer_norm_epsilon", *v);
-    if (hp.get({"num_local_experts", "num_experts"}) || hp.get({"n_group"}) ||
+    if (const Json* v = hp.get({"num_local_experts", "num_experts"})) kv.u32(a + "expert_count", *v);
+    if (hp.get({"n_group"}) ||
         hp.get({"score_function", "scoring_func", "score_func", "moe_router_activation", "moe_router_activation_func"}))
-        throw FormatError(ErrorKind::Unsupported, hp.file(), "", "mixture-of-experts parameters are not converted yet");
+        throw FormatError(ErrorKind::Unsupported, hp.file(), "",
+                          "expert groups and gating functions are not converted yet");
     if (const Json* v = hp.get({"num_experts_per_tok", "num_experts_per_token", "top_k_experts"}))
         kv.u32(a + "expert_used_count", *v);
     if (const Json* v = hp.get({"head_dim"})) {
@@ -645,8 +751,9 @@ void check_qwen3(const Checkpoint& ck, const Hparams& hp) {
 }
 
 constexpr ArchSpec kArchs[] = {
-    {"LlamaForCausalLM", "llama", {}, true, nullptr, add_llama_params, add_llama_vocab},
-    {"MistralForCausalLM", "llama", {}, true, nullptr, add_llama_params, add_llama_vocab},
+    {"LlamaForCausalLM", "llama", kMoeNames, true, nullptr, add_llama_params, add_llama_vocab},
+    {"MistralForCausalLM", "llama", kMoeNames, true, nullptr, add_llama_params, add_llama_vocab},
+    {"MixtralForCausalLM", "llama", kMoeNames, true, nullptr, add_llama_params, add_llama_vocab},
     {"Qwen2ForCausalLM", "qwen2", {}, false, check_no_pooling, nullptr, add_qwen2_vocab},
     {"Qwen3ForCausalLM", "qwen3", kQkNormNames, false, check_qwen3, nullptr, add_qwen2_vocab},
 };
@@ -662,7 +769,7 @@ std::optional<OutType> out_type_from_name(std::string_view name) {
 }
 
 const char* supported_architectures() {
-    return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM";
+    return "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM";
 }
 
 ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
@@ -690,14 +797,10 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
     ConvertPlan plan;
     plan.arch = spec->arch;
     plan.tensors = plan_tensors(*spec, ck, hp, ot, n_block);
-    for (const PlannedTensor& t : plan.tensors) {
-        int64_t n = 1;
-        for (int64_t d : t.ne) n *= d;
-        plan.total_params += static_cast<uint64_t>(n);
-    }
+    for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
     KvWriter kv(cfg_path);
     kv.str("general.architecture", plan.arch);
-    add_general(kv, ck, hp, static_cast<int64_t>(plan.total_params), plan.notes);
+    add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), plan.notes);
     const std::string a = plan.arch + ".";
     add_text_params(kv, hp, a, n_block, ot);
     if (spec->params) spec->params(kv, hp, a);

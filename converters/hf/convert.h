@@ -10,7 +10,8 @@
 // requantizer that way (converters/hf/convert_requant.h).
 //
 // Architectures (supported_architectures()): LlamaForCausalLM / MistralForCausalLM (the q/k RoPE
-// permutation), Qwen2ForCausalLM, Qwen3ForCausalLM, with a SentencePiece tokenizer.model. Others
+// permutation), MixtralForCausalLM (as llama, experts stacked into 3-D tensors), Qwen2ForCausalLM,
+// Qwen3ForCausalLM, with a SentencePiece tokenizer.model. Others
 // are refused in one line naming the supported ones.
 #pragma once
 #include <cstdint>
@@ -42,6 +43,14 @@ struct PlannedTensor {
     std::vector<int64_t> ne;  // ggml order: ne[0] is the row length (the source shape reversed)
     TensorRef source;
     int64_t permute_heads = 0;  // > 0: rows regrouped as LlamaModel.permute does for this many heads
+    // Non-empty: the tensor is these sources stacked in order (torch.stack, dim 0: Mixtral's experts
+    // merged into one 3-D tensor), each of the same shape and dtype; source is stacked[0].
+    std::vector<TensorRef> stacked;
+
+    // Elements of the tensor (all of its sources).
+    uint64_t elements() const;
+    // Its sources: stacked, or {source}.
+    std::vector<TensorRef> sources() const { return stacked.empty() ? std::vector<TensorRef>{source} : stacked; }
 };
 
 struct ConvertPlan {

@@ -30,7 +30,8 @@ ConvertedInput::ConvertedInput(const ConvertPlan& plan, std::string dir, unsigne
 std::vector<std::string> ConvertedInput::files() const {
     std::vector<std::string> v;
     for (const PlannedTensor& t : plan_.tensors)
-        if (std::find(v.begin(), v.end(), t.source.part->path()) == v.end()) v.push_back(t.source.part->path());
+        for (const TensorRef& r : t.sources())
+            if (std::find(v.begin(), v.end(), r.part->path()) == v.end()) v.push_back(r.part->path());
     return v;
 }
 

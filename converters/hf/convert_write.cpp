@@ -162,7 +162,7 @@ struct TensorJob {
 // Converts one tensor: tasks checked (source range [begin, end), raw bits) and converted on the
 // pool, handed to `emit` in order on this thread; a copied task's bytes go straight from the mapping.
 template <typename Emit>
-void convert_tensor(ThreadPool& pool, const PlannedTensor& t, Emit&& emit) {
+void convert_source(ThreadPool& pool, const PlannedTensor& t, Emit&& emit) {
     const TensorJob job(t);
     std::vector<char> bad(job.n_tasks, 0);  // each task writes only its own flag
     const uint64_t in = dtype_size(job.src.dtype);
@@ -192,8 +192,29 @@ void convert_tensor(ThreadPool& pool, const PlannedTensor& t, Emit&& emit) {
     pool.run_ordered(static_cast<int64_t>(job.n_tasks), slot, compute, sink);
 }
 
+// The tensor as each of its sources in turn (one for all but stacked tensors): `t` with that source.
+template <typename Fn>
+void for_each_source(const PlannedTensor& t, Fn&& fn) {
+    if (t.stacked.empty()) return fn(t);
+    for (const TensorRef& r : t.stacked) {
+        PlannedTensor part = t;
+        part.stacked.clear();
+        part.source = r;
+        fn(part);
+    }
+}
+
+template <typename Emit>
+void convert_tensor(ThreadPool& pool, const PlannedTensor& t, Emit&& emit) {
+    for_each_source(t, [&](const PlannedTensor& part) { convert_source(pool, part, emit); });
+}
+
+void release_sources(const PlannedTensor& t) {
+    for (const TensorRef& r : t.sources()) r.part->release(*r.tensor);
+}
+
 // One tensor element by element with the scalar conversions (WriteOptions::reference).
-void write_tensor_reference(const PlannedTensor& t, GgufOutput& w) {
+void write_source_reference(const PlannedTensor& t, GgufOutput& w) {
     const Tensor& src = *t.source.tensor;
     const uint8_t* p = t.source.part->bytes(src).data();
     const uint64_t cols = static_cast<uint64_t>(t.ne[0]), rows = src.elements / std::max<uint64_t>(cols, 1);
@@ -214,6 +235,10 @@ void write_tensor_reference(const PlannedTensor& t, GgufOutput& w) {
     }
 }
 
+void write_tensor_reference(const PlannedTensor& t, GgufOutput& w) {
+    for_each_source(t, [&](const PlannedTensor& part) { write_source_reference(part, w); });
+}
+
 // Tensors per shard as gguf-py's GGUFWriter.add_tensor_info cuts them: a new shard when the current
 // one holds a tensor and either max_tensors of them, or bytes (unpadded) that with the next tensor's
 // exceed max_bytes; no_tensor_first_split puts a shard without tensors first.
@@ -221,7 +246,7 @@ std::vector<size_t> python_split(const ConvertPlan& plan, const SplitOptions& s)
     std::vector<size_t> counts(s.no_tensor_first_split ? 2 : 1, 0);
     uint64_t bytes = 0;
     for (const PlannedTensor& t : plan.tensors) {
-        const uint64_t n = t.source.tensor->elements * row_size(t.type, 1);
+        const uint64_t n = t.elements() * row_size(t.type, 1);
         if (counts.back() > 0 &&
             ((s.max_tensors && counts.back() >= s.max_tensors) || (s.max_bytes && bytes + n > s.max_bytes))) {
             counts.push_back(0);
@@ -242,7 +267,8 @@ std::vector<size_t> python_split(const ConvertPlan& plan, const SplitOptions& s)
 // (split.no, split.count, split.tensors.count) named from out's stem as gguf-py names them.
 std::unique_ptr<GgufOutput> open_output(const ConvertPlan& plan, const std::string& out, const SplitOptions& s) {
     std::vector<std::string> inputs;
-    for (const PlannedTensor& t : plan.tensors) inputs.push_back(t.source.part->path());
+    for (const PlannedTensor& t : plan.tensors)
+        for (const TensorRef& r : t.sources()) inputs.push_back(r.part->path());
     SplitOptions layout;
     layout.keep = python_split(plan, s);
     std::string path = out;
@@ -269,7 +295,9 @@ std::unique_ptr<GgufOutput> open_output(const ConvertPlan& plan, const std::stri
 std::vector<std::string> write_convert(const ConvertPlan& plan, const std::string& out, const WriteOptions& opt) {
     const auto w = open_output(plan, out, opt.split);
     uint64_t max_tasks = 1;
-    for (const PlannedTensor& t : plan.tensors) max_tasks = std::max(max_tasks, TensorJob(t).n_tasks);
+    for (const PlannedTensor& t : plan.tensors)
+        for_each_source(t,
+                        [&](const PlannedTensor& part) { max_tasks = std::max(max_tasks, TensorJob(part).n_tasks); });
     std::unique_ptr<ThreadPool> pool;
     if (!opt.reference) pool = std::make_unique<ThreadPool>(thread_count(opt.threads, max_tasks));
     uint64_t done = 0;
@@ -280,28 +308,34 @@ std::vector<std::string> write_convert(const ConvertPlan& plan, const std::strin
             write_tensor_reference(t, *w);
         else
             convert_tensor(*pool, t, [&](std::span<const uint8_t> b) { w->write_tensor_data(b); });
-        t.source.part->release(*t.source.tensor);
-        done += t.source.tensor->elements * row_size(t.type, 1);
+        release_sources(t);
+        done += t.elements() * row_size(t.type, 1);
         if (opt.progress) opt.progress(i, done, t.name);
     }
     w->finish();
     return w->written_paths();
 }
 
+uint64_t PlannedTensor::elements() const {
+    uint64_t n = 0;
+    for (const TensorRef& r : sources()) n += r.tensor->elements;
+    return n;
+}
+
 uint64_t ConvertPlan::total_bytes() const {
     uint64_t n = 0;
-    for (const PlannedTensor& t : tensors) n += t.source.tensor->elements * row_size(t.type, 1);
+    for (const PlannedTensor& t : tensors) n += t.elements() * row_size(t.type, 1);
     return n;
 }
 
 void convert_tensor_into(ThreadPool& pool, const PlannedTensor& t, std::vector<uint8_t>& out) {
-    out.resize(static_cast<size_t>(t.source.tensor->elements * row_size(t.type, 1)));
+    out.resize(static_cast<size_t>(t.elements() * row_size(t.type, 1)));
     size_t at = 0;
     convert_tensor(pool, t, [&](std::span<const uint8_t> b) {
         std::memcpy(out.data() + at, b.data(), b.size());
         at += b.size();
     });
-    t.source.part->release(*t.source.tensor);
+    release_sources(t);
 }
 
 }  // namespace oiw::hf

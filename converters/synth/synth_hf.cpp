@@ -30,10 +30,12 @@ struct HfFamily {
     const char* arch;
     const char* model_type;
     bool qkv_bias, qk_norm, head_dim_key;  // head_dim_key: config.json always holds head_dim
+    bool moe;                              // Mixtral's router and experts instead of the MLP
 };
-constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false},
-                                  {"Qwen2ForCausalLM", "qwen2", true, false, false},
-                                  {"Qwen3ForCausalLM", "qwen3", false, true, true}};
+constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false, false},
+                                  {"MixtralForCausalLM", "mixtral", false, false, false, true},
+                                  {"Qwen2ForCausalLM", "qwen2", true, false, false, false},
+                                  {"Qwen3ForCausalLM", "qwen3", false, true, true, false}};
 
 const HfFamily& family(const std::string& dir, const std::string& arch) {
     for (const HfFamily& f : kFamilies)
@@ -73,6 +75,16 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
         }
         mat(b + "self_attn.o_proj.weight", e, q);
         vec(b + "post_attention_layernorm.weight", e, true);
+        if (fam.moe) {
+            mat(b + "block_sparse_moe.gate.weight", static_cast<uint64_t>(o.n_expert), e);
+            for (int64_t x = 0; x < o.n_expert; ++x) {
+                const std::string xb = fmt::format("{}block_sparse_moe.experts.{}.", b, x);
+                mat(xb + "w1.weight", f, e);
+                mat(xb + "w2.weight", e, f);
+                mat(xb + "w3.weight", f, e);
+            }
+            continue;
+        }
         mat(b + "mlp.gate_proj.weight", f, e);
         mat(b + "mlp.up_proj.weight", f, e);
         mat(b + "mlp.down_proj.weight", e, f);
@@ -91,7 +103,7 @@ uint64_t bytes_of(const hf::TensorDecl& d) {
 // config.json as the family's own checkpoints have it (Qwen: their rope_theta, eps, window keys).
 std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const HfFamily& fam, hf::Dtype dt) {
     const char* torch_dtype = dt == hf::Dtype::F32 ? "float32" : dt == hf::Dtype::F16 ? "float16" : "bfloat16";
-    const bool qwen = std::string_view(fam.model_type) != "llama";
+    const bool qwen = std::string_view(fam.model_type).starts_with("qwen");
     nlohmann::ordered_json c = {{"architectures", {fam.arch}},     {"model_type", fam.model_type},
                                 {"hidden_size", o.n_embd},         {"intermediate_size", o.n_ff},
                                 {"num_attention_heads", o.n_head}, {"num_key_value_heads", o.n_head_kv},
@@ -109,6 +121,15 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
             c["attention_bias"] = false;
             c["rope_scaling"] = nullptr;
         }
+    } else if (fam.moe) {  // Mixtral-8x7B's keys
+        c["max_position_embeddings"] = 32768;
+        c["num_local_experts"] = o.n_expert;
+        c["num_experts_per_tok"] = o.n_expert_used;
+        c["output_router_logits"] = false;
+        c["router_aux_loss_coef"] = 0.02;
+        c["rms_norm_eps"] = 1e-5;
+        c["rope_theta"] = 1000000.0;
+        c["sliding_window"] = nullptr;
     } else {
         c["max_position_embeddings"] = 2048;
         c["rms_norm_eps"] = 1e-5;
@@ -146,7 +167,9 @@ void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse
 
 }  // namespace
 
-const char* synth_hf_architectures() { return "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"; }
+const char* synth_hf_architectures() {
+    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM";
+}
 
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,
                         std::vector<std::string>* written) {
@@ -155,7 +178,11 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
         throw FormatError(
             ErrorKind::Usage, dir, "",
             "n_embd must be a multiple of n_head (or head_dim given), n_head of n_head_kv, head_dim even");
-    if (o.n_expert > 0) throw FormatError(ErrorKind::Usage, dir, "", "Hugging Face checkpoints are dense only here");
+    if (fam.moe != (o.n_expert > 0))
+        throw FormatError(ErrorKind::Usage, dir, "",
+                          fam.moe ? "MixtralForCausalLM needs --n-expert" : "only MixtralForCausalLM has experts here");
+    if (fam.moe && (o.n_expert_used <= 0 || o.n_expert_used > o.n_expert))
+        throw FormatError(ErrorKind::Usage, dir, "", "--n-expert-used must be in 1..--n-expert");
     const hf::Dtype dt =
         o.type == GgmlType::F32   ? hf::Dtype::F32
         : o.type == GgmlType::F16 ? hf::Dtype::F16

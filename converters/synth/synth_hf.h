@@ -12,8 +12,9 @@ namespace oiw {
 
 struct SynthHfOptions {
     uint64_t max_shard_bytes = 0;  // > 0: shards of at most this many tensor bytes (one tensor may exceed it)
-    // The family whose tensors and config.json keys are written: LlamaForCausalLM, Qwen2ForCausalLM
-    // (q/k/v biases) or Qwen3ForCausalLM (q/k norms, head_dim in config.json).
+    // The family whose tensors and config.json keys are written: LlamaForCausalLM, MixtralForCausalLM
+    // (o.n_expert experts, o.n_expert_used per token), Qwen2ForCausalLM (q/k/v biases) or
+    // Qwen3ForCausalLM (q/k norms, head_dim in config.json).
     std::string arch = "LlamaForCausalLM";
     int64_t head_dim = 0;  // > 0: attention head width (config.json's head_dim); 0: n_embd / n_head
 };
@@ -21,14 +22,16 @@ struct SynthHfOptions {
 // The architectures SynthHfOptions::arch takes, comma-separated.
 const char* synth_hf_architectures();
 
-// Writes the checkpoint of `o` (dense only; o.type F32, F16 or BF16 as the safetensors dtype) into
+// Writes the checkpoint of `o` (experts for Mixtral only; o.type F32, F16 or BF16 as the safetensors dtype) into
 // the directory `dir`, created when missing; every file is published atomically as one set.
 // Same options and seed give identical bytes. Tensors, outermost dimension first (D: head_dim, Q:
 // n_head * D, KV: n_head_kv * D):
 //   model.embed_tokens.weight [V, E], model.layers.N.{input_layernorm [E], self_attn.{q,k,v}_proj
 //   [Q|KV|KV, E], self_attn.o_proj [E, Q], post_attention_layernorm [E], mlp.{gate,up}_proj [F, E],
 //   mlp.down_proj [E, F]}, model.norm.weight [E], lm_head.weight [V, E] (absent with o.tied);
-//   Qwen2: self_attn.{q,k,v}_proj.bias [Q|KV|KV]; Qwen3: self_attn.{q,k}_norm.weight [D].
+//   Qwen2: self_attn.{q,k,v}_proj.bias [Q|KV|KV]; Qwen3: self_attn.{q,k}_norm.weight [D]; Mixtral:
+//   block_sparse_moe.gate.weight [X, E] and block_sparse_moe.experts.{0..X-1}.{w1 [F, E], w2 [E, F],
+//   w3 [F, E]} in place of the mlp.
 // Returns the number of parameters; `written` gets the files written. Throws FormatError (Usage)
 // on options it cannot honour.
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h = {},

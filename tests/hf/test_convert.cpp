@@ -55,7 +55,7 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    EXPECT_EQ(checked, 32);  // 8 cases (4 llama / Mistral, 2 Qwen2, 2 Qwen3) x auto, f32, f16, bf16
+    EXPECT_EQ(checked, 40);  // 10 cases (4 llama / Mistral, 2 Mixtral, 2 Qwen2, 2 Qwen3) x auto, f32, f16, bf16
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -249,15 +249,8 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
              write_text(d / "config.json", R"({"architectures":["GPT2LMHeadModel"],"num_hidden_layers":2})");
          },
          ErrorKind::Unsupported,
-         "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-         "Qwen3ForCausalLM)"},
-        {"Mixtral experts",
-         [](const fs::path& d) {
-             std::string c = read_text((d / "config.json").string());
-             c.replace(c.find("LlamaForCausalLM"), 16, "MixtralForCausalLM");
-             write_text(d / "config.json", c);
-         },
-         ErrorKind::Unsupported, "'MixtralForCausalLM' is not supported"},
+         "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
+         "Qwen2ForCausalLM, Qwen3ForCausalLM)"},
         {"no config", [](const fs::path& d) { fs::remove(d / "config.json"); }, ErrorKind::Io, "config.json: missing"},
         {"config not json", [](const fs::path& d) { write_text(d / "config.json", "{"); }, ErrorKind::BadJson,
          "not valid JSON"},
@@ -375,6 +368,88 @@ TEST(HfConvert, Qwen2KeepsQueryAndKeyRowsInOrderWithTheirBiases) {
 
 // A tensor outside the architecture's MODEL_TENSORS is refused, as gguf-py's name map refuses it:
 // Qwen3's q/k norms in a Qwen2 checkpoint, and what a Qwen2 checkpoint holds converts as qwen3 too.
+// Mixtral: each block's experts stacked (w1, w2, w3 over the expert index) into one 3-D tensor, the
+// router kept F32, the size label "NxS"; experts that do not complete a block, or that the config
+// does not count, are refused naming the tensor.
+TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
+    const auto root = temp_dir();
+    const fs::path dir = make_hf_case("tiny-mixtral", root);
+    const fs::path out = root / "m.gguf";
+    std::string text;
+    ASSERT_EQ(run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
+        << text;
+    const GgufFile g = GgufFile::open(out.string());
+    const hf::File part((dir / "model.safetensors").string());
+    for (const auto& [w, gguf] : {std::pair{"w1", "ffn_gate_exps"}, {"w2", "ffn_down_exps"}, {"w3", "ffn_up_exps"}}) {
+        const std::vector<float> merged = read_f32(g, fmt::format("blk.2.{}.weight", gguf));
+        std::vector<float> expect;
+        for (int x = 0; x < 3; ++x) {
+            const hf::Tensor& t = *part.find(fmt::format("model.layers.2.block_sparse_moe.experts.{}.{}.weight", x, w));
+            const auto bytes = part.bytes(t);
+            for (uint64_t i = 0; i < t.elements; ++i) {
+                uint16_t h;
+                std::memcpy(&h, bytes.data() + 2 * i, 2);
+                expect.push_back(fp16_to_fp32(h));
+            }
+        }
+        EXPECT_EQ(merged, expect) << gguf;
+        const GgufTensorInfo& info =
+            g.tensors()[static_cast<size_t>(g.find_tensor(fmt::format("blk.2.{}.weight", gguf)))];
+        EXPECT_EQ(info.ne[2], 3) << gguf;
+    }
+    EXPECT_EQ(g.tensors()[static_cast<size_t>(g.find_tensor("blk.0.ffn_gate_inp.weight"))].type, GgmlType::F32);
+    EXPECT_EQ(*g.metadata().find("llama.expert_count")->as_int(), 3);
+    EXPECT_EQ(*g.metadata().find("llama.expert_used_count")->as_int(), 1);
+
+    struct Bad {
+        const char* label;
+        std::string from, to;
+        ErrorKind kind;
+        const char* says;
+    };
+    const Bad cases[] = {
+        {"more experts than the checkpoint has", "\"num_local_experts\": 3", "\"num_local_experts\": 4",
+         ErrorKind::BadDims, "block 0 has 9 of the 3 x num_local_experts expert tensors"},
+        {"fewer experts than the checkpoint has", "\"num_local_experts\": 3", "\"num_local_experts\": 2",
+         ErrorKind::Unsupported, "experts.2.w1.weight': not an expert of a block below 3"},
+        {"no expert count", "\"num_local_experts\": 3", "\"n_local_experts\": 3", ErrorKind::BadJson,
+         "'num_local_experts' is missing"},
+        {"experts in a Qwen2 checkpoint", "MixtralForCausalLM", "Qwen2ForCausalLM", ErrorKind::Unsupported,
+         "cannot map the tensor name to GGUF (qwen2)"},
+    };
+    for (const Bad& c : cases) {
+        SCOPED_TRACE(c.label);
+        std::string cfg = read_text((dir / "config.json").string());
+        const std::string saved = cfg;
+        ASSERT_NE(cfg.find(c.from), std::string::npos) << cfg;
+        cfg.replace(cfg.find(c.from), c.from.size(), c.to);
+        write_text(dir / "config.json", cfg);
+        const FormatError e = format_error_of([&] {
+            const hf::Checkpoint ck(dir.string());
+            hf::plan_convert(ck, hf::OutType::Auto);
+        });
+        EXPECT_EQ(e.kind(), c.kind) << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+        write_text(dir / "config.json", saved);
+    }
+    // A NaN in one expert: named with that expert's own tensor and element.
+    {
+        const std::string name = "model.layers.1.block_sparse_moe.experts.1.w3.weight";
+        const uint64_t at = part.find(name)->offset + 2 * 5;
+        auto bytes = read_file((dir / "model.safetensors").string());
+        bytes[at] = 0x00;
+        bytes[at + 1] = 0x7e;  // F16 NaN
+        write_file((dir / "model.safetensors").string(), bytes);
+    }
+    fs::remove(out);
+    EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + out.string(), &text, true), 2);
+    EXPECT_NE(
+        text.find("tensor 'model.layers.1.block_sparse_moe.experts.1.w3.weight': non-finite value nan at element 5"),
+        std::string::npos)
+        << text;
+    EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(HfConvert, MapsOnlyTheTensorsOfTheArchitecture) {
     const auto root = temp_dir();
     const fs::path dir = make_hf_case("Qwen3-0.6B", root);

@@ -120,6 +120,19 @@ TEST(HfConvertWrite, FastPathsGiveTheReferenceBytesForEveryTypePair) {
             }
         }
     }
+    // Stacked experts (Mixtral): each expert in turn, on both paths.
+    const fs::path dir = make_synth(
+        "--hf-arch MixtralForCausalLM --type BF16 --n-embd 64 --n-ff 96 --n-vocab 416 --n-layer 2 --n-expert 5 "
+        "--n-expert-used 2",
+        root / "mixtral");
+    for (const char* outtype : {"f32", "f16"}) {
+        hf::WriteOptions ref;
+        ref.reference = true;
+        const std::string want = convert_sha(dir, outtype, root / "ref.gguf", ref);
+        hf::WriteOptions opt;
+        opt.threads = 3;
+        EXPECT_EQ(convert_sha(dir, outtype, root / "fast.gguf", opt), want) << outtype;
+    }
 }
 
 // Sets source element `i` of tensor `name` in model.safetensors to the F32 bits `w`.

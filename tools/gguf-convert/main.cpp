@@ -83,6 +83,7 @@ std::string report_json(const oiw::hf::ConvertPlan& p, const Options& o, const o
         w.begin_object();
         w.field("name", t.name);
         w.field("source", t.source.tensor->name);
+        if (!t.stacked.empty()) w.field("stacked", static_cast<uint64_t>(t.stacked.size()));  // sources stacked
         w.field("type", std::string(oiw::type_name(types[i])));
         w.key("shape");
         w.begin_array();
@@ -112,8 +113,9 @@ std::string report_text(const oiw::hf::ConvertPlan& p, const Options& o, const o
         const auto& t = p.tensors[i];
         std::string shape;
         for (int64_t d : t.ne) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-        s +=
-            fmt::format("{:<32} {:<7} {{{}}}  <- {}\n", t.name, oiw::type_name(types[i]), shape, t.source.tensor->name);
+        const std::string more = t.stacked.empty() ? "" : fmt::format(" (+{} stacked)", t.stacked.size() - 1);
+        s += fmt::format("{:<32} {:<7} {{{}}}  <- {}{}\n", t.name, oiw::type_name(types[i]), shape,
+                         t.source.tensor->name, more);
     }
     for (const auto& n : p.notes) s += "note: " + n + "\n";
     const std::string preset =

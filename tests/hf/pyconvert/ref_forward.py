@@ -1,7 +1,8 @@
-# Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /
-# Qwen3ForCausalLM checkpoint, computed in float64 straight from its safetensors and config.json (as
-# transformers' modeling code does: RMSNorm, rotate_half RoPE with optional linear scaling,
-# grouped-query causal attention with Qwen2's q/k/v biases and Qwen3's per-head q/k norms, SwiGLU),
+# Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / MixtralForCausalLM /
+# Qwen2ForCausalLM / Qwen3ForCausalLM checkpoint, computed in float64 straight from its safetensors and
+# config.json (as transformers' modeling code does: RMSNorm, rotate_half RoPE with optional linear
+# scaling, grouped-query causal attention with Qwen2's q/k/v biases and Qwen3's per-head q/k norms,
+# SwiGLU; Mixtral's softmax router over the experts, top num_experts_per_tok renormalised),
 # for scripts/check-convert-logits. Prints one line of logits per position.
 #   ref_forward.py CHECKPOINT_DIR ID ID ...
 import json
@@ -80,6 +81,19 @@ def main():
         o = torch.einsum("hqk,khd->qhd", torch.softmax(s, dim=-1), v).reshape(t, nh * hd)
         h = h + o @ w[p + "self_attn.o_proj.weight"].T
         x = rms(h, w[p + "post_attention_layernorm.weight"], eps)
+        if p + "block_sparse_moe.gate.weight" in w:  # Mixtral: softmax router, top-k experts, weights renormalised
+            probs = torch.softmax(x @ w[p + "block_sparse_moe.gate.weight"].T, dim=-1)
+            top, sel = torch.topk(probs, cfg["num_experts_per_tok"], dim=-1)
+            top = top / top.sum(dim=-1, keepdim=True)
+            out = torch.zeros_like(h)
+            for i in range(t):
+                for r in range(sel.shape[1]):
+                    xp = f"{p}block_sparse_moe.experts.{int(sel[i, r])}."
+                    xi = x[i]
+                    y = (torch.nn.functional.silu(xi @ w[xp + "w1.weight"].T) * (xi @ w[xp + "w3.weight"].T))
+                    out[i] += top[i, r] * (y @ w[xp + "w2.weight"].T)
+            h = h + out
+            continue
         g = x @ w[p + "mlp.gate_proj.weight"].T
         h = h + (torch.nn.functional.silu(g) * (x @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
     h = rms(h, w["model.norm.weight"], eps)
