@@ -165,6 +165,16 @@ constexpr NamePair kMoeNames[] = {
     {"layers.{}.feed_forward.experts.w3", "blk.{}.ffn_up_exps"},
 };
 
+// Gemma3's norms around attention and MLP, and its per-head q/k norms (MODEL_ARCH.GEMMA3's mapping:
+// post_attention_layernorm is ATTN_POST_NORM there, pre_feedforward_layernorm the FFN norm).
+constexpr NamePair kGemma3Names[] = {
+    {"model.layers.{}.post_attention_layernorm", "blk.{}.post_attention_norm"},
+    {"model.layers.{}.pre_feedforward_layernorm", "blk.{}.ffn_norm"},
+    {"model.layers.{}.post_feedforward_layernorm", "blk.{}.post_ffw_norm"},
+    {"model.layers.{}.self_attn.q_norm", "blk.{}.attn_q_norm"},
+    {"model.layers.{}.self_attn.k_norm", "blk.{}.attn_k_norm"},
+};
+
 // One supported Hugging Face architecture: its GGUF architecture and what its converter class
 // (convert_hf_to_gguf.py) does beyond TextModel's common steps.
 struct ArchSpec {
@@ -172,6 +182,7 @@ struct ArchSpec {
     const char* arch;                       // GGUF general.architecture
     std::span<const NamePair> extra_names;  // names mapped besides kCommonNames
     bool undo_permute;                      // LlamaModel.permute on q/k rows
+    float norm_shift;                       // added to tensors named *norm.weight (Gemma3Model.norm_shift)
     // The class's own refusals (reranker detection, pooling modules, ...), before anything is planned.
     void (*check)(const Checkpoint& ck, const Hparams& hp);
     // set_gguf_parameters after TextModel's keys (`a`: "<arch>." prefix).
@@ -377,6 +388,7 @@ std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& 
         const bool f32_name = t.name.ends_with("_norm.weight") || !t.name.ends_with(".weight") ||
                               t.name.ends_with(".ffn_gate_inp.weight");  // routers stay F32
         t.type = one_d || f32_name ? GgmlType::F32 : out_ggml(ot);
+        if (spec.norm_shift != 0.0f && name.ends_with("norm.weight")) t.shift = spec.norm_shift;
         out.push_back(std::move(t));
     }
     experts.check_done(ck);
@@ -469,7 +481,8 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const st
 
 // TextModel's rope_parameters (rope_parameters, else rope_scaling, with rope_theta mirrored in) and
 // the keys set_gguf_parameters derives from them. Handled: no scaling, "default", "linear".
-void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
+// TextModel.rope_parameters: rope_parameters, else rope_scaling, with the theta keys mirrored in.
+Json rope_parameters(const Hparams& hp) {
     const Json* given = member(hp.merged(), "rope_parameters");
     if (!given) given = member(hp.merged(), "rope_scaling");
     Json rope = given && given->is_object() ? *given : Json::object();
@@ -483,6 +496,11 @@ void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
         if (!rope.contains("rope_type") && rope.contains("type") && !rope["type"].is_null())
             rope["rope_type"] = rope["type"];
     }
+    return rope;
+}
+
+void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
+    const Json rope = rope_parameters(hp);
     const Json& params = rope.contains("full_attention") ? rope["full_attention"] : rope;
     auto unsupported = [&](const std::string& what) {
         throw FormatError(ErrorKind::Unsupported, hp.file(), "rope", what + " is not converted yet");
@@ -498,7 +516,8 @@ void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
     }
     if (rope.contains("mrope_section")) unsupported("multimodal RoPE (mrope_section)");
     if (const Json* t = member(params, "rope_theta"); t && !t->is_null()) kv.f32(a + "rope.freq_base", *t);
-    if (rope.contains("sliding_attention")) unsupported("sliding-window RoPE theta");
+    if (const Json* swa = member(rope, "sliding_attention"); swa && swa->is_object())
+        if (const Json* t = member(*swa, "rope_theta"); t && !t->is_null()) kv.f32(a + "rope.freq_base_swa", *t);
 }
 
 // TextModel.set_gguf_parameters (`a`: "<arch>."); expert groups and gating functions are refused.
@@ -750,12 +769,58 @@ void check_qwen3(const Checkpoint& ck, const Hparams& hp) {
     check_no_pooling(ck, hp);
 }
 
+// Gemma3Model's own refusals: attn_logit_softcapping must be unset (its assert), the embedding no
+// longer than the vocabulary (modify_tensors drops the extra rows: not done here), a sliding window
+// when the pattern is not 1.
+void check_gemma3(const Checkpoint& ck, const Hparams& hp) {
+    if (const Json* v = hp.get({"attn_logit_softcapping"}))
+        throw FormatError(ErrorKind::Unsupported, hp.file(), "attn_logit_softcapping",
+                          v->dump() + ": Gemma3 has none (the Python converter asserts it)");
+    if (const Json* p = member(hp.merged(), "sliding_window_pattern"); !(p && *p == 1)) hp.need({"sliding_window"});
+    const Json* n = hp.get({"vocab_size"});
+    for (const TensorRef& r : ck.tensors())
+        if (r.tensor->name.find("embed_tokens.weight") != std::string::npos && n && n->is_number_unsigned() &&
+            !r.tensor->shape.empty() && r.tensor->shape[0] > n->get<uint64_t>())
+            throw FormatError(ErrorKind::Unsupported, r.part->path(), "tensor '" + r.tensor->name + "'",
+                              fmt::format("{} rows for a vocabulary of {}: dropping the extra rows is not done yet",
+                                          r.tensor->shape[0], n->get<uint64_t>()));
+}
+
+// Gemma3Model.set_gguf_parameters after TextModel's (keys set again keep their place).
+void add_gemma3_params(KvWriter& kv, const Hparams& hp, const std::string& a) {
+    auto or_default = [&](const char* key, const Json& d) -> Json {
+        const Json* v = member(hp.merged(), key);
+        return v ? *v : d;  // hparams.get(key, default): a null value stays null
+    };
+    kv.u32(a + "context_length", or_default("max_position_embeddings", 131072));
+    kv.u32(a + "attention.head_count", or_default("num_attention_heads", 8));
+    kv.f32(a + "attention.layer_norm_rms_epsilon", or_default("rms_norm_eps", 1e-6));
+    kv.u32(a + "attention.key_length", or_default("head_dim", 256));
+    kv.u32(a + "attention.value_length", or_default("head_dim", 256));
+    // rope_parameters.get("full_attention", rope_parameters).get("rope_theta", 1e6).
+    const Json rope = rope_parameters(hp);
+    const Json& params = rope.contains("full_attention") ? rope["full_attention"] : rope;
+    const Json* theta = member(params, "rope_theta");
+    kv.f32(a + "rope.freq_base", theta ? *theta : Json(1000000.0));
+    if (const Json* v = hp.get({"final_logit_softcapping"}); v && v->is_number() && v->get<double>() != 0.0)
+        kv.f32(a + "final_logit_softcapping", *v);
+    if (const Json* p = member(hp.merged(), "sliding_window_pattern"); !(p && *p == 1))
+        kv.u32(a + "attention.sliding_window", hp.need({"sliding_window"}));
+    kv.u32(a + "attention.head_count_kv", or_default("num_key_value_heads", 4));
+}
+
+void add_gemma3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    add_spm_vocab(kv, ck, hp, notes);
+    kv.boolean("tokenizer.ggml.add_space_prefix", false);
+}
+
 constexpr ArchSpec kArchs[] = {
-    {"LlamaForCausalLM", "llama", kMoeNames, true, nullptr, add_llama_params, add_llama_vocab},
-    {"MistralForCausalLM", "llama", kMoeNames, true, nullptr, add_llama_params, add_llama_vocab},
-    {"MixtralForCausalLM", "llama", kMoeNames, true, nullptr, add_llama_params, add_llama_vocab},
-    {"Qwen2ForCausalLM", "qwen2", {}, false, check_no_pooling, nullptr, add_qwen2_vocab},
-    {"Qwen3ForCausalLM", "qwen3", kQkNormNames, false, check_qwen3, nullptr, add_qwen2_vocab},
+    {"LlamaForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, add_llama_vocab},
+    {"MistralForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, add_llama_vocab},
+    {"MixtralForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, add_llama_vocab},
+    {"Qwen2ForCausalLM", "qwen2", {}, false, 0.0f, check_no_pooling, nullptr, add_qwen2_vocab},
+    {"Qwen3ForCausalLM", "qwen3", kQkNormNames, false, 0.0f, check_qwen3, nullptr, add_qwen2_vocab},
+    {"Gemma3ForCausalLM", "gemma3", kGemma3Names, false, 1.0f, check_gemma3, add_gemma3_params, add_gemma3_vocab},
 };
 
 }  // namespace
@@ -769,7 +834,8 @@ std::optional<OutType> out_type_from_name(std::string_view name) {
 }
 
 const char* supported_architectures() {
-    return "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM";
+    return "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+           "Gemma3ForCausalLM";
 }
 
 ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {

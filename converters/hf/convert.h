@@ -11,7 +11,7 @@
 //
 // Architectures (supported_architectures()): LlamaForCausalLM / MistralForCausalLM (the q/k RoPE
 // permutation), MixtralForCausalLM (as llama, experts stacked into 3-D tensors), Qwen2ForCausalLM,
-// Qwen3ForCausalLM, with a SentencePiece tokenizer.model. Others
+// Qwen3ForCausalLM, Gemma3ForCausalLM (norms shifted by 1), with a SentencePiece tokenizer.model. Others
 // are refused in one line naming the supported ones.
 #pragma once
 #include <cstdint>
@@ -46,6 +46,9 @@ struct PlannedTensor {
     // Non-empty: the tensor is these sources stacked in order (torch.stack, dim 0: Mixtral's experts
     // merged into one 3-D tensor), each of the same shape and dtype; source is stacked[0].
     std::vector<TensorRef> stacked;
+    // Added to every value before the output type (Gemma3's norms: its RMSNorm scales by 1 + w); an
+    // F16 source is rounded back to F16 after the addition, as torch adds in the tensor's dtype.
+    float shift = 0.0f;
 
     // Elements of the tensor (all of its sources).
     uint64_t elements() const;

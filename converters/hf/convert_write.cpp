@@ -96,13 +96,23 @@ void from_f32(const float* f, GgmlType type, uint8_t* out, size_t n) {
         quantize_chunk(type, f, out, 1, static_cast<int64_t>(n), nullptr);
 }
 
-// n contiguous source elements at s (dtype d) to `type` at out, through float a block at a time.
-void convert_run(const uint8_t* s, Dtype d, GgmlType type, uint8_t* out, uint64_t n) {
+// x + shift as torch computes it in a tensor of dtype d: in float, an F16 result rounded back to F16
+// (BF16 sources were widened to F32 first).
+float shifted(float x, Dtype d, float shift) {
+    const float y = x + shift;
+    return d == Dtype::F16 ? fp16_to_fp32(fp32_to_fp16(y)) : y;
+}
+
+// n contiguous source elements at s (dtype d), each plus `shift` (shifted), to `type` at out, through
+// float a block at a time.
+void convert_run(const uint8_t* s, Dtype d, GgmlType type, uint8_t* out, uint64_t n, float shift) {
     float f[kBlock];
     const uint64_t in = dtype_size(d), on = row_size(type, 1);
     for (uint64_t i = 0; i < n; i += kBlock) {
         const size_t m = static_cast<size_t>(std::min<uint64_t>(kBlock, n - i));
         to_f32(s + i * in, d, f, m);
+        if (shift != 0.0f)
+            for (size_t j = 0; j < m; ++j) f[j] = shifted(f[j], d, shift);
         from_f32(f, type, out + i * on, m);
     }
 }
@@ -112,7 +122,7 @@ bool copies(const PlannedTensor& t) {
     const Dtype d = t.source.tensor->dtype;
     const bool same = (d == Dtype::F32 && t.type == GgmlType::F32) || (d == Dtype::F16 && t.type == GgmlType::F16) ||
                       (d == Dtype::BF16 && t.type == GgmlType::BF16);
-    return same && t.permute_heads == 0;
+    return same && t.permute_heads == 0 && t.shift == 0.0f;
 }
 
 // One tensor's conversion cut into tasks of `per_task` output elements (whole rows when permuted).
@@ -142,11 +152,11 @@ struct TensorJob {
     size_t convert(uint64_t k, uint8_t* out) const {
         const uint64_t a = begin(k), b = end(k), in = dtype_size(src.dtype), on = row_size(t.type, 1);
         if (t.permute_heads == 0) {
-            convert_run(p + a * in, src.dtype, t.type, out, b - a);
+            convert_run(p + a * in, src.dtype, t.type, out, b - a, t.shift);
         } else {
             for (uint64_t r = a / cols; r < b / cols; ++r)
                 convert_run(p + source_row(r, rows, t.permute_heads) * cols * in, src.dtype, t.type,
-                            out + (r * cols - a) * on, cols);
+                            out + (r * cols - a) * on, cols, t.shift);
         }
         return static_cast<size_t>((b - a) * on);
     }
@@ -222,8 +232,9 @@ void write_source_reference(const PlannedTensor& t, GgufOutput& w) {
     for (uint64_t r = 0; r < rows; ++r) {
         const uint64_t base = source_row(r, rows, t.permute_heads) * cols;
         for (uint64_t c = 0; c < cols; ++c) {
-            const float x = element(p, src.dtype, base + c);
+            float x = element(p, src.dtype, base + c);
             if (!std::isfinite(x)) throw TensorJob(t).non_finite();
+            if (t.shift != 0.0f) x = shifted(x, src.dtype, t.shift);
             if (t.type == GgmlType::F32) {
                 std::memcpy(buf.data() + 4 * c, &x, 4);
             } else {

@@ -31,11 +31,13 @@ struct HfFamily {
     const char* model_type;
     bool qkv_bias, qk_norm, head_dim_key;  // head_dim_key: config.json always holds head_dim
     bool moe;                              // Mixtral's router and experts instead of the MLP
+    bool gemma;  // Gemma3: q/k norms, norms before and after attention and MLP, its config keys
 };
-constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false, false},
-                                  {"MixtralForCausalLM", "mixtral", false, false, false, true},
-                                  {"Qwen2ForCausalLM", "qwen2", true, false, false, false},
-                                  {"Qwen3ForCausalLM", "qwen3", false, true, true, false}};
+constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false, false, false},
+                                  {"MixtralForCausalLM", "mixtral", false, false, false, true, false},
+                                  {"Qwen2ForCausalLM", "qwen2", true, false, false, false, false},
+                                  {"Qwen3ForCausalLM", "qwen3", false, true, true, false, false},
+                                  {"Gemma3ForCausalLM", "gemma3_text", false, true, true, false, true}};
 
 const HfFamily& family(const std::string& dir, const std::string& arch) {
     for (const HfFamily& f : kFamilies)
@@ -75,6 +77,10 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
         }
         mat(b + "self_attn.o_proj.weight", e, q);
         vec(b + "post_attention_layernorm.weight", e, true);
+        if (fam.gemma) {
+            vec(b + "pre_feedforward_layernorm.weight", e, true);
+            vec(b + "post_feedforward_layernorm.weight", e, true);
+        }
         if (fam.moe) {
             mat(b + "block_sparse_moe.gate.weight", static_cast<uint64_t>(o.n_expert), e);
             for (int64_t x = 0; x < o.n_expert; ++x) {
@@ -121,6 +127,17 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
             c["attention_bias"] = false;
             c["rope_scaling"] = nullptr;
         }
+    } else if (fam.gemma) {  // gemma-3-1b-it's keys
+        c["max_position_embeddings"] = 32768;
+        c["query_pre_attn_scalar"] = head_dim(o, h);
+        c["rms_norm_eps"] = 1e-6;
+        c["rope_local_base_freq"] = 10000.0;
+        c["rope_scaling"] = nullptr;
+        c["rope_theta"] = 1000000.0;
+        c["sliding_window"] = 512;
+        c["sliding_window_pattern"] = 6;
+        c["attn_logit_softcapping"] = nullptr;
+        c["final_logit_softcapping"] = nullptr;
     } else if (fam.moe) {  // Mixtral-8x7B's keys
         c["max_position_embeddings"] = 32768;
         c["num_local_experts"] = o.n_expert;
@@ -135,10 +152,10 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
         c["rms_norm_eps"] = 1e-5;
         c["rope_theta"] = 10000.0;
     }
-    c["hidden_act"] = "silu";
+    c[fam.gemma ? "hidden_activation" : "hidden_act"] = fam.gemma ? "gelu_pytorch_tanh" : "silu";
     c["tie_word_embeddings"] = o.tied;
-    c["bos_token_id"] = qwen ? 151643 : 1;
-    c["eos_token_id"] = qwen ? 151645 : 2;
+    c["bos_token_id"] = qwen ? 151643 : fam.gemma ? 2 : 1;
+    c["eos_token_id"] = qwen ? 151645 : fam.gemma ? 1 : 2;
     c["torch_dtype"] = torch_dtype;
     return c.dump(2) + "\n";
 }
@@ -168,7 +185,7 @@ void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse
 }  // namespace
 
 const char* synth_hf_architectures() {
-    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM";
+    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM";
 }
 
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,

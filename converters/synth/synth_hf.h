@@ -14,7 +14,8 @@ struct SynthHfOptions {
     uint64_t max_shard_bytes = 0;  // > 0: shards of at most this many tensor bytes (one tensor may exceed it)
     // The family whose tensors and config.json keys are written: LlamaForCausalLM, MixtralForCausalLM
     // (o.n_expert experts, o.n_expert_used per token), Qwen2ForCausalLM (q/k/v biases) or
-    // Qwen3ForCausalLM (q/k norms, head_dim in config.json).
+    // Qwen3ForCausalLM (q/k norms, head_dim in config.json) or Gemma3ForCausalLM (q/k norms,
+    // pre/post-feedforward norms, head_dim, sliding-window keys).
     std::string arch = "LlamaForCausalLM";
     int64_t head_dim = 0;  // > 0: attention head width (config.json's head_dim); 0: n_embd / n_head
 };
@@ -31,7 +32,8 @@ const char* synth_hf_architectures();
 //   mlp.down_proj [E, F]}, model.norm.weight [E], lm_head.weight [V, E] (absent with o.tied);
 //   Qwen2: self_attn.{q,k,v}_proj.bias [Q|KV|KV]; Qwen3: self_attn.{q,k}_norm.weight [D]; Mixtral:
 //   block_sparse_moe.gate.weight [X, E] and block_sparse_moe.experts.{0..X-1}.{w1 [F, E], w2 [E, F],
-//   w3 [F, E]} in place of the mlp.
+//   w3 [F, E]} in place of the mlp; Gemma3: self_attn.{q,k}_norm.weight [D],
+//   {pre,post}_feedforward_layernorm.weight [E].
 // Returns the number of parameters; `written` gets the files written. Throws FormatError (Usage)
 // on options it cannot honour.
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h = {},

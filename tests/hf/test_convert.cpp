@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,7 +56,7 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    EXPECT_EQ(checked, 40);  // 10 cases (4 llama / Mistral, 2 Mixtral, 2 Qwen2, 2 Qwen3) x auto, f32, f16, bf16
+    EXPECT_EQ(checked, 48);  // 12 cases (4 llama / Mistral, 2 Mixtral, 2 Qwen2, 2 Qwen3, 2 Gemma3) x 4 outtypes
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -250,7 +251,7 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          },
          ErrorKind::Unsupported,
          "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
-         "Qwen2ForCausalLM, Qwen3ForCausalLM)"},
+         "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM)"},
         {"no config", [](const fs::path& d) { fs::remove(d / "config.json"); }, ErrorKind::Io, "config.json: missing"},
         {"config not json", [](const fs::path& d) { write_text(d / "config.json", "{"); }, ErrorKind::BadJson,
          "not valid JSON"},
@@ -368,6 +369,34 @@ TEST(HfConvert, Qwen2KeepsQueryAndKeyRowsInOrderWithTheirBiases) {
 
 // A tensor outside the architecture's MODEL_TENSORS is refused, as gguf-py's name map refuses it:
 // Qwen3's q/k norms in a Qwen2 checkpoint, and what a Qwen2 checkpoint holds converts as qwen3 too.
+// One edit of a checkpoint's config.json that plan_convert refuses: `from` replaced by `to` gives a
+// FormatError of `kind` saying `says`.
+struct ConfigRefusal {
+    const char* label;
+    std::string from, to;
+    ErrorKind kind;
+    const char* says;
+};
+
+// Checks each refusal on the checkpoint at `dir`, restoring its config.json after each.
+void expect_config_refusals(const fs::path& dir, std::span<const ConfigRefusal> cases) {
+    for (const ConfigRefusal& c : cases) {
+        SCOPED_TRACE(c.label);
+        const std::string saved = read_text((dir / "config.json").string());
+        std::string cfg = saved;
+        ASSERT_NE(cfg.find(c.from), std::string::npos) << cfg;
+        cfg.replace(cfg.find(c.from), c.from.size(), c.to);
+        write_text(dir / "config.json", cfg);
+        const FormatError e = format_error_of([&] {
+            const hf::Checkpoint ck(dir.string());
+            hf::plan_convert(ck, hf::OutType::Auto);
+        });
+        EXPECT_EQ(e.kind(), c.kind) << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+        write_text(dir / "config.json", saved);
+    }
+}
+
 // Mixtral: each block's experts stacked (w1, w2, w3 over the expert index) into one 3-D tensor, the
 // router kept F32, the size label "NxS"; experts that do not complete a block, or that the config
 // does not count, are refused naming the tensor.
@@ -401,14 +430,8 @@ TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
     EXPECT_EQ(*g.metadata().find("llama.expert_count")->as_int(), 3);
     EXPECT_EQ(*g.metadata().find("llama.expert_used_count")->as_int(), 1);
 
-    struct Bad {
-        const char* label;
-        std::string from, to;
-        ErrorKind kind;
-        const char* says;
-    };
-    const Bad cases[] = {
-        {"more experts than the checkpoint has", "\"num_local_experts\": 3", "\"num_local_experts\": 4",
+    const ConfigRefusal cases[] = {
+        {"more expertsthan the checkpoint has", "\"num_local_experts\": 3", "\"num_local_experts\": 4",
          ErrorKind::BadDims, "block 0 has 9 of the 3 x num_local_experts expert tensors"},
         {"fewer experts than the checkpoint has", "\"num_local_experts\": 3", "\"num_local_experts\": 2",
          ErrorKind::Unsupported, "experts.2.w1.weight': not an expert of a block below 3"},
@@ -417,21 +440,7 @@ TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
         {"experts in a Qwen2 checkpoint", "MixtralForCausalLM", "Qwen2ForCausalLM", ErrorKind::Unsupported,
          "cannot map the tensor name to GGUF (qwen2)"},
     };
-    for (const Bad& c : cases) {
-        SCOPED_TRACE(c.label);
-        std::string cfg = read_text((dir / "config.json").string());
-        const std::string saved = cfg;
-        ASSERT_NE(cfg.find(c.from), std::string::npos) << cfg;
-        cfg.replace(cfg.find(c.from), c.from.size(), c.to);
-        write_text(dir / "config.json", cfg);
-        const FormatError e = format_error_of([&] {
-            const hf::Checkpoint ck(dir.string());
-            hf::plan_convert(ck, hf::OutType::Auto);
-        });
-        EXPECT_EQ(e.kind(), c.kind) << e.what();
-        EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
-        write_text(dir / "config.json", saved);
-    }
+    expect_config_refusals(dir, cases);
     // A NaN in one expert: named with that expert's own tensor and element.
     {
         const std::string name = "model.layers.1.block_sparse_moe.experts.1.w3.weight";
@@ -448,6 +457,57 @@ TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
         std::string::npos)
         << text;
     EXPECT_FALSE(fs::exists(out));
+}
+
+// Gemma3: every *norm.weight stored as 1 + w (its RMSNorm scales by 1 + w), added in F32 for a BF16
+// checkpoint and rounded to F16 for an F16 one, as torch adds in the tensor's dtype; other tensors
+// copied; the keys it sets again keep their place; and its own refusals.
+TEST(HfConvert, Gemma3ShiftsItsNormsByOne) {
+    const auto root = temp_dir();
+    for (const char* name : {"gemma-3-1b-it", "gemma-3-4b-pt"}) {
+        SCOPED_TRACE(name);
+        const fs::path dir = make_hf_case(name, root);
+        const fs::path out = root / (std::string(name) + ".gguf");
+        std::string text;
+        ASSERT_EQ(
+            run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
+            << text;
+        const GgufFile g = GgufFile::open(out.string());
+        const hf::File part((dir / "model.safetensors").string());
+        auto source = [&](const std::string& t) {
+            const hf::Tensor& st = *part.find(t);
+            const auto bytes = part.bytes(st);
+            std::vector<float> v;
+            for (uint64_t i = 0; i < st.elements; ++i) {
+                uint16_t h;
+                std::memcpy(&h, bytes.data() + 2 * i, 2);
+                v.push_back(st.dtype == hf::Dtype::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h));
+            }
+            return std::pair{v, st.dtype};
+        };
+        for (const auto& [hf_name, gguf] :
+             {std::pair{"model.layers.1.input_layernorm.weight", "blk.1.attn_norm.weight"},
+              {"model.layers.1.self_attn.k_norm.weight", "blk.1.attn_k_norm.weight"},
+              {"model.layers.1.post_feedforward_layernorm.weight", "blk.1.post_ffw_norm.weight"},
+              {"model.norm.weight", "output_norm.weight"}}) {
+            const auto [v, dtype] = source(hf_name);
+            std::vector<float> want;
+            for (float x : v) want.push_back(dtype == hf::Dtype::F16 ? fp16_to_fp32(fp32_to_fp16(x + 1.0f)) : x + 1.0f);
+            EXPECT_EQ(read_f32(g, gguf), want) << gguf;
+        }
+        EXPECT_EQ(read_f32(g, "blk.0.ffn_down.weight"), source("model.layers.0.mlp.down_proj.weight").first);
+        EXPECT_EQ(g.find_tensor("output.weight"), -1);  // tied
+        EXPECT_EQ(g.metadata().find("tokenizer.ggml.add_space_prefix")->as_int(), 0);
+    }
+    const ConfigRefusal cases[] = {
+        {"logit soft-capping in attention", "\"attn_logit_softcapping\": null", "\"attn_logit_softcapping\": 50.0",
+         ErrorKind::Unsupported, "Gemma3 has none"},
+        {"no sliding window", "\"sliding_window\": 512", "\"sliding_windoww\": 512", ErrorKind::BadJson,
+         "'sliding_window' is missing"},
+        {"an embedding longer than the vocabulary", "\"vocab_size\": 416", "\"vocab_size\": 400",
+         ErrorKind::Unsupported, "416 rows for a vocabulary of 400"},
+    };
+    expect_config_refusals(root / "gemma-3-1b-it", cases);
 }
 
 TEST(HfConvert, MapsOnlyTheTensorsOfTheArchitecture) {

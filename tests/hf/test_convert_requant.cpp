@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 // Checkpoints whose rows are multiples of 256 (K-quants without fallbacks), one per family: the q/k
 // permutation (Llama), biases (Qwen2), q/k norms and a wider head (Qwen3), stacked experts and an
-// F32 router (Mixtral); BF16, F16 and F32 sources.
+// F32 router (Mixtral), shifted norms and a tied embedding (Gemma3); BF16, F16 and F32 sources.
 const char* const kCheckpoints[][2] = {
     {"llama", "--type BF16 --n-embd 256 --n-ff 768 --n-vocab 416 --n-layer 2"},
     {"qwen2", "--hf-arch Qwen2ForCausalLM --type F16 --n-embd 256 --n-ff 512 --n-vocab 416 --n-layer 1"},
@@ -35,6 +35,9 @@ const char* const kCheckpoints[][2] = {
     {"mixtral",
      "--hf-arch MixtralForCausalLM --type BF16 --n-embd 256 --n-ff 512 --n-vocab 416 --n-layer 1 "
      "--n-expert 4 --n-expert-used 2"},
+    {"gemma3",
+     "--hf-arch Gemma3ForCausalLM --type F16 --n-embd 256 --n-ff 512 --n-vocab 416 --n-layer 1 "
+     "--head-dim 64 --tied"},
 };
 
 // Runs `cmd`, expecting exit status `rc`; returns its output (stderr merged).

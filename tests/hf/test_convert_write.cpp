@@ -120,18 +120,23 @@ TEST(HfConvertWrite, FastPathsGiveTheReferenceBytesForEveryTypePair) {
             }
         }
     }
-    // Stacked experts (Mixtral): each expert in turn, on both paths.
-    const fs::path dir = make_synth(
-        "--hf-arch MixtralForCausalLM --type BF16 --n-embd 64 --n-ff 96 --n-vocab 416 --n-layer 2 --n-expert 5 "
-        "--n-expert-used 2",
-        root / "mixtral");
-    for (const char* outtype : {"f32", "f16"}) {
-        hf::WriteOptions ref;
-        ref.reference = true;
-        const std::string want = convert_sha(dir, outtype, root / "ref.gguf", ref);
-        hf::WriteOptions opt;
-        opt.threads = 3;
-        EXPECT_EQ(convert_sha(dir, outtype, root / "fast.gguf", opt), want) << outtype;
+    // Stacked experts (Mixtral): each expert in turn; shifted norms (Gemma3), F16 rounding included.
+    int n = 0;
+    for (const char* args :
+         {"--hf-arch MixtralForCausalLM --type BF16 --n-embd 64 --n-ff 96 --n-vocab 416 --n-layer 2 --n-expert 5 "
+          "--n-expert-used 2",
+          "--hf-arch Gemma3ForCausalLM --type F16 --n-embd 64 --n-ff 96 --n-vocab 416 --n-layer 2 --head-dim 32 --tied",
+          "--hf-arch Gemma3ForCausalLM --type F32 --n-embd 64 --n-ff 96 --n-vocab 416 --n-layer 2 --head-dim 32 "
+          "--tied"}) {
+        const fs::path dir = make_synth(args, root / fmt::format("family-{}", n++));
+        for (const char* outtype : {"f32", "f16"}) {
+            hf::WriteOptions ref;
+            ref.reference = true;
+            const std::string want = convert_sha(dir, outtype, root / "ref.gguf", ref);
+            hf::WriteOptions opt;
+            opt.threads = 3;
+            EXPECT_EQ(convert_sha(dir, outtype, root / "fast.gguf", opt), want) << args << " " << outtype;
+        }
     }
 }
 

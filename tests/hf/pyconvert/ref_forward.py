@@ -1,8 +1,10 @@
 # Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / MixtralForCausalLM /
-# Qwen2ForCausalLM / Qwen3ForCausalLM checkpoint, computed in float64 straight from its safetensors and
-# config.json (as transformers' modeling code does: RMSNorm, rotate_half RoPE with optional linear
-# scaling, grouped-query causal attention with Qwen2's q/k/v biases and Qwen3's per-head q/k norms,
-# SwiGLU; Mixtral's softmax router over the experts, top num_experts_per_tok renormalised),
+# Qwen2ForCausalLM / Qwen3ForCausalLM / Gemma3ForCausalLM checkpoint, computed in float64 straight from
+# its safetensors and config.json (as transformers' modeling code does: RMSNorm, rotate_half RoPE with
+# optional linear scaling, grouped-query causal attention with Qwen2's q/k/v biases and Qwen3's
+# per-head q/k norms, SwiGLU; Mixtral's softmax router over the experts, top num_experts_per_tok
+# renormalised; Gemma3's scaled embedding, (1 + w) norms around attention and MLP, local layers with
+# their own RoPE base, query_pre_attn_scalar, GELU (tanh) MLP and final logit soft-capping),
 # for scripts/check-convert-logits. Prints one line of logits per position.
 #   ref_forward.py CHECKPOINT_DIR ID ID ...
 import json
@@ -18,7 +20,7 @@ DTYPES = {"F32": np.float32, "F16": np.float16}
 
 def load(dir_):
     names = sorted(f for f in os.listdir(dir_) if f.startswith("model") and f.endswith(".safetensors"))
-    out = {}
+    out, f16 = {}, {}
     for n in names:
         with open(os.path.join(dir_, n), "rb") as f:
             b = f.read()
@@ -34,7 +36,16 @@ def load(dir_):
             else:
                 a = np.frombuffer(raw, dtype=DTYPES[e["dtype"]])
             out[name] = torch.from_numpy(a.astype(np.float64).reshape(e["shape"]))
-    return out
+            f16[name] = e["dtype"] == "F16"
+    return out, f16
+
+
+def gelu_as_ggml(x):
+    """GELU (tanh) as llama.cpp's CPU backend computes it: through a table of halves (GGML_GELU_FP16 in
+    ggml-cpu/vec.h: the input rounded to F16, the table's F16 value; 0 below -10, x above 10). The
+    exact function differs from it by ~1e-3 relative, which would hide layout errors of that size."""
+    g = torch.nn.functional.gelu(x.half().double(), approximate="tanh").half().double()
+    return torch.where(x <= -10.0, torch.zeros_like(x), torch.where(x >= 10.0, x, g))
 
 
 def rms(x, w, eps):
@@ -44,42 +55,70 @@ def rms(x, w, eps):
 def main():
     dir_, ids = sys.argv[1], [int(t) for t in sys.argv[2:]]
     cfg = json.load(open(os.path.join(dir_, "config.json")))
-    w = load(dir_)
+    w, f16 = load(dir_)
     e, nh, nkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim") or e // nh
     eps, theta = cfg.get("rms_norm_eps", 1e-6), cfg.get("rope_theta", 10000.0)
     scaling = cfg.get("rope_scaling") or {}
     factor = scaling.get("factor", 1.0) if scaling.get("type", scaling.get("rope_type")) == "linear" else 1.0
     t = len(ids)
-    pos = torch.arange(t, dtype=torch.float64) / factor
-    inv = 1.0 / theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
-    ang = torch.cat([pos[:, None] * inv[None, :]] * 2, dim=-1)
-    cos, sin = torch.cos(ang)[:, None, :], torch.sin(ang)[:, None, :]
+    gemma = cfg["architectures"][0].startswith("Gemma3")
 
-    def rope(x):
+    def angles(base, scale):
+        pos = torch.arange(t, dtype=torch.float64) / scale
+        inv = 1.0 / base ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+        ang = torch.cat([pos[:, None] * inv[None, :]] * 2, dim=-1)
+        return torch.cos(ang)[:, None, :], torch.sin(ang)[:, None, :]
+
+    rope_global = angles(theta, factor)
+    rope_local = angles(cfg.get("rope_local_base_freq", 10000.0), 1.0)
+
+    def rope(x, cs):
         x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
-        return x * cos + torch.cat([-x2, x1], dim=-1) * sin
+        return x * cs[0] + torch.cat([-x2, x1], dim=-1) * cs[1]
+
+    def norm(x, name):  # Gemma3RMSNorm scales by (1 + w)
+        if not gemma:
+            return rms(x, w[name], eps)
+        # The converter stores 1 + w computed in the checkpoint's dtype: rounded to F16 for an F16
+        # checkpoint (torch adds in the tensor's dtype; BF16 is widened to F32 first).
+        scale = 1.0 + w[name]
+        return rms(x, scale.half().double() if f16[name] else scale, eps)
 
     h = w["model.embed_tokens.weight"][ids]
+    if gemma:
+        h = h * cfg["hidden_size"] ** 0.5
+    pattern = cfg.get("sliding_window_pattern", 1) if gemma else 1
     mask = torch.full((t, t), float("-inf"), dtype=torch.float64).triu(1)
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
-        x = rms(h, w[p + "input_layernorm.weight"], eps)
+        local = pattern > 1 and (layer + 1) % pattern != 0
+        cs = rope_local if local else rope_global
+        x = norm(h, p + "input_layernorm.weight")
         def proj(n, heads):  # Qwen2: biases; Qwen3: RMS norm per head before RoPE
             y = x @ w[p + f"self_attn.{n}_proj.weight"].T
             if p + f"self_attn.{n}_proj.bias" in w:
                 y = y + w[p + f"self_attn.{n}_proj.bias"]
             y = y.view(t, heads, hd)
             if p + f"self_attn.{n}_norm.weight" in w:
-                y = rms(y, w[p + f"self_attn.{n}_norm.weight"], eps)
+                y = norm(y, p + f"self_attn.{n}_norm.weight")
             return y
-        q = rope(proj("q", nh))
-        k = rope(proj("k", nkv))
+        q = rope(proj("q", nh), cs)
+        k = rope(proj("k", nkv), cs)
         v = proj("v", nkv)
         k, v = k.repeat_interleave(nh // nkv, dim=1), v.repeat_interleave(nh // nkv, dim=1)
-        s = torch.einsum("qhd,khd->hqk", q, k) / hd ** 0.5 + mask
+        scale = cfg.get("query_pre_attn_scalar", hd) if gemma else hd
+        s = torch.einsum("qhd,khd->hqk", q, k) / scale ** 0.5 + mask
         o = torch.einsum("hqk,khd->qhd", torch.softmax(s, dim=-1), v).reshape(t, nh * hd)
-        h = h + o @ w[p + "self_attn.o_proj.weight"].T
+        o = o @ w[p + "self_attn.o_proj.weight"].T
+        if gemma:  # sandwich norms; the sliding window (>= 512) is longer than the sequence
+            h = h + norm(o, p + "post_attention_layernorm.weight")
+            x = norm(h, p + "pre_feedforward_layernorm.weight")
+            g = gelu_as_ggml(x @ w[p + "mlp.gate_proj.weight"].T)
+            y = (g * (x @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+            h = h + norm(y, p + "post_feedforward_layernorm.weight")
+            continue
+        h = h + o
         x = rms(h, w[p + "post_attention_layernorm.weight"], eps)
         if p + "block_sparse_moe.gate.weight" in w:  # Mixtral: softmax router, top-k experts, weights renormalised
             probs = torch.softmax(x @ w[p + "block_sparse_moe.gate.weight"].T, dim=-1)
@@ -96,9 +135,13 @@ def main():
             continue
         g = x @ w[p + "mlp.gate_proj.weight"].T
         h = h + (torch.nn.functional.silu(g) * (x @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
-    h = rms(h, w["model.norm.weight"], eps)
+    h = norm(h, "model.norm.weight")
     head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
-    for row in h @ head.T:
+    logits = h @ head.T
+    if gemma and cfg.get("final_logit_softcapping"):
+        cap = cfg["final_logit_softcapping"]
+        logits = torch.tanh(logits / cap) * cap
+    for row in logits:
         print(" ".join("%.9g" % v for v in row.tolist()))
 
 
