@@ -96,11 +96,12 @@ std::string report_json(const oiw::hf::ConvertPlan& p, const Options& o, const o
     w.begin_array();
     for (const auto& n : p.notes) w.value(n);
     w.end_array();
-    w.key("warnings");
-    w.begin_array();
-    if (job)
+    if (job) {  // the requantizer's (a plain conversion has none)
+        w.key("warnings");
+        w.begin_array();
         for (const auto& n : job->plan.warnings) w.value(n);
-    w.end_array();
+        w.end_array();
+    }
     w.field("seconds", seconds);
     w.end_object();
     return w.take() + "\n";
