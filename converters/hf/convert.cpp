@@ -22,9 +22,10 @@ namespace oiw::hf {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr uint64_t kMaxJsonBytes = 64ull << 20;  // config, tokenizer_config, generation_config
-constexpr uint64_t kMaxSpmBytes = 256ull << 20;  // tokenizer.model
-constexpr uint32_t kQuantizationVersion = 2;     // GGML_QNT_VERSION
+constexpr uint64_t kMaxJsonBytes = 64ull << 20;            // config, tokenizer_config, generation_config
+constexpr uint64_t kMaxTokenizerJsonBytes = 256ull << 20;  // tokenizer.json (Gemma3's: 33 MB)
+constexpr uint64_t kMaxSpmBytes = 256ull << 20;            // tokenizer.model
+constexpr uint32_t kQuantizationVersion = 2;               // GGML_QNT_VERSION
 
 // config.json as the converter reads it: text_config's keys over the root's.
 class Hparams {
@@ -599,6 +600,64 @@ SpmVocab spm_vocab(const fs::path& dir, const Hparams& hp, std::vector<std::stri
     return v;
 }
 
+// Python truthiness of a JSON value (None, False, 0, "", [] and {} are false).
+bool truthy(const Json* v) {
+    if (!v || v->is_null()) return false;
+    if (v->is_boolean()) return v->get<bool>();
+    if (v->is_number()) return v->get<double>() != 0.0;
+    if (v->is_string() || v->is_array() || v->is_object()) return !v->empty();
+    return true;
+}
+
+// Python's str.replace of U+2581 (the SentencePiece space) by a space.
+std::string unspace(std::string s) {
+    for (size_t at; (at = s.find("\xe2\x96\x81")) != std::string::npos;) s.replace(at, 3, " ");
+    return s;
+}
+
+// TextModel.does_token_look_special.
+bool looks_special(const std::string& t) {
+    auto wrapped = [&](std::string_view a, std::string_view b) { return t.starts_with(a) && t.ends_with(b); };
+    return t == "<pad>" || t == "<mask>" || t == "<2mass>" || t == "[@BOS@]" || wrapped("<|", "|>") ||
+           wrapped("<\xef\xbd\x9c", "\xef\xbd\x9c>") || wrapped("<unused", ">");
+}
+
+// _create_vocab_sentencepiece's added tokens: added_tokens.json (USER_DEFINED), then
+// tokenizer_config.json's added_tokens_decoder (CONTROL when special or looking special, else
+// USER_DEFINED with U+2581 read as a space), each with score -1000; ids past the vocabulary skipped.
+void add_spm_added_tokens(SpmVocab& v, const fs::path& dir, const std::optional<Json>& tc) {
+    const uint64_t n = v.tokens.size();
+    auto put = [&](uint64_t id, std::string token, SpmType type) {
+        v.tokens[id] = std::move(token);
+        v.scores[id] = -1000.0f;
+        v.types[id] = static_cast<int32_t>(type);
+    };
+    const std::string at_path = (dir / "added_tokens.json").string();
+    if (const std::optional<Json> at = read_optional_json(at_path)) {
+        if (!at->is_object()) throw FormatError(ErrorKind::BadJson, at_path, "", "not a mapping of tokens to ids");
+        for (const auto& [token, id] : at->items()) {
+            if (!id.is_number_unsigned()) throw FormatError(ErrorKind::BadJson, at_path, token, "id is not a count");
+            if (id.get<uint64_t>() < n) put(id.get<uint64_t>(), token, SpmType::UserDefined);
+        }
+    }
+    const Json* dec = tc && tc->is_object() ? member(*tc, "added_tokens_decoder") : nullptr;
+    if (!dec || dec->is_null()) return;
+    const std::string tc_path = (dir / "tokenizer_config.json").string();
+    if (!dec->is_object()) throw FormatError(ErrorKind::BadJson, tc_path, "added_tokens_decoder", "not a mapping");
+    for (const auto& [key, data] : dec->items()) {
+        const Json* content = member(data, "content");
+        if (key.empty() || key.size() > 18 || key.find_first_not_of("0123456789") != std::string::npos || !content ||
+            !content->is_string())
+            throw FormatError(ErrorKind::BadJson, tc_path, "added_tokens_decoder",
+                              "entry '" + key + "' is not an id with a content string");
+        const uint64_t id = std::stoull(key);
+        if (id >= n) continue;
+        const std::string token = content->get<std::string>();
+        const bool special = truthy(member(data, "special")) || looks_special(token);
+        put(id, special ? token : unspace(token), special ? SpmType::Control : SpmType::UserDefined);
+    }
+}
+
 // The chat template SpecialVocab takes: tokenizer_config's, else chat_template.jinja's, else
 // chat_template.json's; nullopt when none is a string.
 std::optional<std::string> chat_template(const fs::path& dir, const Json& tc, std::vector<std::string>& notes) {
@@ -624,32 +683,165 @@ std::optional<std::string> chat_template(const fs::path& dir, const Json& tc, st
     return t.is_string() ? std::optional(t.get<std::string>()) : std::nullopt;
 }
 
-// SpecialVocab without tokenizer.json: config.json's special token ids, then tokenizer_config's
-// add_{bos,eos,sep}_token flags, then the chat template.
-void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, const std::optional<Json>& tc,
-                       uint64_t n_vocab, std::vector<std::string>& notes) {
-    const char* special[] = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
-    const Json& cfg = hp.raw();  // config.json as it is (plan_convert read it)
-    for (const char* typ : special) {
-        const std::string key = fmt::format("{}_token_id", typ);
-        const Json* id = member(cfg, key);
-        if (const Json* text = member(cfg, "text_config"); (!id || id->is_null()) && text) id = member(*text, key);
-        if (!id || !id->is_number_integer()) continue;  // lists (several eos ids) and nulls are skipped
-        if (!id->is_number_unsigned())
-            throw FormatError(ErrorKind::BadJson, (dir / "config.json").string(), key, "negative token id");
-        const uint64_t v = id->get<uint64_t>();
-        if (v >= n_vocab) {
-            notes.push_back(fmt::format("config.json: {} {} is out of range, skipped", key, v));
+// What SpecialVocab's _try_load_from_tokenizer_json keeps while it reads the post-processor.
+struct SpecialState {
+    std::vector<std::string> types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
+    std::vector<std::pair<std::string, uint64_t>> ids;  // insertion order (dict)
+    std::vector<std::pair<std::string, bool>> add;      // insertion order, later values in place
+    void set_add(const std::string& typ, bool v) {
+        for (auto& [t, x] : add)
+            if (t == typ) return void(x = v);
+        add.emplace_back(typ, v);
+    }
+};
+
+// tokenizer.json's post_processor as SpecialVocab reads it (RobertaProcessing; the crude parse of
+// TemplateProcessing): add_* flags into `st`, and tokenizer_config's special tokens (`tc`, may be
+// edited; `have_tc`: present and not empty) completed or replaced, an EOT/EOM type added when the
+// template ends in a token that is not the EOS.
+void apply_post_processor(const Json& tok, std::optional<Json>& tc, bool have_tc, SpecialState& st) {
+    auto set_add = [&](const std::string& typ, bool v) { st.set_add(typ, v); };
+    std::vector<std::string>& types = st.types;
+    auto tc_get = [&](const char* k) { return have_tc && member(*tc, k) ? *member(*tc, k) : Json(); };
+    Json bos = tc_get("bos_token"), cls = tc_get("cls_token"), eos = tc_get("eos_token"), sep = tc_get("sep_token");
+    if (!truthy(&bos) && truthy(&cls) && have_tc) (*tc)["bos_token"] = bos = cls;
+    if (!truthy(&eos) && truthy(&sep) && have_tc) (*tc)["eos_token"] = eos = sep;
+    const Json* pp = member(tok, "post_processor");
+    const Json* list = truthy(pp) ? member(*pp, "processors") : nullptr;
+    const Json procs = list ? *list : truthy(pp) ? Json::array({*pp}) : Json::array();
+    auto special_id = [&](const Json& item) -> Json {  // item.get('SpecialToken', {}).get('id')
+        const Json* st = member(item, "SpecialToken");
+        const Json* id = st ? member(*st, "id") : nullptr;
+        return id ? *id : Json();
+    };
+    for (const Json& proc : procs) {
+        const Json* type = member(proc, "type");
+        if (type && *type == "RobertaProcessing") {
+            set_add("bos", true);
+            set_add("eos", true);
+            set_add("sep", true);
+            if (!truthy(&cls) && have_tc) {
+                const Json* c = member(proc, "cls");
+                (*tc)["cls_token"] = cls = c && c->is_array() && !c->empty() ? (*c)[0] : bos;
+            }
+            if (!truthy(&sep) && have_tc) {
+                const Json* c = member(proc, "sep");
+                (*tc)["sep_token"] = sep = c && c->is_array() && !c->empty() ? (*c)[0] : eos;
+            }
             continue;
         }
-        const std::string t = typ;
-        const std::string gguf = t == "unk" ? "unknown" : t == "sep" ? "seperator" : t == "pad" ? "padding" : t;
-        if (t != "cls") kv.u32(fmt::format("tokenizer.ggml.{}_token_id", gguf), v);  // GGUFWriter has no cls id
+        if (!(type && *type == "TemplateProcessing")) continue;
+        const Json* single_p = member(proc, "single");
+        const Json* pair_p = member(proc, "pair");
+        const Json single = single_p && single_p->is_array() ? *single_p : Json::array();
+        Json pair = pair_p && pair_p->is_array() ? *pair_p : Json::array();
+        Json first, last;
+        if (single.size() > 1) {
+            first = special_id(single.front());
+            if (truthy(&first)) {
+                if (!have_tc) bos = first;
+                set_add("bos", first == bos || first == cls);
+            }
+            last = special_id(single.back());
+            if (truthy(&last)) {
+                if (!have_tc) {
+                    eos = last;
+                } else if (last != eos) {
+                    if (std::find(types.begin(), types.end(), "eot") == types.end()) {
+                        types.emplace_back("eot");
+                        (*tc)["eot_token"] = eos;
+                    } else if (std::find(types.begin(), types.end(), "eom") == types.end()) {
+                        types.emplace_back("eom");
+                        (*tc)["eom_token"] = eos;
+                    }
+                    (*tc)["eos_token"] = eos = last;
+                }
+                set_add("eos", last == eos);
+            }
+        }
+        if (pair.empty()) continue;
+        const bool drop_first = truthy(&first) && special_id(pair.front()) == first;
+        const bool drop_last = truthy(&last) && special_id(pair.back()) == last;
+        Json mid = Json::array();
+        for (size_t i = drop_first ? 1 : 0; i + (drop_last ? 1 : 0) < pair.size(); ++i) mid.push_back(pair[i]);
+        if (mid.empty()) continue;
+        auto seq_id = [](const Json& item) -> Json {
+            const Json* sq = member(item, "Sequence");
+            const Json* id = sq ? member(*sq, "id") : nullptr;
+            return id ? *id : Json();
+        };
+        if (!(seq_id(mid.front()) == "A" && seq_id(mid.back()) == "B")) continue;
+        Json inner = Json::array();
+        for (size_t i = 1; i + 1 < mid.size(); ++i) inner.push_back(mid[i]);
+        if (inner.empty()) continue;  // A B
+        bool add_sep = false;
+        if (const Json e = special_id(inner[0]); truthy(&e) && (e == sep || e == eos) && !truthy(&last)) add_sep = true;
+        if (inner.size() == 2)
+            if (const Json e = special_id(inner[1]); truthy(&e) && (e == sep || e == eos)) add_sep = true;
+        set_add("sep", add_sep);
+        if (add_sep && !truthy(&sep) && have_tc) (*tc)["sep_token"] = eos;
     }
-    if (!tc || !tc->is_object() || tc->empty()) return;  // SpecialVocab stops without a tokenizer config
-    for (const char* typ : {"bos", "eos", "sep"})
-        if (const Json* f = member(*tc, fmt::format("add_{}_token", typ)); f && f->is_boolean())
-            kv.boolean(fmt::format("tokenizer.ggml.add_{}_token", typ), f->get<bool>());
+}
+
+// gguf-py's SpecialVocab (merges not loaded): special token ids from tokenizer_config.json's
+// <type>_token looked up in tokenizer.json's added tokens (its post-processor deciding the add_*
+// flags and an EOT/EOM), then config.json's <type>_token_id for the types still unset; then
+// tokenizer_config's add_<type>_token flags and the chat template. Keys in gguf-py's order: ids,
+// add flags, template. `tc` is tokenizer_config.json (nullopt when absent).
+void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, std::optional<Json> tc, uint64_t n_vocab,
+                       std::vector<std::string>& notes) {
+    SpecialState st;
+    const std::vector<std::string>& types = st.types;
+    std::vector<std::pair<std::string, uint64_t>>& ids = st.ids;
+    auto set_id = [&](const std::string& typ, const Json* tid, const std::string& file) {  // _set_special_token
+        if (!tid || !tid->is_number_integer()) return;  // lists (several eos ids), nulls, strings: skipped
+        if (!tid->is_number_unsigned())
+            throw FormatError(ErrorKind::BadJson, file, typ + "_token", "negative token id");
+        const uint64_t v = tid->get<uint64_t>();
+        if (v >= n_vocab)
+            return notes.push_back(
+                fmt::format("{}: {} id {} is out of range, skipped", fs::path(file).filename().string(), typ, v));
+        for (const auto& [t, x] : ids)
+            if (t == typ) return;
+        ids.emplace_back(typ, v);
+    };
+    const std::string tj_path = (dir / "tokenizer.json").string();
+    std::optional<Json> tok;
+    if (std::error_code ec; fs::is_regular_file(tj_path, ec)) tok = read_json_file(tj_path, kMaxTokenizerJsonBytes, 64);
+    if (tc && !tc->is_object()) tc.reset();  // not a mapping: nothing SpecialVocab can read
+    const bool have_tc = tc && !tc->empty();
+    Json added = Json::array();
+    if (tok)
+        if (const Json* a = member(*tok, "added_tokens"); a && a->is_array()) added = *a;
+    if (tok) apply_post_processor(*tok, tc, have_tc, st);
+    if (have_tc) {
+        for (const std::string& typ : types) {
+            if (const Json* f = member(*tc, "add_" + typ + "_token"); f && f->is_boolean())
+                st.set_add(typ, f->get<bool>());
+            const Json* entry = member(*tc, typ + "_token");
+            const Json* content = entry && entry->is_object() ? member(*entry, "content") : entry;
+            if (!content || !content->is_string()) continue;
+            for (const Json& atok : added)  // the first added token with that content
+                if (const Json* c = member(atok, "content"); c && *c == *content) {
+                    set_id(typ, member(atok, "id"), tj_path);
+                    break;
+                }
+        }
+    }
+    const Json& cfg = hp.raw();  // _try_load_from_config_json: config.json as it is (plan_convert read it)
+    for (const std::string& typ : types) {
+        const std::string key = typ + "_token_id";
+        const Json* id = member(cfg, key);
+        if (const Json* text = member(cfg, "text_config"); (!id || id->is_null()) && text) id = member(*text, key);
+        set_id(typ, id, (dir / "config.json").string());
+    }
+    for (const auto& [typ, id] : ids) {
+        const std::string gguf = typ == "unk" ? "unknown" : typ == "sep" ? "seperator" : typ == "pad" ? "padding" : typ;
+        if (typ != "cls") kv.u32(fmt::format("tokenizer.ggml.{}_token_id", gguf), id);  // GGUFWriter has no cls id
+    }
+    for (const auto& [typ, v] : st.add)
+        if (typ == "bos" || typ == "eos" || typ == "sep") kv.boolean("tokenizer.ggml.add_" + typ + "_token", v);
+    if (!have_tc) return;  // SpecialVocab reads no template without a tokenizer config
     if (const auto t = chat_template(dir, *tc, notes)) kv.str("tokenizer.chat_template", *t);
 }
 
@@ -663,16 +855,9 @@ std::optional<Json> add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hpar
         throw FormatError(
             ErrorKind::Unsupported, ck.dir(), "",
             "no tokenizer.model: only SentencePiece vocabularies are converted so far (tokenizer.json BPE is not)");
-    for (const char* f : {"tokenizer.json", "added_tokens.json"})
-        if (fs::exists(dir / f, ec))
-            throw FormatError(
-                ErrorKind::Unsupported, (dir / f).string(), "",
-                std::string(f) + " next to tokenizer.model is not read yet (added tokens, post-processor)");
     std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
-    if (const Json* d = tc ? member(*tc, "added_tokens_decoder") : nullptr; d && !d->empty())
-        throw FormatError(ErrorKind::Unsupported, (dir / "tokenizer_config.json").string(), "added_tokens_decoder",
-                          "added tokens are not converted yet");
     SpmVocab v = spm_vocab(dir, hp, notes);
+    add_spm_added_tokens(v, dir, tc);
     const uint64_t n_vocab = v.tokens.size();
     kv.str("tokenizer.ggml.model", "llama");
     kv.str("tokenizer.ggml.pre", "default");

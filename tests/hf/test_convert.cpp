@@ -56,7 +56,7 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    EXPECT_EQ(checked, 48);  // 12 cases (4 llama / Mistral, 2 Mixtral, 2 Qwen2, 2 Qwen3, 2 Gemma3) x 4 outtypes
+    EXPECT_EQ(checked, 56);  // 14 cases (5 llama / Mistral, 2 Mixtral, 2 Qwen2, 2 Qwen3, 3 Gemma3) x 4 outtypes
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -260,8 +260,15 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          ErrorKind::BadJson, "'n_layers' is missing"},
         {"no tokenizer", [](const fs::path& d) { fs::remove(d / "tokenizer.model"); }, ErrorKind::Unsupported,
          "no tokenizer.model"},
-        {"tokenizer.json too", [](const fs::path& d) { write_text(d / "tokenizer.json", "{}"); },
-         ErrorKind::Unsupported, "tokenizer.json next to tokenizer.model"},
+        {"tokenizer.json not JSON", [](const fs::path& d) { write_text(d / "tokenizer.json", "{\"added_tokens\": ["); },
+         ErrorKind::BadJson, "tokenizer.json"},
+        {"added_tokens_decoder entry without content",
+         [](const fs::path& d) {
+             write_text(d / "tokenizer_config.json", R"({"added_tokens_decoder": {"3": {"special": true}}})");
+         },
+         ErrorKind::BadJson, "entry '3' is not an id with a content string"},
+        {"added_tokens.json not a mapping", [](const fs::path& d) { write_text(d / "added_tokens.json", "[1]"); },
+         ErrorKind::BadJson, "added_tokens.json"},
         {"llama3 rope",
          [](const fs::path& d) {
              std::string c = read_text((d / "config.json").string());
@@ -508,6 +515,42 @@ TEST(HfConvert, Gemma3ShiftsItsNormsByOne) {
          ErrorKind::Unsupported, "416 rows for a vocabulary of 400"},
     };
     expect_config_refusals(root / "gemma-3-1b-it", cases);
+}
+
+// A fast tokenizer next to tokenizer.model (tests/data/hf/cases/TinyLlama-1.1B-Chat-v1.0): the
+// added tokens of added_tokens.json and of tokenizer_config's added_tokens_decoder replace the
+// pieces (score -1000; CONTROL when special or looking special, else USER_DEFINED with U+2581 read
+// as a space; ids past the vocabulary skipped), and the special ids come from tokenizer.json's added
+// tokens by tokenizer_config's <type>_token (a dict's content too).
+TEST(HfConvert, AddedTokensAndSpecialIdsOfAFastTokenizer) {
+    const auto root = temp_dir();
+    const fs::path dir = make_hf_case("TinyLlama-1.1B-Chat-v1.0", root);
+    const hf::Checkpoint ck(dir.string());
+    const hf::ConvertPlan plan = hf::plan_convert(ck, hf::OutType::F16);
+    const GgufValue* tokens = plan.kvs.find("tokenizer.ggml.tokens");
+    const GgufValue* scores = plan.kvs.find("tokenizer.ggml.scores");
+    const GgufValue* types = plan.kvs.find("tokenizer.ggml.token_type");
+    ASSERT_TRUE(tokens && scores && types);
+    ASSERT_EQ(tokens->strings().size(), 416u);
+    const struct {
+        size_t id;
+        const char* text;
+        double score;
+        int type;
+    } want[] = {
+        {0, "<unk>", -1000, 3},          {1, "<s>", -1000, 3},         {405, "<|user|>", -1000, 3},
+        {406, " hello world", -1000, 4}, {407, "<unused0>", -1000, 3}, {408, "[PAD]", -1000, 3},
+        {409, "<extra_a>", -1000, 4},    {410, "[PAD410]", -10000, 5},
+    };
+    for (const auto& w : want) {
+        SCOPED_TRACE(w.id);
+        EXPECT_EQ(tokens->strings()[w.id], w.text);
+        EXPECT_EQ(scores->array_number(w.id), w.score);
+        EXPECT_EQ(types->array_number(w.id), w.type);
+    }
+    EXPECT_EQ(plan.kvs.find("tokenizer.ggml.padding_token_id")->as_int(), 408);
+    EXPECT_EQ(plan.kvs.find("tokenizer.ggml.bos_token_id")->as_int(), 1);
+    EXPECT_EQ(plan.kvs.find("tokenizer.ggml.add_sep_token")->as_int(), 0);  // TemplateProcessing's pair
 }
 
 TEST(HfConvert, MapsOnlyTheTensorsOfTheArchitecture) {

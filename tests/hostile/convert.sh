@@ -72,6 +72,14 @@ mkck badtc
 printf '{"chat_template": "x", "chat_template": "y"}' >"$TMP/badtc/tokenizer_config.json"
 refused "tokenizer_config.json with a repeated key" badtc "repeated in one JSON object"
 
+mkck badtj
+printf '{"added_tokens": [{"id": 1, "content": "<s>"' >"$TMP/badtj/tokenizer.json"
+refused "truncated tokenizer.json" badtj "tokenizer.json"
+
+mkck dupatok
+printf '{"added_tokens": [], "added_tokens": []}' >"$TMP/dupatok/tokenizer.json"
+refused "tokenizer.json with a repeated key" dupatok "repeated in one JSON object"
+
 mkck deep
 python3 -c 'print("{\"a\":" * 100000 + "1" + "}" * 100000)' >"$TMP/deep/config.json"
 refused "config nested 100000 deep" deep "nested deeper than"
