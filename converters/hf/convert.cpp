@@ -176,6 +176,12 @@ constexpr NamePair kGemma3Names[] = {
     {"model.layers.{}.self_attn.k_norm", "blk.{}.attn_k_norm"},
 };
 
+// Phi3's fused projections, kept fused (MODEL_ARCH.PHI3: ATTN_QKV and a double-height FFN_UP).
+constexpr NamePair kPhi3Names[] = {
+    {"model.layers.{}.self_attn.qkv_proj", "blk.{}.attn_qkv"},
+    {"model.layers.{}.mlp.gate_up_proj", "blk.{}.ffn_up"},
+};
+
 // One supported Hugging Face architecture: its GGUF architecture and what its converter class
 // (convert_hf_to_gguf.py) does beyond TextModel's common steps.
 struct ArchSpec {
@@ -188,6 +194,8 @@ struct ArchSpec {
     void (*check)(const Checkpoint& ck, const Hparams& hp);
     // set_gguf_parameters after TextModel's keys (`a`: "<arch>." prefix).
     void (*params)(KvWriter& kv, const Hparams& hp, const std::string& a);
+    // A set_gguf_parameters that does not start from TextModel's (Phi3): replaces it and `params`.
+    void (*own_params)(KvWriter& kv, const Hparams& hp, const std::string& a, int64_t n_block, OutType ot);
     // set_vocab.
     void (*vocab)(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes);
 };
@@ -845,6 +853,19 @@ void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, std
     if (const auto t = chat_template(dir, *tc, notes)) kv.str("tokenizer.chat_template", *t);
 }
 
+// The vocabulary keys of a SentencePiece model (tokenizer model "llama", pre-tokenizer "default",
+// tokens, scores, types), then SpecialVocab's.
+void write_spm_vocab(KvWriter& kv, SpmVocab v, const fs::path& dir, const Hparams& hp, const std::optional<Json>& tc,
+                     std::vector<std::string>& notes) {
+    const uint64_t n_vocab = v.tokens.size();
+    kv.str("tokenizer.ggml.model", "llama");
+    kv.str("tokenizer.ggml.pre", "default");
+    kv.strings("tokenizer.ggml.tokens", std::move(v.tokens));
+    kv.numbers("tokenizer.ggml.scores", GgufType::F32, v.scores);
+    kv.numbers("tokenizer.ggml.token_type", GgufType::I32, v.types);
+    add_special_vocab(kv, dir, hp, tc, n_vocab, notes);
+}
+
 // _set_vocab_sentencepiece: the pieces, then SpecialVocab. Returns tokenizer_config.json (nullopt
 // when absent).
 std::optional<Json> add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
@@ -858,13 +879,7 @@ std::optional<Json> add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hpar
     std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
     SpmVocab v = spm_vocab(dir, hp, notes);
     add_spm_added_tokens(v, dir, tc);
-    const uint64_t n_vocab = v.tokens.size();
-    kv.str("tokenizer.ggml.model", "llama");
-    kv.str("tokenizer.ggml.pre", "default");
-    kv.strings("tokenizer.ggml.tokens", std::move(v.tokens));
-    kv.numbers("tokenizer.ggml.scores", GgufType::F32, v.scores);
-    kv.numbers("tokenizer.ggml.token_type", GgufType::I32, v.types);
-    add_special_vocab(kv, dir, hp, tc, n_vocab, notes);
+    write_spm_vocab(kv, std::move(v), dir, hp, tc, notes);
     return tc;
 }
 
@@ -999,13 +1014,101 @@ void add_gemma3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std
     kv.boolean("tokenizer.ggml.add_space_prefix", false);
 }
 
+// Phi3MiniModel's refusals: a Phi-4 GPT2Tokenizer (BPE), a tokenizer_config without tokenizer_class
+// (its KeyError), RoPE scaling (LongRoPE / YaRN factors are extra tensors, not converted yet).
+void check_phi3(const Checkpoint& ck, const Hparams& hp) {
+    const fs::path tc_path = fs::path(ck.dir()) / "tokenizer_config.json";
+    if (const std::optional<Json> tc = read_optional_json(tc_path)) {
+        const Json* cls = member(*tc, "tokenizer_class");
+        if (!cls) throw FormatError(ErrorKind::BadJson, tc_path.string(), "tokenizer_class", "missing");
+        if (*cls == "GPT2Tokenizer")
+            throw FormatError(ErrorKind::Unsupported, tc_path.string(), "tokenizer_class",
+                              "GPT2Tokenizer (a BPE vocabulary) is not converted yet");
+    }
+    if (const Json* r = hp.find({"rope_scaling"}); r && !r->is_null())
+        throw FormatError(ErrorKind::Unsupported, hp.file(), "rope_scaling",
+                          "Phi3's RoPE scaling factors (rope_factors_long/short) are not converted yet");
+}
+
+// Phi3MiniModel.set_gguf_parameters (all of it: it does not call TextModel's).
+void add_phi3_params(KvWriter& kv, const Hparams& hp, const std::string& a, int64_t n_block, OutType ot) {
+    const Json& e = hp.need({"hidden_size", "n_embd"});
+    const Json& h = hp.need({"num_attention_heads", "n_head"});
+    kv.u32(a + "context_length", hp.need({"n_positions", "max_position_embeddings"}));
+    kv.u32(a + "rope.scaling.original_context_length", hp.need({"original_max_position_embeddings"}));
+    kv.u32(a + "embedding_length", e);
+    kv.u32(a + "feed_forward_length", hp.need({"intermediate_size"}));
+    kv.u32(a + "block_count", static_cast<uint64_t>(n_block));
+    kv.u32(a + "attention.head_count", h);
+    kv.u32(a + "attention.head_count_kv", hp.need({"num_key_value_heads", "n_head_kv"}));
+    kv.f32(a + "attention.layer_norm_rms_epsilon", hp.need({"rms_norm_eps"}));
+    const Json* pct = member(hp.merged(), "partial_rotary_factor");
+    if (!e.is_number_unsigned() || !h.is_number_unsigned() || h.get<uint64_t>() == 0 || (pct && !pct->is_number()))
+        throw FormatError(ErrorKind::BadJson, hp.file(), "",
+                          "hidden_size, num_attention_heads and partial_rotary_factor must be numbers");
+    const double rot = pct ? pct->get<double>() : 1.0;  // int(rot_pct * n_embd) // n_head
+    kv.u32(a + "rope.dimension_count",
+           static_cast<uint64_t>(std::floor(static_cast<double>(static_cast<int64_t>(rot * e.get<double>())) /
+                                            static_cast<double>(h.get<uint64_t>()))));
+    const Json rope = rope_parameters(hp);
+    const Json& params = rope.contains("full_attention") ? rope["full_attention"] : rope;
+    const Json* theta = member(params, "rope_theta");
+    if (!theta) throw FormatError(ErrorKind::BadJson, hp.file(), "rope_theta", "missing");
+    kv.f32(a + "rope.freq_base", *theta);
+    kv.u32("general.file_type", file_type_of(ot));
+    const Json* sw = member(hp.merged(), "sliding_window");
+    kv.u32(a + "attention.sliding_window", sw && !sw->is_null() ? *sw : Json(0));  // 0 tells Phi-4 apart
+}
+
+// Phi3MiniModel.set_vocab: the pieces (none may lie past vocab_size), then added_tokens.json, then
+// tokenizer_config's added_tokens_decoder and tokenizer.json's added_tokens, each USER_DEFINED (CONTROL
+// when special) with score -1000 and no further rule; then SpecialVocab.
+void add_phi3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    const fs::path dir(ck.dir());
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / "tokenizer.model", ec))
+        throw FormatError(ErrorKind::Unsupported, ck.dir(), "", "no tokenizer.model (Phi3 reads SentencePiece)");
+    std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
+    SpmVocab v = spm_vocab(dir, hp, notes);
+    if (!notes.empty() && notes.back().find("past vocab_size") != std::string::npos)
+        throw FormatError(ErrorKind::BadDims, (dir / "tokenizer.model").string(), "",
+                          "more pieces than vocab_size (Phi3's converter fails on them)");
+    const uint64_t n = v.tokens.size();
+    add_spm_added_tokens(v, dir, std::nullopt);  // added_tokens.json only
+    auto take = [&](const Json& list, const std::string& file, bool by_key) {
+        for (const auto& [key, data] : list.items()) {
+            const Json* content = member(data, "content");
+            const Json* id = by_key ? nullptr : member(data, "id");
+            const bool key_ok =
+                !key.empty() && key.size() < 19 && key.find_first_not_of("0123456789") == std::string::npos;
+            if (!content || !content->is_string() || (by_key ? !key_ok : !(id && id->is_number_unsigned())))
+                throw FormatError(ErrorKind::BadJson, file, "added tokens", "an entry without an id and content");
+            const uint64_t i = by_key ? std::stoull(key) : id->get<uint64_t>();
+            if (i >= n) throw FormatError(ErrorKind::BadDims, file, "added tokens", fmt::format("id {} >= {}", i, n));
+            v.tokens[i] = content->get<std::string>();
+            v.scores[i] = -1000.0f;
+            v.types[i] =
+                static_cast<int32_t>(truthy(member(data, "special")) ? SpmType::Control : SpmType::UserDefined);
+        }
+    };
+    if (const Json* d = tc && tc->is_object() ? member(*tc, "added_tokens_decoder") : nullptr; d && d->is_object())
+        take(*d, (dir / "tokenizer_config.json").string(), true);
+    const std::string tj = (dir / "tokenizer.json").string();
+    if (fs::is_regular_file(tj, ec))
+        if (const Json t = read_json_file(tj, kMaxTokenizerJsonBytes, 64); const Json* at = member(t, "added_tokens"))
+            if (at->is_array()) take(*at, tj, false);
+    write_spm_vocab(kv, std::move(v), dir, hp, tc, notes);
+}
+
 constexpr ArchSpec kArchs[] = {
-    {"LlamaForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, add_llama_vocab},
-    {"MistralForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, add_llama_vocab},
-    {"MixtralForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, add_llama_vocab},
-    {"Qwen2ForCausalLM", "qwen2", {}, false, 0.0f, check_no_pooling, nullptr, add_qwen2_vocab},
-    {"Qwen3ForCausalLM", "qwen3", kQkNormNames, false, 0.0f, check_qwen3, nullptr, add_qwen2_vocab},
-    {"Gemma3ForCausalLM", "gemma3", kGemma3Names, false, 1.0f, check_gemma3, add_gemma3_params, add_gemma3_vocab},
+    {"LlamaForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, nullptr, add_llama_vocab},
+    {"MistralForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, nullptr, add_llama_vocab},
+    {"MixtralForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, nullptr, add_llama_vocab},
+    {"Qwen2ForCausalLM", "qwen2", {}, false, 0.0f, check_no_pooling, nullptr, nullptr, add_qwen2_vocab},
+    {"Qwen3ForCausalLM", "qwen3", kQkNormNames, false, 0.0f, check_qwen3, nullptr, nullptr, add_qwen2_vocab},
+    {"Gemma3ForCausalLM", "gemma3", kGemma3Names, false, 1.0f, check_gemma3, add_gemma3_params, nullptr,
+     add_gemma3_vocab},
+    {"Phi3ForCausalLM", "phi3", kPhi3Names, false, 0.0f, check_phi3, nullptr, add_phi3_params, add_phi3_vocab},
 };
 
 }  // namespace
@@ -1020,7 +1123,7 @@ std::optional<OutType> out_type_from_name(std::string_view name) {
 
 const char* supported_architectures() {
     return "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-           "Gemma3ForCausalLM";
+           "Gemma3ForCausalLM, Phi3ForCausalLM";
 }
 
 ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
@@ -1053,8 +1156,12 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
     kv.str("general.architecture", plan.arch);
     add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), plan.notes);
     const std::string a = plan.arch + ".";
-    add_text_params(kv, hp, a, n_block, ot);
-    if (spec->params) spec->params(kv, hp, a);
+    if (spec->own_params) {
+        spec->own_params(kv, hp, a, n_block, ot);
+    } else {
+        add_text_params(kv, hp, a, n_block, ot);
+        if (spec->params) spec->params(kv, hp, a);
+    }
     kv.u32("general.quantization_version", kQuantizationVersion);
     spec->vocab(kv, ck, hp, plan.notes);
     plan.kvs = kv.take();

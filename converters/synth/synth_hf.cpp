@@ -32,12 +32,14 @@ struct HfFamily {
     bool qkv_bias, qk_norm, head_dim_key;  // head_dim_key: config.json always holds head_dim
     bool moe;                              // Mixtral's router and experts instead of the MLP
     bool gemma;  // Gemma3: q/k norms, norms before and after attention and MLP, its config keys
+    bool fused;  // Phi3: qkv_proj and gate_up_proj
 };
-constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false, false, false},
-                                  {"MixtralForCausalLM", "mixtral", false, false, false, true, false},
-                                  {"Qwen2ForCausalLM", "qwen2", true, false, false, false, false},
-                                  {"Qwen3ForCausalLM", "qwen3", false, true, true, false, false},
-                                  {"Gemma3ForCausalLM", "gemma3_text", false, true, true, false, true}};
+constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false, false, false, false},
+                                  {"MixtralForCausalLM", "mixtral", false, false, false, true, false, false},
+                                  {"Qwen2ForCausalLM", "qwen2", true, false, false, false, false, false},
+                                  {"Qwen3ForCausalLM", "qwen3", false, true, true, false, false, false},
+                                  {"Gemma3ForCausalLM", "gemma3_text", false, true, true, false, true, false},
+                                  {"Phi3ForCausalLM", "phi3", false, false, false, false, false, true}};
 
 const HfFamily& family(const std::string& dir, const std::string& arch) {
     for (const HfFamily& f : kFamilies)
@@ -63,9 +65,13 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
     for (int64_t l = 0; l < o.n_layer; ++l) {
         const std::string b = fmt::format("model.layers.{}.", l);
         vec(b + "input_layernorm.weight", e, true);
-        mat(b + "self_attn.q_proj.weight", q, e);
-        mat(b + "self_attn.k_proj.weight", kv, e);
-        mat(b + "self_attn.v_proj.weight", kv, e);
+        if (fam.fused) {
+            mat(b + "self_attn.qkv_proj.weight", q + 2 * kv, e);
+        } else {
+            mat(b + "self_attn.q_proj.weight", q, e);
+            mat(b + "self_attn.k_proj.weight", kv, e);
+            mat(b + "self_attn.v_proj.weight", kv, e);
+        }
         if (fam.qkv_bias) {
             vec(b + "self_attn.q_proj.bias", q, false);
             vec(b + "self_attn.k_proj.bias", kv, false);
@@ -91,8 +97,12 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
             }
             continue;
         }
-        mat(b + "mlp.gate_proj.weight", f, e);
-        mat(b + "mlp.up_proj.weight", f, e);
+        if (fam.fused) {
+            mat(b + "mlp.gate_up_proj.weight", 2 * f, e);
+        } else {
+            mat(b + "mlp.gate_proj.weight", f, e);
+            mat(b + "mlp.up_proj.weight", f, e);
+        }
         mat(b + "mlp.down_proj.weight", e, f);
     }
     vec("model.norm.weight", e, true);
@@ -138,6 +148,14 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
         c["sliding_window_pattern"] = 6;
         c["attn_logit_softcapping"] = nullptr;
         c["final_logit_softcapping"] = nullptr;
+    } else if (fam.fused) {  // Phi-3-mini-4k-instruct's keys
+        c["max_position_embeddings"] = 4096;
+        c["original_max_position_embeddings"] = 4096;
+        c["rms_norm_eps"] = 1e-5;
+        c["rope_scaling"] = nullptr;
+        c["rope_theta"] = 10000.0;
+        c["sliding_window"] = 2047;
+        c["attention_bias"] = false;
     } else if (fam.moe) {  // Mixtral-8x7B's keys
         c["max_position_embeddings"] = 32768;
         c["num_local_experts"] = o.n_expert;
@@ -156,6 +174,7 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
     c["tie_word_embeddings"] = o.tied;
     c["bos_token_id"] = qwen ? 151643 : fam.gemma ? 2 : 1;
     c["eos_token_id"] = qwen ? 151645 : fam.gemma ? 1 : 2;
+    if (fam.fused) c["pad_token_id"] = 2;
     c["torch_dtype"] = torch_dtype;
     return c.dump(2) + "\n";
 }
@@ -185,7 +204,8 @@ void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse
 }  // namespace
 
 const char* synth_hf_architectures() {
-    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM";
+    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM, "
+           "Phi3ForCausalLM";
 }
 
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,

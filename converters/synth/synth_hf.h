@@ -15,7 +15,8 @@ struct SynthHfOptions {
     // The family whose tensors and config.json keys are written: LlamaForCausalLM, MixtralForCausalLM
     // (o.n_expert experts, o.n_expert_used per token), Qwen2ForCausalLM (q/k/v biases) or
     // Qwen3ForCausalLM (q/k norms, head_dim in config.json) or Gemma3ForCausalLM (q/k norms,
-    // pre/post-feedforward norms, head_dim, sliding-window keys).
+    // pre/post-feedforward norms, head_dim, sliding-window keys) or Phi3ForCausalLM (fused qkv_proj
+    // [Q + 2 KV, E] and gate_up_proj [2 F, E]).
     std::string arch = "LlamaForCausalLM";
     int64_t head_dim = 0;  // > 0: attention head width (config.json's head_dim); 0: n_embd / n_head
 };

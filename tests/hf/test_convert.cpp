@@ -56,7 +56,7 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    EXPECT_EQ(checked, 56);  // 14 cases (5 llama / Mistral, 2 Mixtral, 2 Qwen2, 2 Qwen3, 3 Gemma3) x 4 outtypes
+    EXPECT_EQ(checked, 60);  // 15 cases (5 llama / Mistral, 2 Mixtral, 2 Qwen2, 2 Qwen3, 3 Gemma3, Phi3) x 4 outtypes
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -251,7 +251,7 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          },
          ErrorKind::Unsupported,
          "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
-         "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM)"},
+         "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM)"},
         {"no config", [](const fs::path& d) { fs::remove(d / "config.json"); }, ErrorKind::Io, "config.json: missing"},
         {"config not json", [](const fs::path& d) { write_text(d / "config.json", "{"); }, ErrorKind::BadJson,
          "not valid JSON"},
@@ -551,6 +551,45 @@ TEST(HfConvert, AddedTokensAndSpecialIdsOfAFastTokenizer) {
     EXPECT_EQ(plan.kvs.find("tokenizer.ggml.padding_token_id")->as_int(), 408);
     EXPECT_EQ(plan.kvs.find("tokenizer.ggml.bos_token_id")->as_int(), 1);
     EXPECT_EQ(plan.kvs.find("tokenizer.ggml.add_sep_token")->as_int(), 0);  // TemplateProcessing's pair
+}
+
+// Phi3: qkv_proj and gate_up_proj stay fused (attn_qkv, a double-height ffn_up); its own vocabulary
+// rules (added tokens taken as they are, U+2581 kept; CONTROL only when marked special) and keys
+// (no TextModel ones: the original context length, a sliding window of 0 when unset); refusals.
+TEST(HfConvert, Phi3KeepsItsFusedProjections) {
+    const auto root = temp_dir();
+    const fs::path dir = make_hf_case("Phi-3-mini-4k-instruct", root);
+    const hf::Checkpoint ck(dir.string());
+    const hf::ConvertPlan plan = hf::plan_convert(ck, hf::OutType::F16);
+    auto shape_of = [&](const std::string& name) {
+        for (const auto& t : plan.tensors)
+            if (t.name == name) return t.ne;
+        return std::vector<int64_t>{};
+    };
+    EXPECT_EQ(shape_of("blk.0.attn_qkv.weight"), (std::vector<int64_t>{96, 3 * 96}));
+    EXPECT_EQ(shape_of("blk.0.ffn_up.weight"), (std::vector<int64_t>{96, 2 * 128}));
+    EXPECT_EQ(shape_of("blk.0.ffn_gate.weight"), std::vector<int64_t>{});
+    EXPECT_EQ(plan.kvs.find("phi3.rope.scaling.original_context_length")->as_int(), 4096);
+    EXPECT_EQ(plan.kvs.find("phi3.attention.sliding_window")->as_int(), 2047);
+    EXPECT_EQ(plan.kvs.find("phi3.rope.dimension_count")->as_int(), 24);
+    EXPECT_FALSE(plan.kvs.contains("phi3.attention.layer_norm_epsilon"));
+    const GgufValue* tokens = plan.kvs.find("tokenizer.ggml.tokens");
+    const GgufValue* types = plan.kvs.find("tokenizer.ggml.token_type");
+    EXPECT_EQ(tokens->strings()[410], "\xe2\x96\x81plain");
+    EXPECT_EQ(types->array_number(410), 4);  // USER_DEFINED
+    EXPECT_EQ(types->array_number(2), 4);    // </s> not marked special
+    EXPECT_EQ(types->array_number(411), 3);  // from tokenizer.json's added tokens
+    EXPECT_EQ(plan.kvs.find("tokenizer.ggml.eos_token_id")->as_int(), 405);
+    const ConfigRefusal cases[] = {
+        {"RoPE scaling", "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"longrope\"}", ErrorKind::Unsupported,
+         "rope_factors_long/short"},
+        {"no original context length", "\"original_max_position_embeddings\"", "\"original_max_positions\"",
+         ErrorKind::BadJson, "'original_max_position_embeddings' is missing"},
+    };
+    expect_config_refusals(dir, cases);
+    write_text(dir / "tokenizer_config.json", R"({"tokenizer_class": "GPT2Tokenizer"})");
+    EXPECT_NE(error_of([&] { hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16); }).find("GPT2Tokenizer"),
+              std::string::npos);
 }
 
 TEST(HfConvert, MapsOnlyTheTensorsOfTheArchitecture) {

@@ -1,6 +1,7 @@
 # Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / MixtralForCausalLM /
-# Qwen2ForCausalLM / Qwen3ForCausalLM / Gemma3ForCausalLM checkpoint, computed in float64 straight from
-# its safetensors and config.json (as transformers' modeling code does: RMSNorm, rotate_half RoPE with
+# Qwen2ForCausalLM / Qwen3ForCausalLM / Gemma3ForCausalLM / Phi3ForCausalLM checkpoint (Phi3's fused
+# qkv_proj and gate_up_proj split first), computed in float64 straight from its safetensors and
+# config.json (as transformers' modeling code does: RMSNorm, rotate_half RoPE with
 # optional linear scaling, grouped-query causal attention with Qwen2's q/k/v biases and Qwen3's
 # per-head q/k norms, SwiGLU; Mixtral's softmax router over the experts, top num_experts_per_tok
 # renormalised; Gemma3's scaled embedding, (1 + w) norms around attention and MLP, local layers with
@@ -85,6 +86,14 @@ def main():
         scale = 1.0 + w[name]
         return rms(x, scale.half().double() if f16[name] else scale, eps)
 
+    for key in [k for k in w if k.endswith("self_attn.qkv_proj.weight")]:  # Phi3: q, k, v rows fused
+        p = key[: -len("qkv_proj.weight")]
+        q_rows, kv_rows = nh * hd, nkv * hd
+        w[p + "q_proj.weight"], w[p + "k_proj.weight"], w[p + "v_proj.weight"] = torch.split(
+            w[key], [q_rows, kv_rows, kv_rows])
+    for key in [k for k in w if k.endswith("mlp.gate_up_proj.weight")]:  # Phi3: gate rows, then up rows
+        p = key[: -len("gate_up_proj.weight")]
+        w[p + "gate_proj.weight"], w[p + "up_proj.weight"] = torch.chunk(w[key], 2)
     h = w["model.embed_tokens.weight"][ids]
     if gemma:
         h = h * cfg["hidden_size"] ** 0.5
