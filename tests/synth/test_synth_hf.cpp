@@ -108,7 +108,15 @@ TEST(SynthHf, RefusesWhatACheckpointCannotHold) {
     SynthOptions moe = small();
     moe.n_expert = 4;
     moe.n_expert_used = 2;
-    EXPECT_EQ(format_error_of([&] { write_synth_hf((base / "m").string(), moe); }).kind(), ErrorKind::Usage);
+    EXPECT_NE(error_of([&] { write_synth_hf((base / "m").string(), moe); }).find("only MixtralForCausalLM has experts"),
+              std::string::npos);
+    SynthHfOptions mixtral;
+    mixtral.arch = "MixtralForCausalLM";
+    EXPECT_NE(error_of([&] { write_synth_hf((base / "x").string(), small(), mixtral); }).find("needs --n-expert"),
+              std::string::npos);
+    moe.n_expert_used = 5;
+    EXPECT_NE(error_of([&] { write_synth_hf((base / "y").string(), moe, mixtral); }).find("--n-expert-used must be"),
+              std::string::npos);
     write_file((base / "file").string(), std::vector<uint8_t>{1});
     EXPECT_EQ(format_error_of([&] { write_synth_hf((base / "file").string(), small()); }).kind(), ErrorKind::Io);
 }
