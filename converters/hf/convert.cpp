@@ -579,6 +579,7 @@ struct SpmVocab {
     std::vector<std::string> tokens;
     std::vector<float> scores;
     std::vector<int32_t> types;
+    size_t pieces = 0;  // pieces in tokenizer.model (more than tokens when some lie past vocab_size)
 };
 
 SpmVocab spm_vocab(const fs::path& dir, const Hparams& hp, std::vector<std::string>& notes) {
@@ -596,7 +597,7 @@ SpmVocab spm_vocab(const fs::path& dir, const Hparams& hp, std::vector<std::stri
     if (pieces.size() > n)
         notes.push_back(fmt::format("tokenizer.model: pieces from id {} on are past vocab_size and dropped", n));
     SpmVocab v{std::vector<std::string>(n), std::vector<float>(n, -10000.0f),
-               std::vector<int32_t>(n, static_cast<int32_t>(SpmType::Unused))};
+               std::vector<int32_t>(n, static_cast<int32_t>(SpmType::Unused)), pieces.size()};
     for (uint64_t i = 0; i < n; ++i) v.tokens[i] = fmt::format("[PAD{}]", i);
     for (size_t i = 0; i < pieces.size() && i < n; ++i) {
         const SpmType t = pieces[i].type;
@@ -1070,7 +1071,7 @@ void add_phi3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::
         throw FormatError(ErrorKind::Unsupported, ck.dir(), "", "no tokenizer.model (Phi3 reads SentencePiece)");
     std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
     SpmVocab v = spm_vocab(dir, hp, notes);
-    if (!notes.empty() && notes.back().find("past vocab_size") != std::string::npos)
+    if (v.pieces > v.tokens.size())
         throw FormatError(ErrorKind::BadDims, (dir / "tokenizer.model").string(), "",
                           "more pieces than vocab_size (Phi3's converter fails on them)");
     const uint64_t n = v.tokens.size();

@@ -585,6 +585,8 @@ TEST(HfConvert, Phi3KeepsItsFusedProjections) {
          "rope_factors_long/short"},
         {"no original context length", "\"original_max_position_embeddings\"", "\"original_max_positions\"",
          ErrorKind::BadJson, "'original_max_position_embeddings' is missing"},
+        {"more pieces than vocab_size", "\"vocab_size\": 416", "\"vocab_size\": 390", ErrorKind::BadDims,
+         "more pieces than vocab_size"},
     };
     expect_config_refusals(dir, cases);
     write_text(dir / "tokenizer_config.json", R"({"tokenizer_class": "GPT2Tokenizer"})");
