@@ -107,30 +107,94 @@ BpeVocab read_bpe_vocab(const Json& tok, std::optional<uint64_t> vocab_size, con
     return v;
 }
 
-std::string detect_bpe_pre(const BpeVocab& v, const std::string& file) {
-    // get_vocab_base_pre's table, for the pre-tokenizers implemented here.
+BpeTemplate read_bpe_template(const Json& tok) {
+    BpeTemplate t;
+    const Json* pp = member(tok, "post_processor");
+    if (!pp || !pp->is_object()) return t;
+    const Json* list = member(*pp, "processors");
+    const Json procs = list && list->is_array() ? *list : Json::array({*pp});
+    for (const Json& proc : procs) {
+        const Json* type = member(proc, "type");
+        const Json* single = member(proc, "single");
+        const Json* specials = member(proc, "special_tokens");
+        if (!type || *type != "TemplateProcessing" || !single || !single->is_array()) continue;
+        bool after = false;
+        for (const Json& item : *single) {
+            if (member(item, "Sequence")) {
+                after = true;
+                continue;
+            }
+            const Json* st = member(item, "SpecialToken");
+            const Json* name = st ? member(*st, "id") : nullptr;
+            const Json* entry =
+                name && name->is_string() && specials ? member(*specials, name->get<std::string>()) : nullptr;
+            const Json* ids = entry ? member(*entry, "ids") : nullptr;
+            if (!ids || !ids->is_array()) continue;
+            for (const Json& id : *ids)
+                if (id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() <= INT32_MAX)
+                    (after ? t.suffix : t.prefix).push_back(static_cast<int32_t>(id.get<int64_t>()));
+        }
+    }
+    return t;
+}
+
+std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std::string& file) {
+    // get_vocab_base_pre's table (llama.cpp 1348f67), for the names whose pre-tokenizer is
+    // implemented here.
     static const std::pair<const char*, const char*> kKnown[] = {
         {"3ce83efda5659b07b1ad37ca97ca5797ea4285d9b9ab0dc679e4a720c9da7454", "gpt-2"},  // openai-community/gpt2
         {"0fe1cf6eda062318a1af7270f3331a85c539a01778ff948e24388e949c5282f4", "gpt-2"},  // evilfreelancer/ruGPT3XL
+        {"fcace8b9cac38ce847670c970cd5892031a753a1ef381abd1d9af00f713da085", "phi-2"},  // microsoft/phi-2
+        {"b6dc8df998e1cfbdc4eac8243701a65afe638679230920b50d6f17d81c098166", "mpt"},    // mosaicml/mpt-7b (and OLMo)
+        {"b53802fb28e26d645c3a310b34bfe07da813026ec7c7716883404d5e0f8b1901", "jais"},
+        {"ad851be1dba641f2e3711822f816db2c265f788b37c63b4e1aeacb9ee92de8eb", "gigachat"},
+        {"b0a6b1c0bd5998ebd9df08611efde34a4ff03faed45ae09c43e6b31ebd4b94cf", "a.x-4.0"},
+        {"2085e1638f6c377a0aa4ead21b27bb4cb941bf800df86ed391011769c1758dfb", "exaone4"},
+        {"a1e163ecab2e718a4c829d1148b6e86824ec36163bb71941c3dca9cd5ac25756", "mellum"},
+        {"0ef9807a4087ebef797fc749390439009c3b9eda9ad1a097abbe738f486c01e5", "llama-bpe"},  // Meta-Llama-3-8B
+        {"9d032fcbd5501f4a38150912590928bfb36091efb5df11b8e2124b0390e3fb1e", "falcon3"},
+        {"a6b57017d60e6edb4d88ecc2845188e0eb333a70357e45dcc9b53964a73bbae6", "falcon-h1"},
+        {"60476e1243776c4fb1b993dbd7a5f15ac22f83c80afdf425fa5ae01c8d44ef86", "falcon-h1"},
+        {"3eda48b4c4dc7de733d1a8b3e3b4a85243dbbf704da2ee9d42c6beced8897896", "falcon-h1"},
+        {"48f8e02c0359c0bbdd82f26909171fac1c18a457bb47573ed1fe3bbb2c1cfd4b", "falcon-h1"},
+        {"0e9433cbbb161f89e264eb32e8e64bfe69e834973ffca5d41d3948a604a3e2a3", "pixtral"},
+        {"f6791d196f87ce6b56a7d234be618e0d58f8cda3549416635b2bebcd22cd95c4", "midm-2.0"},
+        {"169bf0296a13c4d9b7672313f749eb36501d931022de052aad6e36f2bf34dd51", "lfm2"},
+        {"a023e9fdc5a11f034d3ef515b92350e56fb2af1f66c6b6811a4444ea9bf8763d", "jina-v5-nano"},
+        {"e636dc30a262dcc0d8c323492e32ae2b70728f4df7dfe9737d9f920a282b8aea", "qwen2"},  // Qwen1.5-7B (and 2, 2.5, 3)
+        {"d4540891389ea895b53b399da6ac824becc30f2fba0e9ddbb98f92e55ca0e97c", "qwen2"},  // Qwen3-Embedding-0.6B
+        {"b3f499bb4255f8ca19fccd664443283318f2fd2414d5e0b040fbdd0cc195d6c5", "deepseek-r1-qwen"},
+        {"d4c8f286ea6b520b3d495c4455483cfa2302c0cfcd4be05d781b6a8a0a7cdaf1", "megrez"},
+        {"4a2e2abae11ca2b86d570fc5b44be4d5eb5e72cc8f22dd136a94b37da83ab665", "kormo"},
+        {"862f827721df956049dff5ca81a57f29e575280bc622e290d3bf4e35eca29015", "f2llmv2"},
     };
     std::vector<uint8_t> types(v.types.size() * 4);
     std::memcpy(types.data(), v.types.data(), types.size());
-    Metadata md({{"tokenizer.ggml.model", GgufValue::make_string("gpt2")},
-                 {"tokenizer.ggml.pre", GgufValue::make_string("gpt-2")},
-                 {"tokenizer.ggml.tokens", GgufValue::make_string_array(v.tokens)},
-                 {"tokenizer.ggml.token_type", GgufValue::make_array(GgufType::I32, std::move(types), v.types.size())},
-                 {"tokenizer.ggml.merges", GgufValue::make_string_array(v.merges)}},
-                file);
-    const std::vector<int32_t> ids = vocab::Vocab::load(md).tokenize(bpe_check_text(), true, true);
-    std::string list = "[";
-    for (size_t i = 0; i < ids.size(); ++i) list += fmt::format("{}{}", i ? ", " : "", ids[i]);
-    list += "]";
-    const std::string hash = sha256_hex({reinterpret_cast<const uint8_t*>(list.data()), list.size()});
-    for (const auto& [h, name] : kKnown)
-        if (hash == h) return name;
-    throw FormatError(
-        ErrorKind::Unsupported, file, "pre-tokenizer",
-        fmt::format("not recognised (chkhsh {}): only the GPT-2 pre-tokenizer is implemented so far", hash));
+    const GgufValue tokens = GgufValue::make_string_array(v.tokens), merges = GgufValue::make_string_array(v.merges);
+    const GgufValue type_values = GgufValue::make_array(GgufType::I32, std::move(types), v.types.size());
+    std::vector<std::string> hashes;
+    for (const char* pre : {"gpt-2", "llama-bpe", "qwen2"}) {  // one name per pre-tokenizer implemented
+        const Metadata md({{"tokenizer.ggml.model", GgufValue::make_string("gpt2")},
+                           {"tokenizer.ggml.pre", GgufValue::make_string(pre)},
+                           {"tokenizer.ggml.tokens", tokens},
+                           {"tokenizer.ggml.token_type", type_values},
+                           {"tokenizer.ggml.merges", merges}},
+                          file);
+        // tokenizer.encode(chktxt): the post-processor's template around the text's tokens.
+        std::vector<int32_t> ids = tmpl.prefix;
+        for (int32_t id : vocab::Vocab::load(md).tokenize(bpe_check_text(), false, true)) ids.push_back(id);
+        ids.insert(ids.end(), tmpl.suffix.begin(), tmpl.suffix.end());
+        std::string list = "[";
+        for (size_t i = 0; i < ids.size(); ++i) list += fmt::format("{}{}", i ? ", " : "", ids[i]);
+        list += "]";
+        hashes.push_back(sha256_hex({reinterpret_cast<const uint8_t*>(list.data()), list.size()}));
+        for (const auto& [h, name] : kKnown)  // the name the Python converter writes for that hash
+            if (hashes.back() == h) return name;
+    }
+    throw FormatError(ErrorKind::Unsupported, file, "pre-tokenizer",
+                      fmt::format("not recognised (chkhsh {} with the GPT-2 regex, {} with Llama 3's, {} with "
+                                  "Qwen2's): only these pre-tokenizers are implemented so far",
+                                  hashes[0], hashes[1], hashes[2]));
 }
 
 }  // namespace oiw::hf

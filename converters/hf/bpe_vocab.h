@@ -28,10 +28,17 @@ BpeVocab read_bpe_vocab(const Json& tok, std::optional<uint64_t> vocab_size, con
 // get_vocab_base_pre's fixed text (chktxt), UTF-8.
 const std::string& bpe_check_text();
 
-// tokenizer.ggml.pre for `v`: the name whose recorded hash equals the SHA-256 of the ids our
-// tokenizer gives bpe_check_text() (Python's str() of the id list). Only the GPT-2 pre-tokenizer
-// is implemented, so only "gpt-2" is recognised; any other vocabulary throws
-// FormatError(Unsupported) naming `file` and the hash.
-std::string detect_bpe_pre(const BpeVocab& v, const std::string& file);
+// The ids tokenizer.json's post-processor puts around an encoded text (TemplateProcessing's
+// `single` template, alone or in a Sequence): what tokenizer.encode(text) adds to the tokens.
+struct BpeTemplate {
+    std::vector<int32_t> prefix, suffix;
+};
+BpeTemplate read_bpe_template(const Json& tok);
+
+// tokenizer.ggml.pre for `v`: the name whose recorded hash (get_vocab_base_pre's table) equals the
+// SHA-256 of the ids that `tmpl` around our tokenization of bpe_check_text() gives (Python's str()
+// of the id list), trying each pre-tokenizer implemented (GPT-2, Llama 3, Qwen2). Any other
+// vocabulary throws FormatError(Unsupported) naming `file` and the hashes.
+std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std::string& file);
 
 }  // namespace oiw::hf

@@ -1,5 +1,6 @@
 #include "converters/hf/convert.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "converters/hf/bpe_vocab.h"
 #include "converters/hf/json_doc.h"
 #include "converters/hf/model_name.h"
 #include "converters/hf/sentencepiece.h"
@@ -166,6 +168,40 @@ constexpr NamePair kMoeNames[] = {
     {"layers.{}.feed_forward.experts.w3", "blk.{}.ffn_up_exps"},
 };
 
+// Qwen3Moe's q/k norms, router and experts once merged (Qwen2MoeModel.modify_tensors'
+// "model.layers.B.mlp.experts.<proj>.weight").
+constexpr NamePair kQwen3MoeNames[] = {
+    {"model.layers.{}.self_attn.q_norm", "blk.{}.attn_q_norm"},
+    {"model.layers.{}.self_attn.k_norm", "blk.{}.attn_k_norm"},
+    {"model.layers.{}.mlp.gate", "blk.{}.ffn_gate_inp"},
+    {"model.layers.{}.mlp.experts.down_proj", "blk.{}.ffn_down_exps"},
+    {"model.layers.{}.mlp.experts.gate_proj", "blk.{}.ffn_gate_exps"},
+    {"model.layers.{}.mlp.experts.up_proj", "blk.{}.ffn_up_exps"},
+};
+
+// How a converter class holds and stacks per-expert matrices: the tensors whose name holds
+// `marker` are experts named `expert` (block, expert, part); once a block has all of them, each
+// part in `parts` order is stacked over the experts into the tensor `merged` (block, part) names.
+struct ExpertNaming {
+    const char* marker;
+    const char* expert;
+    const char* merged;
+    std::array<const char*, 3> parts;
+    const char* count_key;  // the expert count: this key (Mixtral), or num_local_experts / num_experts
+};
+// LlamaModel.modify_tensors (Mixtral).
+constexpr ExpertNaming kMixtralExperts = {"block_sparse_moe.experts",
+                                          "model.layers.{}.block_sparse_moe.experts.{}.{}.weight",
+                                          "layers.{}.feed_forward.experts.{}.weight",
+                                          {"w1", "w2", "w3"},
+                                          "num_local_experts"};
+// Qwen2MoeModel.modify_tensors (Qwen3Moe).
+constexpr ExpertNaming kQwenMoeExperts = {"mlp.experts",
+                                          "model.layers.{}.mlp.experts.{}.{}.weight",
+                                          "model.layers.{}.mlp.experts.{}.weight",
+                                          {"down_proj", "gate_proj", "up_proj"},
+                                          nullptr};
+
 // Gemma3's norms around attention and MLP, and its per-head q/k norms (MODEL_ARCH.GEMMA3's mapping:
 // post_attention_layernorm is ATTN_POST_NORM there, pre_feedforward_layernorm the FFN norm).
 constexpr NamePair kGemma3Names[] = {
@@ -188,6 +224,7 @@ struct ArchSpec {
     const char* hf_name;
     const char* arch;                       // GGUF general.architecture
     std::span<const NamePair> extra_names;  // names mapped besides kCommonNames
+    const ExpertNaming* experts;            // how experts are merged (nullptr: the class has none)
     bool undo_permute;                      // LlamaModel.permute on q/k rows
     float norm_shift;                       // added to tensors named *norm.weight (Gemma3Model.norm_shift)
     // The class's own refusals (reranker detection, pooling modules, ...), before anything is planned.
@@ -280,9 +317,10 @@ std::pair<int64_t, int64_t> head_counts(const Hparams& hp) {
     return {static_cast<int64_t>(n_head_j.get<uint64_t>()), static_cast<int64_t>(n_kv_j.get<uint64_t>())};
 }
 
-// LlamaModel.modify_tensors' experts: model.layers.B.block_sparse_moe.experts.X.wK.weight are held
-// per block until the block has 3 x num_local_experts of them, then w1, w2, w3 are each stacked over
-// X into one 3-D tensor (type `type`), appended to `out` in that order.
+// The experts of LlamaModel.modify_tensors (Mixtral: model.layers.B.block_sparse_moe.experts.X.wK.weight)
+// and Qwen2MoeModel.modify_tensors (model.layers.B.mlp.experts.X.<proj>.weight), as `spec.experts`
+// names them: held per block until the block has 3 x the expert count of them, then each part is
+// stacked over X into one 3-D tensor (type `type`), appended to `out` in the naming's part order.
 class ExpertMerger {
 public:
     ExpertMerger(const ArchSpec& spec, const Hparams& hp, int64_t n_block, GgmlType type)
@@ -290,26 +328,26 @@ public:
 
     void add(const TensorRef& r, const std::string& name, std::vector<PlannedTensor>& out) {
         const std::string subject = "tensor '" + r.tensor->name + "'";
-        if (!spec_.undo_permute)  // not a LlamaModel: gguf-py cannot map the name
-            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject,
-                              fmt::format("cannot map the tensor name to GGUF ({})", spec_.arch));
-        const Json& nx = hp_.need({"num_local_experts"});
+        const ExpertNaming& en = *spec_.experts;  // plan_tensors routes experts here only when the class has some
+        const Json& nx = en.count_key ? hp_.need({en.count_key}) : hp_.need({"num_local_experts", "num_experts"});
         if (!nx.is_number_unsigned() || nx.get<uint64_t>() == 0 || nx.get<uint64_t>() > 4096)
-            throw FormatError(ErrorKind::BadJson, hp_.file(), "num_local_experts",
+            throw FormatError(ErrorKind::BadJson, hp_.file(), en.count_key ? en.count_key : "num_experts",
                               nx.dump() + " is not an expert count");
         const auto n = static_cast<int64_t>(nx.get<uint64_t>());
         const int64_t bid = block_id(name);
         bool known = bid >= 0 && bid < n_block_;
         for (int64_t x = 0; known && x < n && !held_[bid].contains(name); ++x)
-            for (const char* w : {"w1", "w2", "w3"})
+            for (const char* w : en.parts)
                 if (name == expert_name(bid, x, w)) held_[bid].emplace(name, r);
         if (!known || !held_[bid].contains(name))
-            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject,
-                              fmt::format("not an expert of a block below {} named as Mixtral names them "
-                                          "(model.layers.B.block_sparse_moe.experts.X.w1|w2|w3.weight, X < {})",
-                                          n_block_, n));
+            throw FormatError(
+                ErrorKind::Unsupported, r.part->path(), subject,
+                fmt::format("not an expert of a block below {} named as {} names them ({}, "
+                            "<part> one of {}|{}|{}, X < {})",
+                            n_block_, spec_.hf_name, fmt::format(fmt::runtime(en.expert), "B", "X", "<part>"),
+                            en.parts[0], en.parts[1], en.parts[2], n));
         if (held_[bid].size() < static_cast<size_t>(3 * n)) return;
-        for (const char* w : {"w1", "w2", "w3"}) {
+        for (const char* w : en.parts) {
             PlannedTensor t;
             for (int64_t x = 0; x < n; ++x) {
                 const auto it = held_[bid].find(expert_name(bid, x, w));
@@ -325,7 +363,7 @@ public:
             if (first.shape.size() != 2)
                 throw FormatError(ErrorKind::BadDims, t.source.part->path(), "tensor '" + first.name + "'",
                                   "an expert is a matrix");
-            t.name = map_name(spec_, fmt::format("layers.{}.feed_forward.experts.{}.weight", bid, w), bid, n_block_);
+            t.name = map_name(spec_, fmt::format(fmt::runtime(en.merged), bid, w), bid, n_block_);
             t.ne = {static_cast<int64_t>(first.shape[1]), static_cast<int64_t>(first.shape[0]), n};
             t.type = type_;
             out.push_back(std::move(t));
@@ -336,14 +374,14 @@ public:
     void check_done(const Checkpoint& ck) const {
         for (const auto& [bid, held] : held_)
             if (!held.empty())
-                throw FormatError(
-                    ErrorKind::BadDims, ck.dir(), "tensor '" + held.begin()->first + "'",
-                    fmt::format("block {} has {} of the 3 x num_local_experts expert tensors", bid, held.size()));
+                throw FormatError(ErrorKind::BadDims, ck.dir(), "tensor '" + held.begin()->first + "'",
+                                  fmt::format("block {} has {} of the 3 x {} expert tensors", bid, held.size(),
+                                              spec_.experts->count_key ? spec_.experts->count_key : "num_experts"));
     }
 
 private:
-    static std::string expert_name(int64_t bid, int64_t x, const char* w) {
-        return fmt::format("model.layers.{}.block_sparse_moe.experts.{}.{}.weight", bid, x, w);
+    std::string expert_name(int64_t bid, int64_t x, const char* w) const {
+        return fmt::format(fmt::runtime(spec_.experts->expert), bid, x, w);
     }
     const ArchSpec& spec_;
     const Hparams& hp_;
@@ -367,7 +405,7 @@ std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& 
             throw FormatError(
                 ErrorKind::Unsupported, r.part->path(), subject,
                 fmt::format("dtype {} is not converted (F32, F16 and BF16 are)", dtype_name(r.tensor->dtype)));
-        if (name.find("block_sparse_moe.experts") != std::string::npos) {
+        if (spec.experts && name.find(spec.experts->marker) != std::string::npos) {
             experts.add(r, name, out);
             continue;
         }
@@ -692,6 +730,14 @@ std::optional<std::string> chat_template(const fs::path& dir, const Json& tc, st
     return t.is_string() ? std::optional(t.get<std::string>()) : std::nullopt;
 }
 
+// tokenizer.json of `dir`, nullopt when there is none.
+std::optional<Json> read_tokenizer_json(const fs::path& dir) {
+    const std::string path = (dir / "tokenizer.json").string();
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return std::nullopt;
+    return read_json_file(path, kMaxTokenizerJsonBytes, 64);
+}
+
 // What SpecialVocab's _try_load_from_tokenizer_json keeps while it reads the post-processor.
 struct SpecialState {
     std::vector<std::string> types = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
@@ -796,8 +842,10 @@ void apply_post_processor(const Json& tok, std::optional<Json>& tc, bool have_tc
 // <type>_token looked up in tokenizer.json's added tokens (its post-processor deciding the add_*
 // flags and an EOT/EOM), then config.json's <type>_token_id for the types still unset; then
 // tokenizer_config's add_<type>_token flags and the chat template. Keys in gguf-py's order: ids,
-// add flags, template. `tc` is tokenizer_config.json (nullopt when absent).
-void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, std::optional<Json> tc, uint64_t n_vocab,
+// add flags, template. `tc` is tokenizer_config.json and `tok` tokenizer.json (nullopt when absent);
+// special ids at or past `n_vocab` are skipped (no check without it, as _set_vocab_gpt2 passes none).
+void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, std::optional<Json> tc,
+                       const std::optional<Json>& tok, std::optional<uint64_t> n_vocab,
                        std::vector<std::string>& notes) {
     SpecialState st;
     const std::vector<std::string>& types = st.types;
@@ -807,7 +855,7 @@ void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, std
         if (!tid->is_number_unsigned())
             throw FormatError(ErrorKind::BadJson, file, typ + "_token", "negative token id");
         const uint64_t v = tid->get<uint64_t>();
-        if (v >= n_vocab)
+        if (n_vocab && v >= *n_vocab)
             return notes.push_back(
                 fmt::format("{}: {} id {} is out of range, skipped", fs::path(file).filename().string(), typ, v));
         for (const auto& [t, x] : ids)
@@ -815,8 +863,6 @@ void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, std
         ids.emplace_back(typ, v);
     };
     const std::string tj_path = (dir / "tokenizer.json").string();
-    std::optional<Json> tok;
-    if (std::error_code ec; fs::is_regular_file(tj_path, ec)) tok = read_json_file(tj_path, kMaxTokenizerJsonBytes, 64);
     if (tc && !tc->is_object()) tc.reset();  // not a mapping: nothing SpecialVocab can read
     const bool have_tc = tc && !tc->empty();
     Json added = Json::array();
@@ -864,19 +910,19 @@ void write_spm_vocab(KvWriter& kv, SpmVocab v, const fs::path& dir, const Hparam
     kv.strings("tokenizer.ggml.tokens", std::move(v.tokens));
     kv.numbers("tokenizer.ggml.scores", GgufType::F32, v.scores);
     kv.numbers("tokenizer.ggml.token_type", GgufType::I32, v.types);
-    add_special_vocab(kv, dir, hp, tc, n_vocab, notes);
+    add_special_vocab(kv, dir, hp, tc, read_tokenizer_json(dir), n_vocab, notes);
 }
 
-// _set_vocab_sentencepiece: the pieces, then SpecialVocab. Returns tokenizer_config.json (nullopt
-// when absent).
+bool has_tokenizer_model(const Checkpoint& ck) {
+    std::error_code ec;
+    return fs::is_regular_file(fs::path(ck.dir()) / "tokenizer.model", ec);
+}
+
+// _set_vocab_sentencepiece (tokenizer.model is there): the pieces, then SpecialVocab. Returns
+// tokenizer_config.json (nullopt when absent).
 std::optional<Json> add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
                                   std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
-    std::error_code ec;
-    if (!fs::is_regular_file(dir / "tokenizer.model", ec))
-        throw FormatError(
-            ErrorKind::Unsupported, ck.dir(), "",
-            "no tokenizer.model: only SentencePiece vocabularies are converted so far (tokenizer.json BPE is not)");
     std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
     SpmVocab v = spm_vocab(dir, hp, notes);
     add_spm_added_tokens(v, dir, tc);
@@ -884,10 +930,56 @@ std::optional<Json> add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hpar
     return tc;
 }
 
-// LlamaModel.set_vocab: _set_vocab_sentencepiece, then add_prefix_space and the vocabulary sizes
-// of CodeLlama (refused) and granite's small models.
+// _set_vocab_gpt2: tokenizer.json's BPE vocabulary (get_vocab_base: vocab_size from config.json,
+// else the tokenizer's own count), tokenizer.ggml.pre from the hash of the check text, then
+// SpecialVocab with the merges. Returns tokenizer_config.json (nullopt when absent).
+std::optional<Json> add_bpe_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
+                                  std::vector<std::string>& notes) {
+    const fs::path dir(ck.dir());
+    const std::string tj = (dir / "tokenizer.json").string();
+    const std::optional<Json> tok = read_tokenizer_json(dir);
+    if (!tok) throw FormatError(ErrorKind::Unsupported, ck.dir(), "", "neither tokenizer.model nor tokenizer.json");
+    std::optional<uint64_t> n_vocab;
+    if (const Json* n = hp.get({"vocab_size"})) {
+        if (!n->is_number_unsigned()) throw FormatError(ErrorKind::BadJson, hp.file(), "vocab_size", "not a count");
+        n_vocab = n->get<uint64_t>();
+    }
+    BpeVocab v = read_bpe_vocab(*tok, n_vocab, tj);
+    const std::string pre = detect_bpe_pre(v, read_bpe_template(*tok), tj);
+    std::error_code ec;
+    if (v.merges.empty() && fs::exists(dir / "merges.txt", ec))
+        throw FormatError(ErrorKind::Unsupported, (dir / "merges.txt").string(), "",
+                          "merges outside tokenizer.json are not read yet");
+    std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
+    kv.str("tokenizer.ggml.model", "gpt2");
+    kv.str("tokenizer.ggml.pre", pre);
+    kv.strings("tokenizer.ggml.tokens", std::move(v.tokens));
+    kv.numbers("tokenizer.ggml.token_type", GgufType::I32, v.types);
+    if (!v.merges.empty()) kv.strings("tokenizer.ggml.merges", std::move(v.merges));
+    add_special_vocab(kv, dir, hp, tc, tok, std::nullopt, notes);
+    return tc;
+}
+
+// LlamaModel.set_vocab: _set_vocab_sentencepiece; without tokenizer.model, _set_vocab_llama_hf for
+// a BPE tokenizer.json with byte fallback (refused) or else _set_vocab_gpt2 (Llama 3); then
+// add_prefix_space and the vocabulary sizes of CodeLlama (refused) and granite's small models.
 void add_llama_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
-    const std::optional<Json> tc = add_spm_vocab(kv, ck, hp, notes);
+    std::optional<Json> tc;
+    if (has_tokenizer_model(ck)) {
+        tc = add_spm_vocab(kv, ck, hp, notes);
+    } else {
+        if (const std::optional<Json> tok = read_tokenizer_json(fs::path(ck.dir()))) {
+            const Json* model = member(*tok, "model");
+            const Json* decoder = member(*tok, "decoder");
+            const Json* type = model ? member(*model, "type") : nullptr;
+            const Json* fallback = model ? member(*model, "byte_fallback") : nullptr;
+            const Json* dtype = decoder && decoder->is_object() ? member(*decoder, "type") : nullptr;
+            if (type && *type == "BPE" && truthy(fallback) && dtype && *dtype == "Sequence")
+                throw FormatError(ErrorKind::Unsupported, (fs::path(ck.dir()) / "tokenizer.json").string(), "",
+                                  "a BPE tokenizer with byte fallback (LlamaHfVocab) is not converted yet");
+        }
+        tc = add_bpe_vocab(kv, ck, hp, notes);
+    }
     if (tc && tc->is_object())
         if (const Json* p = member(*tc, "add_prefix_space"); p && p->is_boolean())
             kv.boolean("tokenizer.ggml.add_space_prefix", p->get<bool>());
@@ -899,9 +991,13 @@ void add_llama_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std:
     }
 }
 
-// Qwen2Model.set_vocab: _set_vocab_sentencepiece (its fallback, tokenizer.json's BPE, is refused).
+// Qwen2Model.set_vocab: _set_vocab_sentencepiece, else (no tokenizer.model) _set_vocab_gpt2.
 void add_qwen2_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
-    add_spm_vocab(kv, ck, hp, notes);
+    if (has_tokenizer_model(ck)) {
+        add_spm_vocab(kv, ck, hp, notes);
+    } else {
+        add_bpe_vocab(kv, ck, hp, notes);
+    }
 }
 
 // ---------------------------------------------------------------- architectures
@@ -1010,7 +1106,9 @@ void add_gemma3_params(KvWriter& kv, const Hparams& hp, const std::string& a) {
     kv.u32(a + "attention.head_count_kv", or_default("num_key_value_heads", 4));
 }
 
+// Gemma3Model.set_vocab: _set_vocab_sentencepiece without the space prefix, else _set_vocab_gpt2.
 void add_gemma3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    if (!has_tokenizer_model(ck)) return void(add_bpe_vocab(kv, ck, hp, notes));
     add_spm_vocab(kv, ck, hp, notes);
     kv.boolean("tokenizer.ggml.add_space_prefix", false);
 }
@@ -1066,8 +1164,7 @@ void add_phi3_params(KvWriter& kv, const Hparams& hp, const std::string& a, int6
 // when special) with score -1000 and no further rule; then SpecialVocab.
 void add_phi3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
-    std::error_code ec;
-    if (!fs::is_regular_file(dir / "tokenizer.model", ec))
+    if (!has_tokenizer_model(ck))
         throw FormatError(ErrorKind::Unsupported, ck.dir(), "", "no tokenizer.model (Phi3 reads SentencePiece)");
     std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
     SpmVocab v = spm_vocab(dir, hp, notes);
@@ -1094,22 +1191,41 @@ void add_phi3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::
     };
     if (const Json* d = tc && tc->is_object() ? member(*tc, "added_tokens_decoder") : nullptr; d && d->is_object())
         take(*d, (dir / "tokenizer_config.json").string(), true);
-    const std::string tj = (dir / "tokenizer.json").string();
-    if (fs::is_regular_file(tj, ec))
-        if (const Json t = read_json_file(tj, kMaxTokenizerJsonBytes, 64); const Json* at = member(t, "added_tokens"))
-            if (at->is_array()) take(*at, tj, false);
+    if (const std::optional<Json> t = read_tokenizer_json(dir))
+        if (const Json* at = member(*t, "added_tokens"); at && at->is_array())
+            take(*at, (dir / "tokenizer.json").string(), false);
     write_spm_vocab(kv, std::move(v), dir, hp, tc, notes);
 }
 
+// Qwen2MoeModel.set_gguf_parameters after TextModel's: the expert and shared-expert FFN widths.
+void add_qwen_moe_params(KvWriter& kv, const Hparams& hp, const std::string& a) {
+    if (const Json* v = hp.get({"moe_intermediate_size"})) kv.u32(a + "expert_feed_forward_length", *v);
+    if (const Json* v = hp.get({"shared_expert_intermediate_size"}))
+        kv.u32(a + "expert_shared_feed_forward_length", *v);
+}
+
+// TextModel.set_vocab (Qwen2MoeModel keeps it): _set_vocab_gpt2, whatever else the checkpoint has.
+void add_gpt2_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    add_bpe_vocab(kv, ck, hp, notes);
+}
+
+constexpr const ExpertNaming* kNoExperts = nullptr;
 constexpr ArchSpec kArchs[] = {
-    {"LlamaForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, nullptr, add_llama_vocab},
-    {"MistralForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, nullptr, add_llama_vocab},
-    {"MixtralForCausalLM", "llama", kMoeNames, true, 0.0f, nullptr, add_llama_params, nullptr, add_llama_vocab},
-    {"Qwen2ForCausalLM", "qwen2", {}, false, 0.0f, check_no_pooling, nullptr, nullptr, add_qwen2_vocab},
-    {"Qwen3ForCausalLM", "qwen3", kQkNormNames, false, 0.0f, check_qwen3, nullptr, nullptr, add_qwen2_vocab},
-    {"Gemma3ForCausalLM", "gemma3", kGemma3Names, false, 1.0f, check_gemma3, add_gemma3_params, nullptr,
+    {"LlamaForCausalLM", "llama", kMoeNames, &kMixtralExperts, true, 0.0f, nullptr, add_llama_params, nullptr,
+     add_llama_vocab},
+    {"MistralForCausalLM", "llama", kMoeNames, &kMixtralExperts, true, 0.0f, nullptr, add_llama_params, nullptr,
+     add_llama_vocab},
+    {"MixtralForCausalLM", "llama", kMoeNames, &kMixtralExperts, true, 0.0f, nullptr, add_llama_params, nullptr,
+     add_llama_vocab},
+    {"Qwen2ForCausalLM", "qwen2", {}, kNoExperts, false, 0.0f, check_no_pooling, nullptr, nullptr, add_qwen2_vocab},
+    {"Qwen3ForCausalLM", "qwen3", kQkNormNames, kNoExperts, false, 0.0f, check_qwen3, nullptr, nullptr,
+     add_qwen2_vocab},
+    {"Qwen3MoeForCausalLM", "qwen3moe", kQwen3MoeNames, &kQwenMoeExperts, false, 0.0f, nullptr, add_qwen_moe_params,
+     nullptr, add_gpt2_vocab},
+    {"Gemma3ForCausalLM", "gemma3", kGemma3Names, kNoExperts, false, 1.0f, check_gemma3, add_gemma3_params, nullptr,
      add_gemma3_vocab},
-    {"Phi3ForCausalLM", "phi3", kPhi3Names, false, 0.0f, check_phi3, nullptr, add_phi3_params, add_phi3_vocab},
+    {"Phi3ForCausalLM", "phi3", kPhi3Names, kNoExperts, false, 0.0f, check_phi3, nullptr, add_phi3_params,
+     add_phi3_vocab},
 };
 
 }  // namespace
@@ -1123,8 +1239,12 @@ std::optional<OutType> out_type_from_name(std::string_view name) {
 }
 
 const char* supported_architectures() {
-    return "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-           "Gemma3ForCausalLM, Phi3ForCausalLM";
+    static const std::string names = [] {
+        std::string s;
+        for (const ArchSpec& a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.hf_name);
+        return s;
+    }();
+    return names.c_str();
 }
 
 ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {

@@ -11,8 +11,10 @@
 //
 // Architectures (supported_architectures()): LlamaForCausalLM / MistralForCausalLM (the q/k RoPE
 // permutation), MixtralForCausalLM (as llama, experts stacked into 3-D tensors), Qwen2ForCausalLM,
-// Qwen3ForCausalLM, Gemma3ForCausalLM (norms shifted by 1), with a SentencePiece tokenizer.model. Others
-// are refused in one line naming the supported ones.
+// Qwen3ForCausalLM, Qwen3MoeForCausalLM (experts stacked), Gemma3ForCausalLM (norms shifted by 1),
+// Phi3ForCausalLM (fused projections kept), each with the vocabulary its converter class reads (a
+// SentencePiece tokenizer.model, or tokenizer.json BPE). Others are refused in one line naming the
+// supported ones.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -25,21 +25,26 @@ struct HfTensor {
     bool norm;
 };
 
+// How a MoE family names its router and experts: Mixtral's block_sparse_moe.{gate, experts.X.w1..w3},
+// Qwen's mlp.{gate, experts.X.gate_proj|up_proj|down_proj}.
+enum class Moe { None, Mixtral, Qwen };
+
 // One family's differences from the llama layout (synth_hf.h).
 struct HfFamily {
     const char* arch;
     const char* model_type;
     bool qkv_bias, qk_norm, head_dim_key;  // head_dim_key: config.json always holds head_dim
-    bool moe;                              // Mixtral's router and experts instead of the MLP
+    Moe moe;                               // a router and experts instead of the MLP
     bool gemma;  // Gemma3: q/k norms, norms before and after attention and MLP, its config keys
     bool fused;  // Phi3: qkv_proj and gate_up_proj
 };
-constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false, false, false, false},
-                                  {"MixtralForCausalLM", "mixtral", false, false, false, true, false, false},
-                                  {"Qwen2ForCausalLM", "qwen2", true, false, false, false, false, false},
-                                  {"Qwen3ForCausalLM", "qwen3", false, true, true, false, false, false},
-                                  {"Gemma3ForCausalLM", "gemma3_text", false, true, true, false, true, false},
-                                  {"Phi3ForCausalLM", "phi3", false, false, false, false, false, true}};
+constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false, Moe::None, false, false},
+                                  {"MixtralForCausalLM", "mixtral", false, false, false, Moe::Mixtral, false, false},
+                                  {"Qwen2ForCausalLM", "qwen2", true, false, false, Moe::None, false, false},
+                                  {"Qwen3ForCausalLM", "qwen3", false, true, true, Moe::None, false, false},
+                                  {"Qwen3MoeForCausalLM", "qwen3_moe", false, true, true, Moe::Qwen, false, false},
+                                  {"Gemma3ForCausalLM", "gemma3_text", false, true, true, Moe::None, true, false},
+                                  {"Phi3ForCausalLM", "phi3", false, false, false, Moe::None, false, true}};
 
 const HfFamily& family(const std::string& dir, const std::string& arch) {
     for (const HfFamily& f : kFamilies)
@@ -87,14 +92,17 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
             vec(b + "pre_feedforward_layernorm.weight", e, true);
             vec(b + "post_feedforward_layernorm.weight", e, true);
         }
-        if (fam.moe) {
-            mat(b + "block_sparse_moe.gate.weight", static_cast<uint64_t>(o.n_expert), e);
-            for (int64_t x = 0; x < o.n_expert; ++x) {
-                const std::string xb = fmt::format("{}block_sparse_moe.experts.{}.", b, x);
-                mat(xb + "w1.weight", f, e);
-                mat(xb + "w2.weight", e, f);
-                mat(xb + "w3.weight", f, e);
-            }
+        if (fam.moe != Moe::None) {  // the router, then each expert's three matrices
+            const bool qwen = fam.moe == Moe::Qwen;
+            const std::string base = b + (qwen ? "mlp." : "block_sparse_moe.");
+            const std::pair<const char*, bool> parts[3] = {// name, whether it maps E to F
+                                                           {qwen ? "gate_proj" : "w1", true},
+                                                           {qwen ? "up_proj" : "w2", qwen},
+                                                           {qwen ? "down_proj" : "w3", !qwen}};
+            mat(base + "gate.weight", static_cast<uint64_t>(o.n_expert), e);
+            for (int64_t x = 0; x < o.n_expert; ++x)
+                for (const auto& [name, up] : parts)
+                    mat(fmt::format("{}experts.{}.{}.weight", base, x, name), up ? f : e, up ? e : f);
             continue;
         }
         if (fam.fused) {
@@ -137,6 +145,17 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
             c["attention_bias"] = false;
             c["rope_scaling"] = nullptr;
         }
+        if (fam.moe == Moe::Qwen) {  // Qwen3-30B-A3B's keys (its dense intermediate_size is unused)
+            c["intermediate_size"] = 2 * o.n_ff;
+            c["moe_intermediate_size"] = o.n_ff;
+            c["num_experts"] = o.n_expert;
+            c["num_experts_per_tok"] = o.n_expert_used;
+            c["norm_topk_prob"] = true;
+            c["decoder_sparse_step"] = 1;
+            c["mlp_only_layers"] = nlohmann::ordered_json::array();
+            c["output_router_logits"] = false;
+            c["router_aux_loss_coef"] = 0.001;
+        }
     } else if (fam.gemma) {  // gemma-3-1b-it's keys
         c["max_position_embeddings"] = 32768;
         c["query_pre_attn_scalar"] = head_dim(o, h);
@@ -156,7 +175,7 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
         c["rope_theta"] = 10000.0;
         c["sliding_window"] = 2047;
         c["attention_bias"] = false;
-    } else if (fam.moe) {  // Mixtral-8x7B's keys
+    } else if (fam.moe == Moe::Mixtral) {  // Mixtral-8x7B's keys
         c["max_position_embeddings"] = 32768;
         c["num_local_experts"] = o.n_expert;
         c["num_experts_per_tok"] = o.n_expert_used;
@@ -204,8 +223,8 @@ void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse
 }  // namespace
 
 const char* synth_hf_architectures() {
-    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM, "
-           "Phi3ForCausalLM";
+    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
+           "Gemma3ForCausalLM, Phi3ForCausalLM";
 }
 
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,
@@ -215,10 +234,12 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
         throw FormatError(
             ErrorKind::Usage, dir, "",
             "n_embd must be a multiple of n_head (or head_dim given), n_head of n_head_kv, head_dim even");
-    if (fam.moe != (o.n_expert > 0))
+    const bool moe = fam.moe != Moe::None;
+    if (moe != (o.n_expert > 0))
         throw FormatError(ErrorKind::Usage, dir, "",
-                          fam.moe ? "MixtralForCausalLM needs --n-expert" : "only MixtralForCausalLM has experts here");
-    if (fam.moe && (o.n_expert_used <= 0 || o.n_expert_used > o.n_expert))
+                          moe ? fmt::format("{} needs --n-expert", fam.arch)
+                              : std::string("only MixtralForCausalLM and Qwen3MoeForCausalLM have experts here"));
+    if (moe && (o.n_expert_used <= 0 || o.n_expert_used > o.n_expert))
         throw FormatError(ErrorKind::Usage, dir, "", "--n-expert-used must be in 1..--n-expert");
     const hf::Dtype dt =
         o.type == GgmlType::F32   ? hf::Dtype::F32

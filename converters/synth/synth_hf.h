@@ -14,7 +14,8 @@ struct SynthHfOptions {
     uint64_t max_shard_bytes = 0;  // > 0: shards of at most this many tensor bytes (one tensor may exceed it)
     // The family whose tensors and config.json keys are written: LlamaForCausalLM, MixtralForCausalLM
     // (o.n_expert experts, o.n_expert_used per token), Qwen2ForCausalLM (q/k/v biases) or
-    // Qwen3ForCausalLM (q/k norms, head_dim in config.json) or Gemma3ForCausalLM (q/k norms,
+    // Qwen3ForCausalLM (q/k norms, head_dim in config.json) or Qwen3MoeForCausalLM (Qwen3's with
+    // o.n_expert experts, o.n_expert_used per token) or Gemma3ForCausalLM (q/k norms,
     // pre/post-feedforward norms, head_dim, sliding-window keys) or Phi3ForCausalLM (fused qkv_proj
     // [Q + 2 KV, E] and gate_up_proj [2 F, E]).
     std::string arch = "LlamaForCausalLM";
@@ -24,7 +25,8 @@ struct SynthHfOptions {
 // The architectures SynthHfOptions::arch takes, comma-separated.
 const char* synth_hf_architectures();
 
-// Writes the checkpoint of `o` (experts for Mixtral only; o.type F32, F16 or BF16 as the safetensors dtype) into
+// Writes the checkpoint of `o` (experts for Mixtral and Qwen3Moe only; o.type F32, F16 or BF16 as the
+// safetensors dtype) into
 // the directory `dir`, created when missing; every file is published atomically as one set.
 // Same options and seed give identical bytes. Tensors, outermost dimension first (D: head_dim, Q:
 // n_head * D, KV: n_head_kv * D):
@@ -33,7 +35,9 @@ const char* synth_hf_architectures();
 //   mlp.down_proj [E, F]}, model.norm.weight [E], lm_head.weight [V, E] (absent with o.tied);
 //   Qwen2: self_attn.{q,k,v}_proj.bias [Q|KV|KV]; Qwen3: self_attn.{q,k}_norm.weight [D]; Mixtral:
 //   block_sparse_moe.gate.weight [X, E] and block_sparse_moe.experts.{0..X-1}.{w1 [F, E], w2 [E, F],
-//   w3 [F, E]} in place of the mlp; Gemma3: self_attn.{q,k}_norm.weight [D],
+//   w3 [F, E]} in place of the mlp; Qwen3Moe: Qwen3's, with mlp.gate.weight [X, E] and
+//   mlp.experts.{0..X-1}.{gate_proj [F, E], up_proj [F, E], down_proj [E, F]} in place of the mlp
+//   projections; Gemma3: self_attn.{q,k}_norm.weight [D],
 //   {pre,post}_feedforward_layernorm.weight [E].
 // Returns the number of parameters; `written` gets the files written. Throws FormatError (Usage)
 // on options it cannot honour.

@@ -130,7 +130,100 @@ const std::string& byte_to_unicode(uint8_t b) {
     return map[b];
 }
 
-std::vector<std::string> gpt2_pretokenize(std::string_view text, size_t* consumed) {
+namespace {
+
+// A position's class as llama.cpp's splitters test it: whitespace first (tested beside the
+// category), then letter, number, anything else; a position outside the text has no class at all
+// (llama.cpp's empty flags): it is neither whitespace, letter, number nor "other".
+enum : uint8_t { kNone = 0, kLetter = 1, kNumber = 2, kSpace = 4, kOther = 8 };
+constexpr uint32_t kOutOfRange = 0xFFFFFFFFu;
+
+// The code points being split, recording how far a rule looked: `reach` is one past the furthest
+// position read (inside the text or not) since the last reset, so a piece whose reach lies within
+// the settled code points cannot change when more text arrives.
+class Cursor {
+public:
+    explicit Cursor(const std::vector<uint32_t>& cpts) : cpts_(cpts) {}
+    bool has(size_t p) {
+        reach = std::max(reach, p + 1);
+        return p < cpts_.size();
+    }
+    uint32_t cpt(size_t p) { return has(p) ? cpts_[p] : kOutOfRange; }
+    uint8_t cls(size_t p) {
+        if (!has(p)) return kNone;
+        const uint32_t c = cpts_[p];
+        return is_whitespace(c) ? kSpace : is_letter(c) ? kLetter : is_number(c) ? kNumber : kOther;
+    }
+    size_t reach = 0;
+
+private:
+    const std::vector<uint32_t>& cpts_;
+};
+
+uint32_t ascii_lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+// 's|'t|'re|'ve|'m|'ll|'d at `pos`, case-insensitive when `fold` (ASCII folding is unicode_tolower
+// here: no other code point lower-cases to s, t, m, d, r, e, v or l): the end of the match, or 0.
+size_t contraction(Cursor& c, size_t pos, bool fold) {
+    if (c.cpt(pos) != '\'' || !c.has(pos + 1)) return 0;
+    const auto low = [&](size_t p) { return fold ? ascii_lower(c.cpt(p)) : c.cpt(p); };
+    const uint32_t n1 = low(pos + 1);
+    if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') return pos + 2;
+    if (!c.has(pos + 2)) return 0;
+    const uint32_t n2 = low(pos + 2);
+    return (n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l') ? pos + 3 : 0;
+}
+
+// unicode_regex_split_custom_gpt2: the end of the piece starting at `pos`.
+size_t gpt2_piece(Cursor& c, size_t pos) {
+    if (const size_t e = contraction(c, pos, false)) return e;
+    const uint32_t cp = c.cpt(pos);
+    const uint8_t k = cp == ' ' ? c.cls(pos + 1) : c.cls(pos);
+    if (k == kLetter || k == kNumber || k == kOther) {  // ' ?\p{L}+', ' ?\p{N}+', ' ?[^\s\p{L}\p{N}]+'
+        size_t e = pos + (cp == ' ');
+        while (c.cls(e) == k) ++e;
+        return e;
+    }
+    size_t n_ws = 0;
+    while (c.cls(pos + n_ws) == kSpace) ++n_ws;
+    if (n_ws > 1 && c.has(pos + n_ws)) return pos + n_ws - 1;  // \s+(?!\S): the last space starts the next piece
+    return pos + std::max<size_t>(n_ws, 1);                    // \s+, or one code point matching nothing
+}
+
+// unicode_regex_split_custom_llama3 (max_digits 3) and _qwen2 (max_digits 1).
+size_t llama3_piece(Cursor& c, size_t pos, size_t max_digits) {
+    if (const size_t e = contraction(c, pos, true)) return e;
+    const uint32_t cp = c.cpt(pos);
+    const uint8_t k = c.cls(pos);
+    if (cp != '\r' && cp != '\n' && k != kNumber && (k == kLetter || c.cls(pos + 1) == kLetter)) {
+        size_t e = pos + 1;  // [^\r\n\p{L}\p{N}]?\p{L}+
+        while (c.cls(e) == kLetter) ++e;
+        return e;
+    }
+    if (k == kNumber) {  // \p{N}{1,max_digits}
+        size_t e = pos;
+        while (e - pos < max_digits && c.cls(e) == kNumber) ++e;
+        return e;
+    }
+    // ' ?[^\s\p{L}\p{N}]+[\r\n]*' (a space at the very end matches here too, as the space alone)
+    const uint8_t k2 = cp == ' ' ? c.cls(pos + 1) : k;
+    if (k2 == kOther || k2 == kNone) {
+        size_t e = pos + (cp == ' ');
+        while (c.cls(e) == kOther) ++e;
+        while (c.cpt(e) == '\r' || c.cpt(e) == '\n') ++e;
+        return e;
+    }
+    size_t n_ws = 0, after_newline = 0;
+    for (; c.cls(pos + n_ws) == kSpace; ++n_ws)
+        if (c.cpt(pos + n_ws) == '\r' || c.cpt(pos + n_ws) == '\n') after_newline = pos + n_ws + 1;
+    if (after_newline) return after_newline;                   // \s*[\r\n]+
+    if (n_ws > 1 && c.has(pos + n_ws)) return pos + n_ws - 1;  // \s+(?!\S)
+    return pos + std::max<size_t>(n_ws, 1);                    // \s+, or one code point matching nothing
+}
+
+}  // namespace
+
+std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size_t* consumed) {
     std::vector<size_t> offsets;  // byte offset of each code point (kept only with `consumed`)
     const std::vector<uint32_t> cpts = decode_utf8(text, consumed ? &offsets : nullptr);
     const size_t end = cpts.size();
@@ -140,72 +233,21 @@ std::vector<std::string> gpt2_pretokenize(std::string_view text, size_t* consume
         settled = 0;
         while (settled < end && offsets[settled] + 4 <= text.size()) ++settled;
     }
-    // Outside the text a position has no class at all (llama.cpp's empty flags): it is neither
-    // whitespace, letter, number nor "other".
-    enum : uint8_t { kNone = 0, kLetter = 1, kNumber = 2, kSpace = 4, kOther = 8 };
-    const auto cls = [&](size_t p) -> uint8_t {
-        if (p >= end) return kNone;
-        const uint32_t c = cpts[p];
-        if (is_whitespace(c)) return kSpace;  // llama.cpp tests whitespace alongside the category
-        if (is_letter(c)) return kLetter;
-        if (is_number(c)) return kNumber;
-        return kOther;
-    };
-    const auto cpt_at = [&](size_t p) -> uint32_t { return p < end ? cpts[p] : 0xFFFFFFFFu; };
-
+    Cursor cur(cpts);
     std::vector<std::pair<size_t, size_t>> pieces;  // [begin, end) in code points
-    size_t prev = 0;
-    const auto add = [&](size_t e) {
-        if (e > prev) pieces.emplace_back(prev, e);
-        prev = e;
-    };
     for (size_t pos = 0; pos < end;) {
-        const uint32_t c = cpts[pos];
-        if (c == '\'' && pos + 1 < end) {  // 's|'t|'re|'ve|'m|'ll|'d
-            const uint32_t n1 = cpt_at(pos + 1);
-            if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
-                add(pos + 2);
-                pos += 2;
-                continue;
-            }
-            if (pos + 2 < end) {
-                const uint32_t n2 = cpt_at(pos + 2);
-                if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l')) {
-                    add(pos + 3);
-                    pos += 3;
-                    continue;
-                }
-            }
-        }
-        const uint8_t k = c == ' ' ? cls(pos + 1) : cls(pos);
-        if (k == kLetter || k == kNumber || k == kOther) {  // ' ?\p{L}+', ' ?\p{N}+', ' ?[^\s\p{L}\p{N}]+'
-            pos += (c == ' ');
-            while (cls(pos) == k) ++pos;
-            add(pos);
-            continue;
-        }
-        size_t n_ws = 0;
-        while (cls(pos + n_ws) == kSpace) ++n_ws;
-        if (n_ws > 1 && pos + n_ws < end) {  // \s+(?!\S): leave the last space to the next piece
-            pos += n_ws - 1;
-            add(pos);
-            continue;
-        }
-        if (n_ws > 0) {  // \s+
-            pos += n_ws;
-            add(pos);
-            continue;
-        }
-        add(++pos);  // no match: one code point
+        cur.reach = 0;
+        const size_t e = p == PreTokenizer::Gpt2     ? gpt2_piece(cur, pos)
+                         : p == PreTokenizer::Llama3 ? llama3_piece(cur, pos, 3)
+                                                     : llama3_piece(cur, pos, 1);
+        // A piece is final when every position its rule read was settled (earlier pieces are).
+        if (consumed && cur.reach > settled) break;
+        pieces.emplace_back(pos, e);
+        pos = e;
     }
-
     if (consumed) {
-        // The match of a piece [b, e) reads code points up to max(e + 1, b + 2) at most (the
-        // contractions look 2 ahead, \s+(?!\S) one past its end): final when those are settled.
-        size_t n = 0;
-        while (n < pieces.size() && std::max(pieces[n].second + 1, pieces[n].first + 2) < settled) ++n;
-        pieces.resize(n);
-        *consumed = n ? offsets[pieces.back().second] : 0;
+        const size_t e = pieces.empty() ? 0 : pieces.back().second;
+        *consumed = e < end ? offsets[e] : text.size();
     }
     std::vector<std::string> words;
     words.reserve(pieces.size());

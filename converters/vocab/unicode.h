@@ -1,5 +1,6 @@
 // The Unicode pieces of llama.cpp's tokenizers (src/unicode.cpp), reimplemented without a regex
-// library: its lenient UTF-8 decoder, the GPT-2 byte-to-unicode map and the GPT-2 pre-tokenizer.
+// library: its lenient UTF-8 decoder, the GPT-2 byte-to-unicode map and the GPT-2, Llama 3 and Qwen2
+// pre-tokenizers.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -32,14 +33,21 @@ bool is_whitespace(uint32_t cpt);
 // GPT-2's bytes_to_unicode(): the UTF-8 text of the printable code point standing for byte b.
 const std::string& byte_to_unicode(uint8_t b);
 
-// llama.cpp's GPT-2 pre-tokenizer (unicode_regex_split_custom_gpt2 followed by the byte-level
-// encoding): splits `text` as the regex
-//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-// does and returns each piece with every UTF-8 byte replaced by byte_to_unicode(byte).
+// The pre-tokenizers of llama.cpp implemented here, each one of its unicode_regex_split_custom_*
+// functions, by the regex it stands for.
+enum class PreTokenizer {
+    Gpt2,    // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+    Llama3,  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+             // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    Qwen2,   // the Llama3 regex with \p{N} in place of \p{N}{1,3}
+};
+
+// Splits `text` as pre-tokenizer `p` does and returns each piece with every UTF-8 byte replaced by
+// byte_to_unicode(byte) (the byte-level encoding that follows it in llama.cpp).
 // With `consumed`, `text` is a prefix of a longer text: only the pieces that no later byte can
-// change are returned (each piece's match read only code points decoded from bytes all inside
-// `text`, and a code point after its end), and *consumed is the byte length they cover; the rest
-// is split again once more text has arrived.
-std::vector<std::string> gpt2_pretokenize(std::string_view text, size_t* consumed = nullptr);
+// change are returned (every position their match read holds a code point decoded from bytes all
+// inside `text`), and *consumed is the byte length they cover; the rest is split again once more
+// text has arrived.
+std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size_t* consumed = nullptr);
 
 }  // namespace oiw::vocab

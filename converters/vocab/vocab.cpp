@@ -16,10 +16,27 @@ namespace {
 const std::string kTokens = "tokenizer.ggml.tokens";
 constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
-// Pre-tokenizer names llama.cpp maps to its GPT-2 regex (LLAMA_VOCAB_PRE_TYPE_GPT2 and the
-// types sharing its expression) without other tokenizer changes.
-constexpr std::string_view kGpt2Pre[] = {"gpt-2",    "phi-2",   "mpt",    "olmo",   "jais",
-                                         "gigachat", "a.x-4.0", "mellum", "exaone4"};
+// Pre-tokenizer names (tokenizer.ggml.pre) llama.cpp maps to the regexes implemented here
+// (llama-vocab.cpp's pre_type choice), with its other per-name settings: Llama 3's names also
+// set ignore_merges (a word that is a token is that token) and add BOS by default.
+struct PreName {
+    std::string_view name;
+    PreTokenizer pre;
+};
+constexpr PreName kPreNames[] = {
+    {"gpt-2", PreTokenizer::Gpt2},      {"phi-2", PreTokenizer::Gpt2},
+    {"mpt", PreTokenizer::Gpt2},        {"olmo", PreTokenizer::Gpt2},
+    {"jais", PreTokenizer::Gpt2},       {"gigachat", PreTokenizer::Gpt2},
+    {"a.x-4.0", PreTokenizer::Gpt2},    {"mellum", PreTokenizer::Gpt2},
+    {"exaone4", PreTokenizer::Gpt2},    {"llama3", PreTokenizer::Llama3},
+    {"llama-v3", PreTokenizer::Llama3}, {"llama-bpe", PreTokenizer::Llama3},
+    {"falcon3", PreTokenizer::Llama3},  {"falcon-h1", PreTokenizer::Llama3},
+    {"pixtral", PreTokenizer::Llama3},  {"midm-2.0", PreTokenizer::Llama3},
+    {"lfm2", PreTokenizer::Llama3},     {"jina-v5-nano", PreTokenizer::Llama3},
+    {"qwen2", PreTokenizer::Qwen2},     {"deepseek-r1-qwen", PreTokenizer::Qwen2},
+    {"kormo", PreTokenizer::Qwen2},     {"f2llmv2", PreTokenizer::Qwen2},
+    {"megrez", PreTokenizer::Qwen2},
+};
 
 // Texts llama.cpp marks as control tokens whatever their type (end-of-turn/-generation tokens).
 constexpr std::string_view kControlTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>",
@@ -146,7 +163,12 @@ Vocab Vocab::load(const Metadata& md) {
     } else if (v.model_name_ == "gpt2") {
         v.model_ = Model::Bpe;
         v.bos_ = 11, v.eos_ = 11;
-        v.pre_supported_ = std::find(std::begin(kGpt2Pre), std::end(kGpt2Pre), v.pre_) != std::end(kGpt2Pre);
+        for (const PreName& p : kPreNames) {
+            if (p.name != v.pre_) continue;
+            v.pre_supported_ = true;
+            v.pre_kind_ = p.pre;
+            v.ignore_merges_ = v.add_bos_ = p.pre == PreTokenizer::Llama3;
+        }
         const std::string mkey = "tokenizer.ggml.merges";
         if (const GgufValue* m = md.find(mkey)) {
             for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings()) {
@@ -259,7 +281,8 @@ void Vocab::spm_fragment(std::string_view text, std::vector<int32_t>* out,
 }
 
 // llm_tokenizer_bpe_session::tokenize for one pre-tokenized word: apply the lowest-ranked merge
-// of adjacent symbols (leftmost on ties) until none applies, then look the symbols up.
+// of adjacent symbols (leftmost on ties) until none applies, then look the symbols up. With
+// ignore_merges (and no trace asked for) a word that is a token is emitted as it is.
 void Vocab::bpe_word(const std::string& word, std::vector<int32_t>* out,
                      std::vector<std::pair<std::string, std::string>>* trace) const {
     struct Bigram {
@@ -270,6 +293,18 @@ void Vocab::bpe_word(const std::string& word, std::vector<int32_t>* out,
     const auto cmp = [](const Bigram& l, const Bigram& r) {
         return l.rank > r.rank || (l.rank == r.rank && l.left > r.left);
     };
+    if (ignore_merges_ && !trace) {
+        if (const auto id = find(word)) {
+            out->push_back(*id);
+            return;
+        }
+    }
+    if (ignore_merges_ && !trace) {
+        if (const auto id = find(word)) {
+            out->push_back(*id);
+            return;
+        }
+    }
     std::priority_queue<Bigram, std::vector<Bigram>, decltype(cmp)> queue(cmp);
     std::vector<Symbol> syms = split_symbols(word);
     const auto piece = [&](const Symbol& s) { return word.substr(s.off, s.n); };
@@ -387,7 +422,7 @@ std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special, bo
             spm_fragment(s, &out, nullptr);
             prev_special = false;
         } else {
-            for (const std::string& word : gpt2_pretokenize(raw)) bpe_word(word, &out, nullptr);
+            for (const std::string& word : pretokenize(pre_kind_, raw)) bpe_word(word, &out, nullptr);
         }
     }
     end_tokens(&out, add_special);
@@ -479,7 +514,7 @@ void TokenStream::raw_feed(std::string_view raw, std::vector<int32_t>* out) {
     } else {
         raw_.append(raw);
         size_t consumed = 0;
-        for (const std::string& word : gpt2_pretokenize(raw_, &consumed)) v_.bpe_word(word, out, nullptr);
+        for (const std::string& word : pretokenize(v_.pre_kind_, raw_, &consumed)) v_.bpe_word(word, out, nullptr);
         raw_.erase(0, consumed);
     }
     if (raw_.size() > max_run_)
@@ -491,7 +526,7 @@ void TokenStream::raw_close(std::vector<int32_t>* out) {
     if (v_.model_ == Model::Spm) {
         v_.spm_fragment(raw_, out, nullptr);
     } else {
-        for (const std::string& word : gpt2_pretokenize(raw_)) v_.bpe_word(word, out, nullptr);
+        for (const std::string& word : pretokenize(v_.pre_kind_, raw_)) v_.bpe_word(word, out, nullptr);
     }
     raw_open_ = false;
     raw_.clear();

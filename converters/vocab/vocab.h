@@ -1,6 +1,7 @@
 // A GGUF vocabulary (tokenizer.ggml.*) and llama.cpp's tokenizers for two of its models:
 // "llama" (SentencePiece-style: dummy prefix, U+2581 for spaces, score-ordered bigram merges,
-// <0xNN> byte fallback) and "gpt2" (byte-level BPE with the GPT-2 pre-tokenizer and merge ranks).
+// <0xNN> byte fallback) and "gpt2" (byte-level BPE with merge ranks, after the GPT-2, Llama 3 or
+// Qwen2 pre-tokenizer that tokenizer.ggml.pre names).
 // Follows llama.cpp's src/llama-vocab.cpp (llm_tokenizer_spm_session, llm_tokenizer_bpe_session,
 // tokenizer_st_partition, llama_vocab::impl::tokenize).
 #pragma once
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "converters/vocab/unicode.h"
 #include "libformat/gguf/metadata.h"
 
 namespace oiw::vocab {
@@ -57,7 +59,7 @@ public:
     // llama_tokenize(text, add_special, parse_special): special tokens are split out first
     // (control/unknown ones only when parse_special), BOS/EOS added when add_special and the model
     // asks for them. Throws FormatError(Unsupported) "unsupported tokenizer model X" for models
-    // other than "llama" and "gpt2" with a GPT-2 pre-tokenizer.
+    // other than "llama" and "gpt2" with a pre-tokenizer implemented here (unicode.h).
     std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
 
     // The merges the merger performs on `symbol_text` alone (SPM: the session on the raw text,
@@ -77,7 +79,9 @@ private:
     std::string file_, model_name_, pre_;
     Model model_ = Model::Other;
     bool pre_supported_ = false;
-    std::string duplicate_;  // first duplicated token text, if any (llama.cpp refuses such vocabs)
+    PreTokenizer pre_kind_ = PreTokenizer::Gpt2;
+    bool ignore_merges_ = false;  // a pre-tokenizer word that is a token is that token (Llama 3)
+    std::string duplicate_;       // first duplicated token text, if any (llama.cpp refuses such vocabs)
     std::vector<std::string> texts_;
     std::vector<float> scores_;
     std::vector<TokenType> types_;

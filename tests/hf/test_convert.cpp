@@ -56,7 +56,9 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    EXPECT_EQ(checked, 60);  // 15 cases (5 llama / Mistral, 2 Mixtral, 2 Qwen2, 2 Qwen3, 3 Gemma3, Phi3) x 4 outtypes
+    // 17 cases (6 llama / Mistral, one with a BPE vocabulary; 2 Mixtral; 2 Qwen2, one BPE; 2 Qwen3;
+    // Qwen3Moe, BPE; 3 Gemma3; Phi3) x 4 outtypes
+    EXPECT_EQ(checked, 68);
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -251,7 +253,7 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          },
          ErrorKind::Unsupported,
          "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
-         "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM)"},
+         "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM)"},
         {"no config", [](const fs::path& d) { fs::remove(d / "config.json"); }, ErrorKind::Io, "config.json: missing"},
         {"config not json", [](const fs::path& d) { write_text(d / "config.json", "{"); }, ErrorKind::BadJson,
          "not valid JSON"},
@@ -259,7 +261,26 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          [](const fs::path& d) { write_text(d / "config.json", R"({"architectures":["LlamaForCausalLM"]})"); },
          ErrorKind::BadJson, "'n_layers' is missing"},
         {"no tokenizer", [](const fs::path& d) { fs::remove(d / "tokenizer.model"); }, ErrorKind::Unsupported,
-         "no tokenizer.model"},
+         "neither tokenizer.model nor tokenizer.json"},
+        {"BPE whose pre-tokenizer is not known",
+         [](const fs::path& d) {
+             fs::remove(d / "tokenizer.model");
+             write_text(d / "tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})");
+         },
+         ErrorKind::Unsupported, "tokenizer.json: pre-tokenizer: not recognised (chkhsh "},
+        {"BPE with byte fallback (LlamaHfVocab)",
+         [](const fs::path& d) {
+             fs::remove(d / "tokenizer.model");
+             write_text(d / "tokenizer.json", R"({"model": {"type": "BPE", "byte_fallback": true, "vocab": {}},
+                                                  "decoder": {"type": "Sequence"}})");
+         },
+         ErrorKind::Unsupported, "a BPE tokenizer with byte fallback (LlamaHfVocab) is not converted yet"},
+        {"tokenizer.json of another model",
+         [](const fs::path& d) {
+             fs::remove(d / "tokenizer.model");
+             write_text(d / "tokenizer.json", R"({"model": {"type": "Unigram", "vocab": []}})");
+         },
+         ErrorKind::Unsupported, "tokenizer.json: model.type: \"Unigram\" is not a BPE tokenizer"},
         {"tokenizer.json not JSON", [](const fs::path& d) { write_text(d / "tokenizer.json", "{\"added_tokens\": ["); },
          ErrorKind::BadJson, "tokenizer.json"},
         {"added_tokens_decoder entry without content",
@@ -385,6 +406,19 @@ struct ConfigRefusal {
     const char* says;
 };
 
+// The values of a F16 or BF16 safetensors tensor.
+std::vector<float> half_values(const hf::File& part, const std::string& name) {
+    const hf::Tensor& t = *part.find(name);
+    const auto bytes = part.bytes(t);
+    std::vector<float> v;
+    for (uint64_t i = 0; i < t.elements; ++i) {
+        uint16_t h;
+        std::memcpy(&h, bytes.data() + 2 * i, 2);
+        v.push_back(t.dtype == hf::Dtype::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h));
+    }
+    return v;
+}
+
 // Checks each refusal on the checkpoint at `dir`, restoring its config.json after each.
 void expect_config_refusals(const fs::path& dir, std::span<const ConfigRefusal> cases) {
     for (const ConfigRefusal& c : cases) {
@@ -420,13 +454,8 @@ TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
         const std::vector<float> merged = read_f32(g, fmt::format("blk.2.{}.weight", gguf));
         std::vector<float> expect;
         for (int x = 0; x < 3; ++x) {
-            const hf::Tensor& t = *part.find(fmt::format("model.layers.2.block_sparse_moe.experts.{}.{}.weight", x, w));
-            const auto bytes = part.bytes(t);
-            for (uint64_t i = 0; i < t.elements; ++i) {
-                uint16_t h;
-                std::memcpy(&h, bytes.data() + 2 * i, 2);
-                expect.push_back(fp16_to_fp32(h));
-            }
+            const auto v = half_values(part, fmt::format("model.layers.2.block_sparse_moe.experts.{}.{}.weight", x, w));
+            expect.insert(expect.end(), v.begin(), v.end());
         }
         EXPECT_EQ(merged, expect) << gguf;
         const GgufTensorInfo& info =
@@ -466,6 +495,51 @@ TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
     EXPECT_FALSE(fs::exists(out));
 }
 
+// Qwen3Moe: each block's mlp.experts.X.{down,gate,up}_proj stacked over X in that order (as
+// Qwen2MoeModel yields them), the router mlp.gate kept F32, the expert FFN width from
+// moe_intermediate_size; experts the config does not count are refused naming the tensor.
+TEST(HfConvert, Qwen3MoeExpertsAreStackedInOrder) {
+    const auto root = temp_dir();
+    const fs::path dir = make_hf_case("Qwen3-30B-A3B", root);
+    const fs::path out = root / "q.gguf";
+    std::string text;
+    ASSERT_EQ(run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
+        << text;
+    const GgufFile g = GgufFile::open(out.string());
+    const hf::File part((dir / "model.safetensors").string());
+    int64_t prev = -1;
+    for (const auto& [w, gguf] :
+         {std::pair{"down_proj", "ffn_down_exps"}, {"gate_proj", "ffn_gate_exps"}, {"up_proj", "ffn_up_exps"}}) {
+        const std::vector<float> merged = read_f32(g, fmt::format("blk.1.{}.weight", gguf));
+        std::vector<float> expect;
+        for (int x = 0; x < 4; ++x) {
+            const auto v = half_values(part, fmt::format("model.layers.1.mlp.experts.{}.{}.weight", x, w));
+            expect.insert(expect.end(), v.begin(), v.end());
+        }
+        EXPECT_EQ(merged, expect) << gguf;
+        const int64_t at = g.find_tensor(fmt::format("blk.1.{}.weight", gguf));
+        EXPECT_EQ(g.tensors()[static_cast<size_t>(at)].ne[2], 4) << gguf;
+        EXPECT_GT(at, prev) << gguf;  // down, gate, up
+        prev = at;
+    }
+    EXPECT_EQ(g.tensors()[static_cast<size_t>(g.find_tensor("blk.0.ffn_gate_inp.weight"))].type, GgmlType::F32);
+    EXPECT_EQ(*g.metadata().find("qwen3moe.expert_count")->as_int(), 4);
+    EXPECT_EQ(*g.metadata().find("qwen3moe.expert_used_count")->as_int(), 2);
+    EXPECT_EQ(*g.metadata().find("qwen3moe.expert_feed_forward_length")->as_int(), 32);
+    EXPECT_EQ(*g.metadata().find("qwen3moe.feed_forward_length")->as_int(), 64);
+    EXPECT_EQ(*g.metadata().get_string("tokenizer.ggml.pre"), "qwen2");
+
+    const ConfigRefusal cases[] = {
+        {"more experts than the checkpoint has", "\"num_experts\": 4", "\"num_experts\": 5", ErrorKind::BadDims,
+         "block 0 has 12 of the 3 x num_experts expert tensors"},
+        {"fewer experts than the checkpoint has", "\"num_experts\": 4", "\"num_experts\": 3", ErrorKind::Unsupported,
+         "not an expert of a block below 2 named as Qwen3MoeForCausalLM names them"},
+        {"no expert count", "\"num_experts\": 4", "\"n_experts\": 4", ErrorKind::BadJson,
+         "'num_local_experts' is missing"},
+    };
+    expect_config_refusals(dir, cases);
+}
+
 // Gemma3: every *norm.weight stored as 1 + w (its RMSNorm scales by 1 + w), added in F32 for a BF16
 // checkpoint and rounded to F16 for an F16 one, as torch adds in the tensor's dtype; other tensors
 // copied; the keys it sets again keep their place; and its own refusals.
@@ -481,17 +555,7 @@ TEST(HfConvert, Gemma3ShiftsItsNormsByOne) {
             << text;
         const GgufFile g = GgufFile::open(out.string());
         const hf::File part((dir / "model.safetensors").string());
-        auto source = [&](const std::string& t) {
-            const hf::Tensor& st = *part.find(t);
-            const auto bytes = part.bytes(st);
-            std::vector<float> v;
-            for (uint64_t i = 0; i < st.elements; ++i) {
-                uint16_t h;
-                std::memcpy(&h, bytes.data() + 2 * i, 2);
-                v.push_back(st.dtype == hf::Dtype::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h));
-            }
-            return std::pair{v, st.dtype};
-        };
+        auto source = [&](const std::string& t) { return std::pair{half_values(part, t), part.find(t)->dtype}; };
         for (const auto& [hf_name, gguf] :
              {std::pair{"model.layers.1.input_layernorm.weight", "blk.1.attn_norm.weight"},
               {"model.layers.1.self_attn.k_norm.weight", "blk.1.attn_k_norm.weight"},

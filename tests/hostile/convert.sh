@@ -80,6 +80,31 @@ mkck dupatok
 printf '{"added_tokens": [], "added_tokens": []}' >"$TMP/dupatok/tokenizer.json"
 refused "tokenizer.json with a repeated key" dupatok "repeated in one JSON object"
 
+# tokenizer.json BPE vocabularies (no tokenizer.model): every field the reader takes, lying.
+mkbpe() {  # DIR JSON: a checkpoint whose only vocabulary is tokenizer.json = JSON
+  mkck "$1"
+  rm "$TMP/$1/tokenizer.model"
+  printf '%s' "$2" >"$TMP/$1/tokenizer.json"
+}
+mkbpe bpemerge '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b", ["a", "b"]]}}'
+refused "BPE merges in two forms" bpemerge "model.merges: entry 1 is not like the first"
+mkbpe bpeid '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 416}, "merges": []}}'
+refused "BPE token id past vocab_size" bpeid "token id 416 is not below the vocabulary size 416"
+mkbpe bpeneg '{"model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}}'
+refused "BPE negative token id" bpeneg "id is not an unsigned integer"
+mkbpe bpeadded '{"model": {"type": "BPE", "vocab": {"a": 0}}, "added_tokens": [{"content": "<s>"}]}'
+refused "BPE added token without an id" bpeadded "an entry without an unsigned id and a content string"
+mkbpe bpevocab '{"model": {"type": "BPE", "vocab": ["a"]}}'
+refused "BPE vocab not an object" bpevocab "model.vocab: missing or not an object"
+mkbpe bpepre '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}'
+refused "BPE with an unknown pre-tokenizer" bpepre "pre-tokenizer: not recognised"
+mkbpe bpehuge '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}'
+sed -i 's/"vocab_size": 416/"vocab_size": 1099511627776/' "$TMP/bpehuge/config.json"
+refused "BPE vocab_size of 2^40" bpehuge "1099511627776 is not a u32"
+mkbpe bpebig '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}'
+sed -i 's/"vocab_size": 416/"vocab_size": 20000000/' "$TMP/bpebig/config.json"
+refused "BPE vocab_size of 20 million" bpebig "vocabulary of 20000000 tokens"
+
 mkck deep
 python3 -c 'print("{\"a\":" * 100000 + "1" + "}" * 100000)' >"$TMP/deep/config.json"
 refused "config nested 100000 deep" deep "nested deeper than"

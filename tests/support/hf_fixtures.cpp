@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/helpers.h"
@@ -31,7 +32,19 @@ std::filesystem::path make_hf_case(const std::string& name, const std::filesyste
     std::string out, args = read_text((src / "synth.args").string());
     args.erase(args.find_last_not_of(" \n") + 1);
     EXPECT_EQ(run(tool_path("gguf-synth") + " --hf -q " + args + " " + dir.string(), &out, true), 0) << out;
-    fs::copy_file(data_path("hf/tokenizer.model"), dir / "tokenizer.model");
+    if (fs::exists(src / "tokenizer.from")) {  // a vendored tokenizer.json (zstd) and its tokenizer_config.json
+        std::string from = read_text((src / "tokenizer.from").string());
+        from.erase(from.find_last_not_of(" \n") + 1);
+        const auto z = read_file(data_path(from + "/tokenizer.json.zst"));
+        std::vector<uint8_t> text(ZSTD_getFrameContentSize(z.data(), z.size()));
+        const size_t n = ZSTD_decompress(text.data(), text.size(), z.data(), z.size());
+        EXPECT_FALSE(ZSTD_isError(n)) << from;
+        text.resize(ZSTD_isError(n) ? 0 : n);
+        write_file((dir / "tokenizer.json").string(), text);
+        fs::copy_file(data_path(from + "/tokenizer_config.json"), dir / "tokenizer_config.json");
+    } else {
+        fs::copy_file(data_path("hf/tokenizer.model"), dir / "tokenizer.model");
+    }
     for (const auto& e : fs::directory_iterator(src))
         if (e.path().extension() == ".json")
             fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);

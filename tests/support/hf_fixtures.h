@@ -23,8 +23,9 @@ struct StEntry {
 std::vector<uint8_t> safetensors_image(const std::vector<StEntry>& entries,
                                        const std::map<std::string, std::string>& metadata = {});
 // The checkpoint of tests/data/hf/cases/<name> in root/<name>, built as scripts/make-convert-goldens
-// builds it: `gguf-synth --hf $(cat synth.args)`, tests/data/hf/tokenizer.model and the case's JSON
-// files copied in.
+// builds it: `gguf-synth --hf $(cat synth.args)`, tests/data/hf/tokenizer.model (or, when the case
+// has a tokenizer.from naming a directory of tests/data, that directory's tokenizer.json.zst
+// decompressed and its tokenizer_config.json) and the case's JSON files copied in.
 std::filesystem::path make_hf_case(const std::string& name, const std::filesystem::path& root);
 
 // A gguf-synth --hf checkpoint with `args` and tests/data/hf/tokenizer.model, at `dir`.

@@ -108,7 +108,9 @@ TEST(SynthHf, RefusesWhatACheckpointCannotHold) {
     SynthOptions moe = small();
     moe.n_expert = 4;
     moe.n_expert_used = 2;
-    EXPECT_NE(error_of([&] { write_synth_hf((base / "m").string(), moe); }).find("only MixtralForCausalLM has experts"),
+    EXPECT_NE(error_of([&] {
+                  write_synth_hf((base / "m").string(), moe);
+              }).find("only MixtralForCausalLM and Qwen3MoeForCausalLM have experts"),
               std::string::npos);
     SynthHfOptions mixtral;
     mixtral.arch = "MixtralForCausalLM";

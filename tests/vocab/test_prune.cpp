@@ -14,6 +14,7 @@
 #include "converters/vocab/vocab.h"
 #include "libformat/model.h"
 #include "tests/support/helpers.h"
+#include "tests/support/hf_fixtures.h"
 #include "tests/vocab/fixture_cases.h"
 
 namespace {
@@ -235,6 +236,18 @@ void check_model(const std::string& model, size_t min_gathered) {
 TEST(VocabPrune, MiniLlamaF16) { check_model(oiw::test::data_path("models/mini-llama-f16.gguf"), 2); }
 TEST(VocabPrune, SpmVocabOnly) { check_model(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"), 0); }
 TEST(VocabPrune, Gpt2VocabOnly) { check_model(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf"), 0); }
+
+// A Qwen2 BPE vocabulary (Qwen2's pre-tokenizer): Qwen2.5's tokenizer.json converted by gguf-convert
+// with a small synthetic model around it (tied embeddings).
+TEST(VocabPrune, Qwen2ConvertedBf16) {
+    const auto root = oiw::test::temp_dir();
+    const auto ck = oiw::test::make_hf_case("Qwen2.5-0.5B-Instruct", root);
+    const std::string model = (root / "qwen2.gguf").string();
+    std::string log;
+    ASSERT_EQ(oiw::test::run(oiw::test::tool_path("gguf-convert") + " -q " + ck.string() + " " + model, &log, true), 0)
+        << log;
+    check_model(model, 1);
+}
 
 TEST(VocabPrune, TinyLlamaQ4KM) {
     OIW_NEED_SHARED("fixtures/tiny-llama-Q4_K_M.gguf");

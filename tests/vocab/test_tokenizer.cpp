@@ -13,13 +13,24 @@
 #include "libformat/model.h"
 #include "tests/support/helpers.h"
 #include "tests/vocab/fixture_cases.h"
+#include "tests/vocab/stream_check.h"
 
 namespace {
 
+using oiw::test::streamed;
 using oiw::vocab::TokenStream;
 using oiw::vocab::Vocab;
 
 Vocab load(const std::string& path) { return Vocab::load(oiw::open_model(path).metadata()); }
+
+// A fixture vocabulary and its test texts.
+std::pair<Vocab, std::string> vocab_fixture(const std::string& name) {
+    const std::string path = oiw::test::data_path("vocab/" + name);
+    return {load(path), path};
+}
+void check_stream_equals_tokenize(const std::pair<Vocab, std::string>& f) {
+    oiw::test::check_stream_equals_tokenize(f.first, f.second);
+}
 
 // Tokenizes every case; returns how many match llama.cpp's ids.
 size_t check_all(const std::string& name) {
@@ -82,9 +93,9 @@ std::string tokenize_error(const std::vector<oiw::GgufKV>& kvs) {
 TEST(VocabTokenizer, OtherPreTokenizerAndDuplicateTokensAreRefused) {
     const auto s = [](const char* v) { return oiw::GgufValue::make_string(v); };
     const std::string pre = tokenize_error({{"tokenizer.ggml.model", s("gpt2")},
-                                            {"tokenizer.ggml.pre", s("llama-bpe")},
+                                            {"tokenizer.ggml.pre", s("deepseek-llm")},
                                             {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})}});
-    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'llama-bpe')"), std::string::npos) << pre;
+    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'deepseek-llm')"), std::string::npos) << pre;
     const std::string dup =
         tokenize_error({{"tokenizer.ggml.model", s("llama")},
                         {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b", "a"})}});
@@ -99,7 +110,7 @@ TEST(VocabTokenizer, ByteToUnicodeIsGpt2Map) {
 }
 
 TEST(VocabTokenizer, Gpt2PretokenizerSplitsLikeTheRegex) {
-    const auto w = oiw::vocab::gpt2_pretokenize("Hello, y'all!  3x\n");
+    const auto w = oiw::vocab::pretokenize(oiw::vocab::PreTokenizer::Gpt2, "Hello, y'all!  3x\n");
     const std::vector<std::string> want = {"Hello",
                                            ",",
                                            "\xc4\xa0y",
@@ -127,95 +138,11 @@ TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
 
 // ---- TokenStream: tokenize() of the whole text, in pieces ----
 
-// The text fed in chunks of the sizes `chunk` gives (cycled), through TokenStream.
-std::vector<int32_t> streamed(const Vocab& v, std::string_view text, bool add_special, bool parse_special,
-                              const std::vector<size_t>& chunk, size_t max_run = TokenStream::kDefaultMaxRun) {
-    TokenStream ts(v, add_special, parse_special, "text.txt", max_run);
-    std::vector<int32_t> out;
-    for (size_t pos = 0, k = 0; pos < text.size(); ++k) {
-        const size_t n = std::min(chunk[k % chunk.size()], text.size() - pos);
-        ts.feed(text.substr(pos, n), &out);
-        pos += n;
-    }
-    ts.finish(&out);
-    return out;
+TEST(TokenStream, SpmInPiecesEqualsWholeText) {
+    check_stream_equals_tokenize(vocab_fixture("ggml-vocab-llama-spm.gguf"));
 }
 
-// Random texts made of pieces that stress every cut rule: special tokens (also split across
-// chunks), runs of spaces and newlines, contractions, digits, U+2581 itself, malformed UTF-8,
-// multi-byte letters, spaces and digits (a chunk that ends inside one must not decide a word).
-std::string random_text(std::mt19937& rng, size_t n_pieces) {
-    static const char* const kPieces[] = {"a",
-                                          "b",
-                                          "ab",
-                                          "Hello",
-                                          " world",
-                                          " ",
-                                          "  ",
-                                          "   ",
-                                          "\n",
-                                          "\n\n",
-                                          "\t",
-                                          "'s",
-                                          "'re",
-                                          "'",
-                                          "1",
-                                          "23",
-                                          " 456",
-                                          "\xc3\xa9",
-                                          "\xe2\x80\x94",
-                                          "\xe2\x96\x81",
-                                          "\xe2",
-                                          "\xf0\x9f",
-                                          "\x80",
-                                          "\xf0\x9f\x98\x80",
-                                          "</s>",
-                                          "<s>",
-                                          "<|endoftext|>",
-                                          "<unk>",
-                                          ".",
-                                          "!!",
-                                          " the",
-                                          "ing",
-                                          "\xe4\xb8\xad\xe6\x96\x87",
-                                          "\xf0\xa0\x80\x80" /* U+20000, a letter */,
-                                          "\xe3\x80\x80" /* U+3000, a space */,
-                                          "\xd9\xa3" /* U+0663, a digit */};
-    std::uniform_int_distribution<size_t> pick(0, std::size(kPieces) - 1);
-    std::string t;
-    for (size_t i = 0; i < n_pieces; ++i) t += kPieces[pick(rng)];
-    return t;
-}
-
-// Every fixture text joined, and 300 random texts, in chunks of 1, 2, 3, 5, 64 bytes and random
-// sizes, with and without special handling: the same ids as tokenize() on the whole text.
-void check_stream_equals_tokenize(const std::string& name) {
-    const std::string path = oiw::test::data_path("vocab/" + name);
-    const Vocab v = load(path);
-    std::vector<std::string> texts;
-    std::string joined;
-    for (const auto& c : oiw::test::read_tokenizer_cases(path)) joined += c.text + "\n";
-    texts.push_back(joined);
-    std::mt19937 rng(7);
-    for (int i = 0; i < 300; ++i) texts.push_back(random_text(rng, 1 + rng() % 120));
-    const std::vector<std::vector<size_t>> chunkings = {{1}, {2}, {3}, {5}, {64}, {7, 1, 13, 2, 40}};
-    size_t compared = 0;
-    for (const std::string& t : texts) {
-        for (const bool special : {false, true}) {
-            const auto want = v.tokenize(t, special, special);
-            for (const auto& chunk : chunkings) {
-                ASSERT_EQ(streamed(v, t, special, special, chunk), want)
-                    << name << " chunk " << chunk[0] << ": '" << t << "'";
-                ++compared;
-            }
-        }
-    }
-    EXPECT_EQ(compared, texts.size() * 2 * chunkings.size());
-}
-
-TEST(TokenStream, SpmInPiecesEqualsWholeText) { check_stream_equals_tokenize("ggml-vocab-llama-spm.gguf"); }
-
-TEST(TokenStream, Gpt2InPiecesEqualsWholeText) { check_stream_equals_tokenize("ggml-vocab-gpt-2.gguf"); }
+TEST(TokenStream, Gpt2InPiecesEqualsWholeText) { check_stream_equals_tokenize(vocab_fixture("ggml-vocab-gpt-2.gguf")); }
 
 // A made-up SPM vocabulary whose tokens span spaces ("a\u2581b", "\u2581\u2581\u2581") and
 // newlines, with overlapping special tokens ("<x>", "x><x"): cuts must avoid every join a token

@@ -1,10 +1,10 @@
 # Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / MixtralForCausalLM /
-# Qwen2ForCausalLM / Qwen3ForCausalLM / Gemma3ForCausalLM / Phi3ForCausalLM checkpoint (Phi3's fused
+# Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM / Gemma3ForCausalLM / Phi3ForCausalLM checkpoint (Phi3's fused
 # qkv_proj and gate_up_proj split first), computed in float64 straight from its safetensors and
 # config.json (as transformers' modeling code does: RMSNorm, rotate_half RoPE with
 # optional linear scaling, grouped-query causal attention with Qwen2's q/k/v biases and Qwen3's
-# per-head q/k norms, SwiGLU; Mixtral's softmax router over the experts, top num_experts_per_tok
-# renormalised; Gemma3's scaled embedding, (1 + w) norms around attention and MLP, local layers with
+# per-head q/k norms, SwiGLU; Mixtral's and Qwen3Moe's softmax router over the experts, top
+# num_experts_per_tok renormalised; Gemma3's scaled embedding, (1 + w) norms around attention and MLP, local layers with
 # their own RoPE base, query_pre_attn_scalar, GELU (tanh) MLP and final logit soft-capping),
 # for scripts/check-convert-logits. Prints one line of logits per position.
 #   ref_forward.py CHECKPOINT_DIR ID ID ...
@@ -129,17 +129,24 @@ def main():
             continue
         h = h + o
         x = rms(h, w[p + "post_attention_layernorm.weight"], eps)
-        if p + "block_sparse_moe.gate.weight" in w:  # Mixtral: softmax router, top-k experts, weights renormalised
-            probs = torch.softmax(x @ w[p + "block_sparse_moe.gate.weight"].T, dim=-1)
+        # Mixtral (block_sparse_moe, w1/w3/w2) and Qwen3Moe (mlp.gate, gate/up/down_proj; norm_topk_prob):
+        # softmax router, top-k experts, weights renormalised.
+        moe = next((m for m in (("block_sparse_moe.", "w1", "w3", "w2"), ("mlp.", "gate_proj", "up_proj", "down_proj"))
+                    if p + m[0] + "gate.weight" in w), None)
+        if moe:
+            mp, wg, wu, wd = moe
+            if not cfg.get("norm_topk_prob", True):
+                raise SystemExit("ref_forward: norm_topk_prob false is not modelled")
+            probs = torch.softmax(x @ w[p + mp + "gate.weight"].T, dim=-1)
             top, sel = torch.topk(probs, cfg["num_experts_per_tok"], dim=-1)
             top = top / top.sum(dim=-1, keepdim=True)
             out = torch.zeros_like(h)
             for i in range(t):
                 for r in range(sel.shape[1]):
-                    xp = f"{p}block_sparse_moe.experts.{int(sel[i, r])}."
+                    xp = f"{p}{mp}experts.{int(sel[i, r])}."
                     xi = x[i]
-                    y = (torch.nn.functional.silu(xi @ w[xp + "w1.weight"].T) * (xi @ w[xp + "w3.weight"].T))
-                    out[i] += top[i, r] * (y @ w[xp + "w2.weight"].T)
+                    y = (torch.nn.functional.silu(xi @ w[xp + wg + ".weight"].T) * (xi @ w[xp + wu + ".weight"].T))
+                    out[i] += top[i, r] * (y @ w[xp + wd + ".weight"].T)
             h = h + out
             continue
         g = x @ w[p + "mlp.gate_proj.weight"].T
