@@ -7,22 +7,15 @@
 
 namespace oiw::hf {
 
-namespace {
-constexpr uint64_t kAlignment = 32;  // GGUF's default, which the converter writes with
-}  // namespace
-
 ConvertedInput::ConvertedInput(const ConvertPlan& plan, std::string dir, unsigned threads)
     : plan_(plan), dir_(std::move(dir)), threads_(threads) {
-    uint64_t offset = 0;
     for (const PlannedTensor& t : plan.tensors) {
-        GgufTensorInfo info;
+        GgufTensorInfo info;  // offset 0: there is no file (only --keep-split reads offsets; one shard here)
         info.name = t.name;
         info.n_dims = static_cast<uint32_t>(t.ne.size());
         std::copy(t.ne.begin(), t.ne.end(), info.ne.begin());
         info.type = t.type;
-        info.offset = offset;
         info.n_bytes = row_size(t.type, info.ne[0]) * static_cast<uint64_t>(info.n_rows());
-        offset = (offset + info.n_bytes + kAlignment - 1) / kAlignment * kAlignment;
         infos_.push_back(std::move(info));
     }
 }

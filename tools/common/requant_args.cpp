@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "libformat/escape.h"
 #include "libformat/io/text_file.h"
 
 namespace oiw {
@@ -31,6 +32,18 @@ std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path) {
         }
     }
     return rules;
+}
+
+PlanFile plan_arg(const std::string& path, const std::string& imatrix_path, PlanOptions& p, std::string& preset) {
+    PlanFile plan = read_plan_file(path);
+    if (const std::string why = plan_imatrix_mismatch(plan, imatrix_path); !why.empty())
+        throw FormatError(ErrorKind::Usage, "", "--plan", why);
+    if (const size_t sp = plan.imatrix.find(' ');
+        sp != std::string::npos && plan.imatrix.substr(sp + 1) != escape_text(imatrix_path))
+        plan.predicted_size = 0;
+    if (preset.empty()) preset = plan.preset;
+    p.tensor_types = plan.rules;
+    return plan;
 }
 
 FormatError with_option_hint(const FormatError& e) {

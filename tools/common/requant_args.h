@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "converters/planner/planner.h"
 #include "converters/requant/requant_plan.h"
 
 namespace oiw {
@@ -22,6 +23,13 @@ TensorTypeRule tensor_type_arg(std::string_view spec);
 // read_text_file (a regular file, pipe or FIFO of at most kMaxTextFileBytes). Throws FormatError
 // naming the file and line.
 std::vector<TensorTypeRule> read_tensor_type_file(const std::string& path);
+
+// --plan PLAN as gguf-requant and gguf-convert take it: the plan file read, refused (FormatError(Usage)
+// naming --plan) when made with another imatrix than `imatrix_path`, its predicted size dropped when
+// the same imatrix comes under another path (the path is a metadata value, so the size differs by
+// the header; the types are still checked one by one); its rules start `p.tensor_types` and its
+// preset fills `preset` when empty.
+PlanFile plan_arg(const std::string& path, const std::string& imatrix_path, PlanOptions& p, std::string& preset);
 
 // `e` with the option that resolves it appended, when it is a tensor whose row length leaves the
 // requested type no fallback: "... e.g. --output-tensor-type F16 (or --leave-output-tensor)"

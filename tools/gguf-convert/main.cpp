@@ -15,7 +15,6 @@
 #include "converters/hf/convert_requant.h"
 #include "converters/planner/planner.h"
 #include "converters/requant/requant.h"
-#include "libformat/escape.h"
 #include "libformat/json.h"
 #include "libformat/types.h"
 #include "tools/common/cli_parse.h"
@@ -130,17 +129,7 @@ std::string report_text(const oiw::hf::ConvertPlan& p, const Options& o, const o
 // --preset / --plan and the type options into o.requant (as gguf-requant reads them).
 void requant_options(Options& o, const CLI::Option* rules) {
     oiw::PlanOptions& p = o.requant.plan;
-    if (!o.plan.empty()) {
-        o.plan_file = oiw::read_plan_file(o.plan);
-        if (const std::string why = oiw::plan_imatrix_mismatch(*o.plan_file, o.requant.imatrix_path); !why.empty())
-            throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--plan", why);
-        // The same imatrix under another path (a metadata value): the size differs by the header.
-        if (const size_t sp = o.plan_file->imatrix.find(' ');
-            sp != std::string::npos && o.plan_file->imatrix.substr(sp + 1) != oiw::escape_text(o.requant.imatrix_path))
-            o.plan_file->predicted_size = 0;
-        if (o.preset.empty()) o.preset = o.plan_file->preset;
-        p.tensor_types = o.plan_file->rules;
-    }
+    if (!o.plan.empty()) o.plan_file = oiw::plan_arg(o.plan, o.requant.imatrix_path, p, o.preset);
     if (o.preset.empty())
         throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--plan", "the plan names no preset: pass --preset");
     p.preset = &oiw::preset_arg(o.preset, "--preset");

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "libformat/escape.h"
 #include "tools/common/cli_parse.h"
 #include "tools/common/requant_args.h"
 #include "tools/common/split_cli.h"
@@ -126,18 +125,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
         }
         if (o.out.empty() && !r.dry_run)
             throw FormatError(ErrorKind::Usage, "", "OUT", "output path required (or --dry-run)");
-        if (!plan.empty()) {
-            o.plan = read_plan_file(plan);
-            if (const std::string why = plan_imatrix_mismatch(*o.plan, r.imatrix_path); !why.empty())
-                throw FormatError(ErrorKind::Usage, "", "--plan", why);
-            // The same imatrix under another path: the path is a metadata value, so the file size
-            // differs from the plan's by the header; the types are still checked one by one.
-            if (const size_t sp = o.plan->imatrix.find(' ');
-                sp != std::string::npos && o.plan->imatrix.substr(sp + 1) != escape_text(r.imatrix_path))
-                o.plan->predicted_size = 0;
-            if (preset.empty()) preset = o.plan->preset;
-            p.tensor_types = o.plan->rules;
-        }
+        if (!plan.empty()) o.plan = plan_arg(plan, r.imatrix_path, p, preset);
         if (preset.empty())
             throw FormatError(ErrorKind::Usage, "", "--preset", "required (or TYPE after IN OUT, or --plan)");
         p.preset = &preset_arg(preset, "--preset");
