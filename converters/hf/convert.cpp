@@ -179,6 +179,18 @@ constexpr NamePair kQwen3MoeNames[] = {
     {"model.layers.{}.mlp.experts.up_proj", "blk.{}.ffn_up_exps"},
 };
 
+// Qwen2Moe's router, experts once merged, and shared expert with its gate (MODEL_ARCH.QWEN2MOE).
+constexpr NamePair kQwen2MoeNames[] = {
+    {"model.layers.{}.mlp.gate", "blk.{}.ffn_gate_inp"},
+    {"model.layers.{}.mlp.experts.down_proj", "blk.{}.ffn_down_exps"},
+    {"model.layers.{}.mlp.experts.gate_proj", "blk.{}.ffn_gate_exps"},
+    {"model.layers.{}.mlp.experts.up_proj", "blk.{}.ffn_up_exps"},
+    {"model.layers.{}.mlp.shared_expert_gate", "blk.{}.ffn_gate_inp_shexp"},
+    {"model.layers.{}.mlp.shared_expert.gate_proj", "blk.{}.ffn_gate_shexp"},
+    {"model.layers.{}.mlp.shared_expert.up_proj", "blk.{}.ffn_up_shexp"},
+    {"model.layers.{}.mlp.shared_expert.down_proj", "blk.{}.ffn_down_shexp"},
+};
+
 // How a converter class holds and stacks per-expert matrices: the tensors whose name holds
 // `marker` are experts named `expert` (block, expert, part); once a block has all of them, each
 // part in `parts` order is stacked over the experts into the tensor `merged` (block, part) names.
@@ -195,7 +207,7 @@ constexpr ExpertNaming kMixtralExperts = {"block_sparse_moe.experts",
                                           "layers.{}.feed_forward.experts.{}.weight",
                                           {"w1", "w2", "w3"},
                                           "num_local_experts"};
-// Qwen2MoeModel.modify_tensors (Qwen3Moe).
+// Qwen2MoeModel.modify_tensors (Qwen2Moe, Qwen3Moe).
 constexpr ExpertNaming kQwenMoeExperts = {"mlp.experts",
                                           "model.layers.{}.mlp.experts.{}.{}.weight",
                                           "model.layers.{}.mlp.experts.{}.weight",
@@ -433,7 +445,8 @@ std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& 
         }
         const bool one_d = r.tensor->shape.size() <= 1;
         const bool f32_name = t.name.ends_with("_norm.weight") || !t.name.ends_with(".weight") ||
-                              t.name.ends_with(".ffn_gate_inp.weight");  // routers stay F32
+                              t.name.ends_with(".ffn_gate_inp.weight") ||  // routers stay F32
+                              t.name.ends_with(".ffn_gate_inp_shexp.weight");
         t.type = one_d || f32_name ? GgmlType::F32 : out_ggml(ot);
         if (spec.norm_shift != 0.0f && name.ends_with("norm.weight")) t.shift = spec.norm_shift;
         out.push_back(std::move(t));
@@ -1218,6 +1231,8 @@ constexpr ArchSpec kArchs[] = {
     {"MixtralForCausalLM", "llama", kMoeNames, &kMixtralExperts, true, 0.0f, nullptr, add_llama_params, nullptr,
      add_llama_vocab},
     {"Qwen2ForCausalLM", "qwen2", {}, kNoExperts, false, 0.0f, check_no_pooling, nullptr, nullptr, add_qwen2_vocab},
+    {"Qwen2MoeForCausalLM", "qwen2moe", kQwen2MoeNames, &kQwenMoeExperts, false, 0.0f, nullptr, add_qwen_moe_params,
+     nullptr, add_gpt2_vocab},
     {"Qwen3ForCausalLM", "qwen3", kQkNormNames, kNoExperts, false, 0.0f, check_qwen3, nullptr, nullptr,
      add_qwen2_vocab},
     {"Qwen3MoeForCausalLM", "qwen3moe", kQwen3MoeNames, &kQwenMoeExperts, false, 0.0f, nullptr, add_qwen_moe_params,

@@ -11,7 +11,8 @@
 //
 // Architectures (supported_architectures()): LlamaForCausalLM / MistralForCausalLM (the q/k RoPE
 // permutation), MixtralForCausalLM (as llama, experts stacked into 3-D tensors), Qwen2ForCausalLM,
-// Qwen3ForCausalLM, Qwen3MoeForCausalLM (experts stacked), Gemma3ForCausalLM (norms shifted by 1),
+// Qwen2MoeForCausalLM (experts stacked, a shared expert), Qwen3ForCausalLM, Qwen3MoeForCausalLM,
+// Gemma3ForCausalLM (norms shifted by 1),
 // Phi3ForCausalLM (fused projections kept), each with the vocabulary its converter class reads (a
 // SentencePiece tokenizer.model, or tokenizer.json BPE). Others are refused in one line naming the
 // supported ones.

@@ -26,8 +26,9 @@ struct HfTensor {
 };
 
 // How a MoE family names its router and experts: Mixtral's block_sparse_moe.{gate, experts.X.w1..w3},
-// Qwen's mlp.{gate, experts.X.gate_proj|up_proj|down_proj}.
-enum class Moe { None, Mixtral, Qwen };
+// Qwen's mlp.{gate, experts.X.gate_proj|up_proj|down_proj}; Qwen2Moe's adds a shared expert
+// (mlp.shared_expert.{gate,up,down}_proj, 2 x n_ff wide) and its sigmoid gate mlp.shared_expert_gate.
+enum class Moe { None, Mixtral, Qwen, QwenShared };
 
 // One family's differences from the llama layout (synth_hf.h).
 struct HfFamily {
@@ -38,13 +39,15 @@ struct HfFamily {
     bool gemma;  // Gemma3: q/k norms, norms before and after attention and MLP, its config keys
     bool fused;  // Phi3: qkv_proj and gate_up_proj
 };
-constexpr HfFamily kFamilies[] = {{"LlamaForCausalLM", "llama", false, false, false, Moe::None, false, false},
-                                  {"MixtralForCausalLM", "mixtral", false, false, false, Moe::Mixtral, false, false},
-                                  {"Qwen2ForCausalLM", "qwen2", true, false, false, Moe::None, false, false},
-                                  {"Qwen3ForCausalLM", "qwen3", false, true, true, Moe::None, false, false},
-                                  {"Qwen3MoeForCausalLM", "qwen3_moe", false, true, true, Moe::Qwen, false, false},
-                                  {"Gemma3ForCausalLM", "gemma3_text", false, true, true, Moe::None, true, false},
-                                  {"Phi3ForCausalLM", "phi3", false, false, false, Moe::None, false, true}};
+constexpr HfFamily kFamilies[] = {
+    {"LlamaForCausalLM", "llama", false, false, false, Moe::None, false, false},
+    {"MixtralForCausalLM", "mixtral", false, false, false, Moe::Mixtral, false, false},
+    {"Qwen2ForCausalLM", "qwen2", true, false, false, Moe::None, false, false},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", true, false, false, Moe::QwenShared, false, false},
+    {"Qwen3ForCausalLM", "qwen3", false, true, true, Moe::None, false, false},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", false, true, true, Moe::Qwen, false, false},
+    {"Gemma3ForCausalLM", "gemma3_text", false, true, true, Moe::None, true, false},
+    {"Phi3ForCausalLM", "phi3", false, false, false, Moe::None, false, true}};
 
 const HfFamily& family(const std::string& dir, const std::string& arch) {
     for (const HfFamily& f : kFamilies)
@@ -93,7 +96,7 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
             vec(b + "post_feedforward_layernorm.weight", e, true);
         }
         if (fam.moe != Moe::None) {  // the router, then each expert's three matrices
-            const bool qwen = fam.moe == Moe::Qwen;
+            const bool qwen = fam.moe != Moe::Mixtral;
             const std::string base = b + (qwen ? "mlp." : "block_sparse_moe.");
             const std::pair<const char*, bool> parts[3] = {// name, whether it maps E to F
                                                            {qwen ? "gate_proj" : "w1", true},
@@ -103,6 +106,12 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
             for (int64_t x = 0; x < o.n_expert; ++x)
                 for (const auto& [name, up] : parts)
                     mat(fmt::format("{}experts.{}.{}.weight", base, x, name), up ? f : e, up ? e : f);
+            if (fam.moe == Moe::QwenShared) {
+                mat(base + "shared_expert.gate_proj.weight", 2 * f, e);
+                mat(base + "shared_expert.up_proj.weight", 2 * f, e);
+                mat(base + "shared_expert.down_proj.weight", e, 2 * f);
+                mat(base + "shared_expert_gate.weight", 1, e);
+            }
             continue;
         }
         if (fam.fused) {
@@ -145,12 +154,14 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
             c["attention_bias"] = false;
             c["rope_scaling"] = nullptr;
         }
-        if (fam.moe == Moe::Qwen) {  // Qwen3-30B-A3B's keys (its dense intermediate_size is unused)
+        if (fam.moe == Moe::Qwen || fam.moe == Moe::QwenShared) {
+            // Qwen3-30B-A3B's / Qwen1.5-MoE-A2.7B's keys (the dense intermediate_size is unused)
             c["intermediate_size"] = 2 * o.n_ff;
             c["moe_intermediate_size"] = o.n_ff;
+            if (fam.moe == Moe::QwenShared) c["shared_expert_intermediate_size"] = 2 * o.n_ff;
             c["num_experts"] = o.n_expert;
             c["num_experts_per_tok"] = o.n_expert_used;
-            c["norm_topk_prob"] = true;
+            c["norm_topk_prob"] = fam.moe == Moe::Qwen;
             c["decoder_sparse_step"] = 1;
             c["mlp_only_layers"] = nlohmann::ordered_json::array();
             c["output_router_logits"] = false;
@@ -223,8 +234,8 @@ void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse
 }  // namespace
 
 const char* synth_hf_architectures() {
-    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-           "Gemma3ForCausalLM, Phi3ForCausalLM";
+    return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, "
+           "Qwen3MoeForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM";
 }
 
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,
@@ -238,7 +249,8 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
     if (moe != (o.n_expert > 0))
         throw FormatError(ErrorKind::Usage, dir, "",
                           moe ? fmt::format("{} needs --n-expert", fam.arch)
-                              : std::string("only MixtralForCausalLM and Qwen3MoeForCausalLM have experts here"));
+                              : std::string("only MixtralForCausalLM, Qwen2MoeForCausalLM and Qwen3MoeForCausalLM "
+                                            "have experts here"));
     if (moe && (o.n_expert_used <= 0 || o.n_expert_used > o.n_expert))
         throw FormatError(ErrorKind::Usage, dir, "", "--n-expert-used must be in 1..--n-expert");
     const hf::Dtype dt =

@@ -14,6 +14,7 @@ struct SynthHfOptions {
     uint64_t max_shard_bytes = 0;  // > 0: shards of at most this many tensor bytes (one tensor may exceed it)
     // The family whose tensors and config.json keys are written: LlamaForCausalLM, MixtralForCausalLM
     // (o.n_expert experts, o.n_expert_used per token), Qwen2ForCausalLM (q/k/v biases) or
+    // Qwen2MoeForCausalLM (Qwen2's with o.n_expert experts and a shared expert) or
     // Qwen3ForCausalLM (q/k norms, head_dim in config.json) or Qwen3MoeForCausalLM (Qwen3's with
     // o.n_expert experts, o.n_expert_used per token) or Gemma3ForCausalLM (q/k norms,
     // pre/post-feedforward norms, head_dim, sliding-window keys) or Phi3ForCausalLM (fused qkv_proj
@@ -25,7 +26,7 @@ struct SynthHfOptions {
 // The architectures SynthHfOptions::arch takes, comma-separated.
 const char* synth_hf_architectures();
 
-// Writes the checkpoint of `o` (experts for Mixtral and Qwen3Moe only; o.type F32, F16 or BF16 as the
+// Writes the checkpoint of `o` (experts for Mixtral, Qwen2Moe and Qwen3Moe only; o.type F32, F16 or BF16 as the
 // safetensors dtype) into
 // the directory `dir`, created when missing; every file is published atomically as one set.
 // Same options and seed give identical bytes. Tensors, outermost dimension first (D: head_dim, Q:
@@ -37,8 +38,9 @@ const char* synth_hf_architectures();
 //   block_sparse_moe.gate.weight [X, E] and block_sparse_moe.experts.{0..X-1}.{w1 [F, E], w2 [E, F],
 //   w3 [F, E]} in place of the mlp; Qwen3Moe: Qwen3's, with mlp.gate.weight [X, E] and
 //   mlp.experts.{0..X-1}.{gate_proj [F, E], up_proj [F, E], down_proj [E, F]} in place of the mlp
-//   projections; Gemma3: self_attn.{q,k}_norm.weight [D],
-//   {pre,post}_feedforward_layernorm.weight [E].
+//   projections; Qwen2Moe: Qwen2's, with Qwen3Moe's experts and mlp.shared_expert.{gate_proj
+//   [2F, E], up_proj [2F, E], down_proj [E, 2F]}, mlp.shared_expert_gate.weight [1, E]; Gemma3:
+//   self_attn.{q,k}_norm.weight [D], {pre,post}_feedforward_layernorm.weight [E].
 // Returns the number of parameters; `written` gets the files written. Throws FormatError (Usage)
 // on options it cannot honour.
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h = {},

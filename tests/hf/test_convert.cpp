@@ -56,9 +56,9 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    // 17 cases (6 llama / Mistral, one with a BPE vocabulary; 2 Mixtral; 2 Qwen2, one BPE; 2 Qwen3;
-    // Qwen3Moe, BPE; 3 Gemma3; Phi3) x 4 outtypes
-    EXPECT_EQ(checked, 68);
+    // 18 cases (6 llama / Mistral, one with a BPE vocabulary; 2 Mixtral; 2 Qwen2, one BPE; 2 Qwen3;
+    // Qwen2Moe and Qwen3Moe, BPE; 3 Gemma3; Phi3) x 4 outtypes
+    EXPECT_EQ(checked, 72);
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -253,7 +253,8 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          },
          ErrorKind::Unsupported,
          "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
-         "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM)"},
+         "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Gemma3ForCausalLM, "
+         "Phi3ForCausalLM)"},
         {"no config", [](const fs::path& d) { fs::remove(d / "config.json"); }, ErrorKind::Io, "config.json: missing"},
         {"config not json", [](const fs::path& d) { write_text(d / "config.json", "{"); }, ErrorKind::BadJson,
          "not valid JSON"},
@@ -538,6 +539,31 @@ TEST(HfConvert, Qwen3MoeExpertsAreStackedInOrder) {
          "'num_local_experts' is missing"},
     };
     expect_config_refusals(dir, cases);
+}
+
+// Qwen2Moe: Qwen3Moe's experts plus a shared expert (its own FFN tensors, *_shexp) and the
+// shared expert's gate, a [1, E] matrix kept F32 as the routers are; its width as a key.
+TEST(HfConvert, Qwen2MoeKeepsItsSharedExpert) {
+    const auto root = temp_dir();
+    const fs::path dir = make_hf_case("Qwen1.5-MoE-A2.7B", root);
+    const fs::path out = root / "q.gguf";
+    std::string text;
+    ASSERT_EQ(run(tool_path("gguf-convert") + " -q " + dir.string() + " " + out.string(), &text, true), 0) << text;
+    const GgufFile g = GgufFile::open(out.string());
+    const hf::File part((dir / "model.safetensors").string());
+    auto info = [&](const std::string& n) { return g.tensors()[static_cast<size_t>(g.find_tensor(n))]; };
+    EXPECT_EQ(info("blk.1.ffn_gate_inp_shexp.weight").type, GgmlType::F32);
+    EXPECT_EQ(info("blk.1.ffn_gate_inp_shexp.weight").ne[1], 1);
+    EXPECT_EQ(read_f32(g, "blk.1.ffn_gate_inp_shexp.weight"),
+              half_values(part, "model.layers.1.mlp.shared_expert_gate.weight"));
+    for (const char* w : {"gate", "up", "down"}) {
+        const GgufTensorInfo t = info(fmt::format("blk.1.ffn_{}_shexp.weight", w));
+        EXPECT_EQ(t.type, GgmlType::F16) << w;
+        EXPECT_EQ(t.ne[0] * t.ne[1], 64 * 64) << w;
+    }
+    EXPECT_EQ(info("blk.0.ffn_up_exps.weight").ne[2], 4);
+    EXPECT_EQ(*g.metadata().find("qwen2moe.expert_shared_feed_forward_length")->as_int(), 64);
+    EXPECT_EQ(*g.metadata().find("qwen2moe.expert_feed_forward_length")->as_int(), 32);
 }
 
 // Gemma3: every *norm.weight stored as 1 + w (its RMSNorm scales by 1 + w), added in F32 for a BF16

@@ -110,7 +110,7 @@ TEST(SynthHf, RefusesWhatACheckpointCannotHold) {
     moe.n_expert_used = 2;
     EXPECT_NE(error_of([&] {
                   write_synth_hf((base / "m").string(), moe);
-              }).find("only MixtralForCausalLM and Qwen3MoeForCausalLM have experts"),
+              }).find("only MixtralForCausalLM, Qwen2MoeForCausalLM and Qwen3MoeForCausalLM have experts"),
               std::string::npos);
     SynthHfOptions mixtral;
     mixtral.arch = "MixtralForCausalLM";

@@ -1,11 +1,13 @@
 # Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / MixtralForCausalLM /
-# Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM / Gemma3ForCausalLM / Phi3ForCausalLM checkpoint (Phi3's fused
-# qkv_proj and gate_up_proj split first), computed in float64 straight from its safetensors and
-# config.json (as transformers' modeling code does: RMSNorm, rotate_half RoPE with
-# optional linear scaling, grouped-query causal attention with Qwen2's q/k/v biases and Qwen3's
-# per-head q/k norms, SwiGLU; Mixtral's and Qwen3Moe's softmax router over the experts, top
-# num_experts_per_tok renormalised; Gemma3's scaled embedding, (1 + w) norms around attention and MLP, local layers with
-# their own RoPE base, query_pre_attn_scalar, GELU (tanh) MLP and final logit soft-capping),
+# Qwen2ForCausalLM / Qwen2MoeForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM / Gemma3ForCausalLM /
+# Phi3ForCausalLM checkpoint (Phi3's fused qkv_proj and gate_up_proj split first), computed in
+# float64 straight from its safetensors and config.json (as transformers' modeling code does:
+# RMSNorm, rotate_half RoPE with optional linear scaling, grouped-query causal attention with
+# Qwen2's q/k/v biases and Qwen3's per-head q/k norms, SwiGLU; Mixtral's and Qwen MoE's softmax
+# router over the experts, top num_experts_per_tok renormalised unless norm_topk_prob is false,
+# Qwen2Moe's sigmoid-gated shared expert; Gemma3's scaled embedding, (1 + w) norms around attention
+# and MLP, local layers with their own RoPE base, query_pre_attn_scalar, GELU (tanh) MLP and final
+# logit soft-capping),
 # for scripts/check-convert-logits. Prints one line of logits per position.
 #   ref_forward.py CHECKPOINT_DIR ID ID ...
 import json
@@ -135,11 +137,10 @@ def main():
                     if p + m[0] + "gate.weight" in w), None)
         if moe:
             mp, wg, wu, wd = moe
-            if not cfg.get("norm_topk_prob", True):
-                raise SystemExit("ref_forward: norm_topk_prob false is not modelled")
             probs = torch.softmax(x @ w[p + mp + "gate.weight"].T, dim=-1)
             top, sel = torch.topk(probs, cfg["num_experts_per_tok"], dim=-1)
-            top = top / top.sum(dim=-1, keepdim=True)
+            if cfg.get("norm_topk_prob", True):  # Qwen2Moe's false: the softmax weights as they are
+                top = top / top.sum(dim=-1, keepdim=True)
             out = torch.zeros_like(h)
             for i in range(t):
                 for r in range(sel.shape[1]):
@@ -147,6 +148,10 @@ def main():
                     xi = x[i]
                     y = (torch.nn.functional.silu(xi @ w[xp + wg + ".weight"].T) * (xi @ w[xp + wu + ".weight"].T))
                     out[i] += top[i, r] * (y @ w[xp + wd + ".weight"].T)
+            sp = p + mp + "shared_expert."
+            if sp + "gate_proj.weight" in w:  # Qwen2Moe: a shared expert scaled by sigmoid(its gate)
+                y = torch.nn.functional.silu(x @ w[sp + "gate_proj.weight"].T) * (x @ w[sp + "up_proj.weight"].T)
+                out += torch.sigmoid(x @ w[p + mp + "shared_expert_gate.weight"].T) * (y @ w[sp + "down_proj.weight"].T)
             h = h + out
             continue
         g = x @ w[p + "mlp.gate_proj.weight"].T
