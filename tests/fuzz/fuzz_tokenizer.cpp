@@ -1,7 +1,8 @@
 // libFuzzer target for the streaming tokenizer (converters/vocab/vocab.h): the input's first byte
-// picks the vocabulary (bit 0: llama SPM or GPT-2 BPE, tests/data/vocab), special handling
-// (bit 1) and the chunk sizes (bits 2-7 seed them); the rest is the text. TokenStream fed in those
-// chunks must give exactly Vocab::tokenize of the whole text, or both must throw.
+// picks the vocabulary (bits 0-1: llama SPM, GPT-2 BPE, and GPT-2's vocabulary with the Llama 3 or
+// the Qwen2 pre-tokenizer, tests/data/vocab), special handling (bit 2) and the chunk sizes (bits
+// 3-7 seed them); the rest is the text. TokenStream fed in those chunks must give exactly
+// Vocab::tokenize of the whole text, or both must throw.
 //
 // With OIW_FUZZ_EMIT_SEEDS=<dir> the binary writes a few texts to <dir> and exits.
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "converters/vocab/vocab.h"
@@ -20,7 +22,7 @@ namespace {
 using oiw::vocab::TokenStream;
 using oiw::vocab::Vocab;
 
-std::unique_ptr<Vocab> g_vocab[2];
+std::unique_ptr<Vocab> g_vocab[4];
 
 [[noreturn]] void fail(const char* what) {
     std::fprintf(stderr, "fuzz_tokenizer: invariant violated: %s\n", what);
@@ -44,8 +46,8 @@ std::vector<int32_t> streamed(const Vocab& v, std::string_view text, bool specia
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
-    const Vocab& v = *g_vocab[data[0] & 1];
-    const bool special = (data[0] & 2) != 0;
+    const Vocab& v = *g_vocab[data[0] & 3];
+    const bool special = (data[0] & 4) != 0;
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
     std::vector<int32_t> want;
     try {
@@ -54,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fail("tokenize threw on a supported vocabulary");
     }
     try {
-        if (streamed(v, text, special, data[0] >> 2) != want) fail("streamed ids differ from whole-text ids");
+        if (streamed(v, text, special, data[0] >> 3) != want) fail("streamed ids differ from whole-text ids");
     } catch (const oiw::FormatError& e) {
         // Only a stretch longer than the limit may fail (SPM counts a space as its 3-byte U+2581,
         // plus the dummy prefix), and then one line naming the text.
@@ -68,16 +70,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     const std::string dir = std::string(OIW_SOURCE_DIR) + "/tests/data/vocab/";
     g_vocab[0] = std::make_unique<Vocab>(Vocab::load(oiw::open_model(dir + "ggml-vocab-llama-spm.gguf").metadata()));
-    g_vocab[1] = std::make_unique<Vocab>(Vocab::load(oiw::open_model(dir + "ggml-vocab-gpt-2.gguf").metadata()));
+    oiw::Metadata gpt2 = oiw::open_model(dir + "ggml-vocab-gpt-2.gguf").metadata();
+    g_vocab[1] = std::make_unique<Vocab>(Vocab::load(gpt2));
+    for (const auto& [i, pre] : {std::pair{2, "llama-bpe"}, {3, "qwen2"}}) {
+        gpt2.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
+        g_vocab[i] = std::make_unique<Vocab>(Vocab::load(gpt2));
+    }
     if (const char* out = std::getenv("OIW_FUZZ_EMIT_SEEDS")) {
-        const char* seeds[] = {"\x02Hello world</s> <s>  the\n\nend",
-                               "\x03"
+        const char* seeds[] = {"\x04Hello world</s> <s>  the\n\nend",
+                               "\x05"
                                "don't  stop<|endoftext|>\xe3\x80\x80x \xf0\xa0\x80\x80",
                                "\x00\xe2\x96\x81\xe2\x96\x81"
                                "a  b\t\n c",
                                "\x01"
                                "12.5 numbers 'll 've\xc3\xa9\xe2",
-                               "\x06</s></s></"};
+                               "\x0c</s></s></",
+                               "\x06 12345 'LL\r\n \r\n\n  x!!\r",
+                               "\x03"
+                               "a1234567 \xd9\xa3\xd9\xa3 'Ve  \n\t"};
         int k = 0;
         for (const char* s : seeds) {
             const std::string seed(s, std::char_traits<char>::length(s + 1) + 1);  // the first byte may be 0
