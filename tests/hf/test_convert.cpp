@@ -439,6 +439,27 @@ void expect_config_refusals(const fs::path& dir, std::span<const ConfigRefusal> 
     }
 }
 
+// Block `bid` of `g` holds, for each (HF weight, GGUF name) pair in that order, the `n` experts
+// `pattern` (formatted with expert index and weight) names in `part`, stacked over the index.
+void expect_stacked_experts(const GgufFile& g, const hf::File& part, int bid, int n, const char* pattern,
+                            std::initializer_list<std::pair<const char*, const char*>> pairs) {
+    int64_t prev = -1;
+    for (const auto& [w, gguf] : pairs) {
+        const std::string name = fmt::format("blk.{}.{}.weight", bid, gguf);
+        std::vector<float> expect;
+        for (int x = 0; x < n; ++x) {
+            const auto v = half_values(part, fmt::format(fmt::runtime(pattern), x, w));
+            expect.insert(expect.end(), v.begin(), v.end());
+        }
+        EXPECT_EQ(read_f32(g, name), expect) << name;
+        const int64_t at = g.find_tensor(name);
+        ASSERT_GE(at, 0) << name;
+        EXPECT_EQ(g.tensors()[static_cast<size_t>(at)].ne[2], n) << name;
+        EXPECT_GT(at, prev) << name;  // in the order given
+        prev = at;
+    }
+}
+
 // Mixtral: each block's experts stacked (w1, w2, w3 over the expert index) into one 3-D tensor, the
 // router kept F32, the size label "NxS"; experts that do not complete a block, or that the config
 // does not count, are refused naming the tensor.
@@ -451,18 +472,8 @@ TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
         << text;
     const GgufFile g = GgufFile::open(out.string());
     const hf::File part((dir / "model.safetensors").string());
-    for (const auto& [w, gguf] : {std::pair{"w1", "ffn_gate_exps"}, {"w2", "ffn_down_exps"}, {"w3", "ffn_up_exps"}}) {
-        const std::vector<float> merged = read_f32(g, fmt::format("blk.2.{}.weight", gguf));
-        std::vector<float> expect;
-        for (int x = 0; x < 3; ++x) {
-            const auto v = half_values(part, fmt::format("model.layers.2.block_sparse_moe.experts.{}.{}.weight", x, w));
-            expect.insert(expect.end(), v.begin(), v.end());
-        }
-        EXPECT_EQ(merged, expect) << gguf;
-        const GgufTensorInfo& info =
-            g.tensors()[static_cast<size_t>(g.find_tensor(fmt::format("blk.2.{}.weight", gguf)))];
-        EXPECT_EQ(info.ne[2], 3) << gguf;
-    }
+    expect_stacked_experts(g, part, 2, 3, "model.layers.2.block_sparse_moe.experts.{}.{}.weight",
+                           {{"w1", "ffn_gate_exps"}, {"w2", "ffn_down_exps"}, {"w3", "ffn_up_exps"}});
     EXPECT_EQ(g.tensors()[static_cast<size_t>(g.find_tensor("blk.0.ffn_gate_inp.weight"))].type, GgmlType::F32);
     EXPECT_EQ(*g.metadata().find("llama.expert_count")->as_int(), 3);
     EXPECT_EQ(*g.metadata().find("llama.expert_used_count")->as_int(), 1);
@@ -508,21 +519,9 @@ TEST(HfConvert, Qwen3MoeExpertsAreStackedInOrder) {
         << text;
     const GgufFile g = GgufFile::open(out.string());
     const hf::File part((dir / "model.safetensors").string());
-    int64_t prev = -1;
-    for (const auto& [w, gguf] :
-         {std::pair{"down_proj", "ffn_down_exps"}, {"gate_proj", "ffn_gate_exps"}, {"up_proj", "ffn_up_exps"}}) {
-        const std::vector<float> merged = read_f32(g, fmt::format("blk.1.{}.weight", gguf));
-        std::vector<float> expect;
-        for (int x = 0; x < 4; ++x) {
-            const auto v = half_values(part, fmt::format("model.layers.1.mlp.experts.{}.{}.weight", x, w));
-            expect.insert(expect.end(), v.begin(), v.end());
-        }
-        EXPECT_EQ(merged, expect) << gguf;
-        const int64_t at = g.find_tensor(fmt::format("blk.1.{}.weight", gguf));
-        EXPECT_EQ(g.tensors()[static_cast<size_t>(at)].ne[2], 4) << gguf;
-        EXPECT_GT(at, prev) << gguf;  // down, gate, up
-        prev = at;
-    }
+    expect_stacked_experts(
+        g, part, 1, 4, "model.layers.1.mlp.experts.{}.{}.weight",
+        {{"down_proj", "ffn_down_exps"}, {"gate_proj", "ffn_gate_exps"}, {"up_proj", "ffn_up_exps"}});
     EXPECT_EQ(g.tensors()[static_cast<size_t>(g.find_tensor("blk.0.ffn_gate_inp.weight"))].type, GgmlType::F32);
     EXPECT_EQ(*g.metadata().find("qwen3moe.expert_count")->as_int(), 4);
     EXPECT_EQ(*g.metadata().find("qwen3moe.expert_used_count")->as_int(), 2);
