@@ -14,6 +14,7 @@
 #include "converters/hf/bpe_vocab.h"
 #include "converters/hf/json_doc.h"
 #include "converters/hf/model_name.h"
+#include "converters/hf/rope_freqs.h"
 #include "converters/hf/sentencepiece.h"
 #include "libformat/escape.h"
 #include "libformat/gguf/gguf.h"
@@ -247,6 +248,9 @@ struct ArchSpec {
     void (*own_params)(KvWriter& kv, const Hparams& hp, const std::string& a, int64_t n_block, OutType ot);
     // set_vocab.
     void (*vocab)(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes);
+    // generate_extra_tensors: tensors it computes (written before the checkpoint's) and keys it
+    // adds (after general.architecture, before all others: it runs before prepare_metadata).
+    void (*extra)(KvWriter& kv, const Hparams& hp, std::vector<PlannedTensor>& out) = nullptr;
 };
 
 // The first all-digit part of a dotted name (the converter's block id), or -1.
@@ -539,8 +543,6 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const st
     if (meta.size_label) kv.str("general.size_label", *meta.size_label);
 }
 
-// TextModel's rope_parameters (rope_parameters, else rope_scaling, with rope_theta mirrored in) and
-// the keys set_gguf_parameters derives from them. Handled: no scaling, "default", "linear".
 // TextModel.rope_parameters: rope_parameters, else rope_scaling, with the theta keys mirrored in.
 Json rope_parameters(const Hparams& hp) {
     const Json* given = member(hp.merged(), "rope_parameters");
@@ -559,6 +561,19 @@ Json rope_parameters(const Hparams& hp) {
     return rope;
 }
 
+// Its rope_type lower-cased ("" when absent or null); BadJson when it is not a string.
+std::string rope_type_lower(const Hparams& hp, const Json& params) {
+    const Json* type = member(params, "rope_type");
+    if (!type || type->is_null()) return "";
+    if (!type->is_string()) throw FormatError(ErrorKind::BadJson, hp.file(), "rope_type", "not a string");
+    std::string t = type->get<std::string>();
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+}
+
+// The RoPE keys of TextModel.set_gguf_parameters: the scaling type's keys ("linear": factor;
+// "yarn": factor, original context and the YaRN parameters given; "longrope"/"su": the type;
+// "llama3" is a tensor, "dynamic" and "default" write nothing), then the frequency bases.
 void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
     const Json rope = rope_parameters(hp);
     const Json& params = rope.contains("full_attention") ? rope["full_attention"] : rope;
@@ -567,10 +582,33 @@ void add_rope(KvWriter& kv, const Hparams& hp, const std::string& a) {
     };
     if (const Json* type = member(params, "rope_type"); type && !type->is_null()) {
         const Json* factor = member(params, "factor");
-        if (*type == "linear" && factor && !factor->is_null()) {
+        const bool has_factor = factor && !factor->is_null();
+        if (*type == "linear" && has_factor) {
             kv.str(a + "rope.scaling.type", "linear");
             kv.f32(a + "rope.scaling.factor", *factor);
-        } else if (*type != "default") {
+        } else if (*type == "yarn" && has_factor) {
+            kv.str(a + "rope.scaling.type", "yarn");
+            kv.f32(a + "rope.scaling.factor", *factor);
+            const Json* orig = member(params, "original_max_position_embeddings");
+            if (!orig)
+                throw FormatError(ErrorKind::BadJson, hp.file(), "original_max_position_embeddings",
+                                  "missing from YaRN's rope parameters");
+            kv.u32(a + "rope.scaling.original_context_length", *orig);
+            auto optional_f32 = [&](std::initializer_list<const char*> keys, const char* gguf) {
+                for (const char* k : keys)
+                    if (const Json* v = member(params, k)) {
+                        if (!v->is_null()) kv.f32(a + gguf, *v);
+                        return;  // rope_params.get(k, rope_params.get(next)): present and null is None
+                    }
+            };
+            optional_f32({"extrapolation_factor"}, "rope.scaling.yarn_ext_factor");
+            optional_f32({"attention_factor", "attn_factor"}, "rope.scaling.yarn_attn_factor");
+            optional_f32({"beta_fast"}, "rope.scaling.yarn_beta_fast");
+            optional_f32({"beta_slow"}, "rope.scaling.yarn_beta_slow");
+        } else if (*type == "su" || *type == "longrope") {
+            kv.str(a + "rope.scaling.type", "longrope");
+        } else if (*type != "default" && *type != "dynamic" && *type != "linear" && *type != "yarn" &&
+                   rope_type_lower(hp, params) != "llama3") {
             unsupported("RoPE scaling type " + type->dump());
         }
     }
@@ -622,6 +660,61 @@ void add_llama_params(KvWriter& kv, const Hparams& hp, const std::string& a) {
                               "hidden_size and num_attention_heads must be positive integers");
         kv.u32(a + "rope.dimension_count", e.get<uint64_t>() / h.get<uint64_t>());
     }
+}
+
+// A JSON number as a double (`what` names it in the error): finite, else BadJson.
+double finite_number(const Hparams& hp, const Json& v, const std::string& what) {
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+        throw FormatError(ErrorKind::BadJson, hp.file(), what, v.dump() + " is not a finite number");
+    return v.get<double>();
+}
+
+// A computed F32 tensor named `name` of these values, which must all be finite (the parameters
+// they come from are named by `what`).
+PlannedTensor computed_tensor(const Hparams& hp, std::string name, std::vector<float> values, const std::string& what) {
+    for (size_t i = 0; i < values.size(); ++i)
+        if (!std::isfinite(values[i]))
+            throw FormatError(ErrorKind::BadJson, hp.file(), what,
+                              fmt::format("makes {}[{}] = {} (not finite)", name, i, values[i]));
+    PlannedTensor t;
+    t.name = std::move(name);
+    t.ne = {static_cast<int64_t>(values.size())};
+    t.computed = std::move(values);
+    return t;
+}
+
+// LlamaModel.generate_extra_tensors: for rope_type "llama3" (any case), rope_freqs.weight from the
+// rope parameters' rope_theta (10000), factor (8), low_freq_factor (1), high_freq_factor (4), the
+// config's own original_max_position_embeddings (8192: the one inside rope_scaling is not read)
+// and head_dim (hidden_size / num_attention_heads).
+void add_llama_extra(KvWriter& /*kv*/, const Hparams& hp, std::vector<PlannedTensor>& out) {
+    const Json rope = rope_parameters(hp);
+    const Json& params = rope.contains("full_attention") ? rope["full_attention"] : rope;
+    if (params.empty() || rope_type_lower(hp, params) != "llama3") return;
+    auto param = [&](const Json& from, const char* key, double dflt) {
+        const Json* v = member(from, key);
+        return v ? finite_number(hp, *v, key) : dflt;
+    };
+    const double base = param(params, "rope_theta", 10000.0);
+    const double factor = param(params, "factor", 8.0), low = param(params, "low_freq_factor", 1.0);
+    const double high = param(params, "high_freq_factor", 4.0);
+    const double old_ctx = param(hp.merged(), "original_max_position_embeddings", 8192.0);
+    uint64_t dim = 0;
+    if (const Json* d = hp.get({"head_dim"})) {
+        dim = d->is_number_unsigned() ? d->get<uint64_t>() : 0;
+    } else {
+        const Json &e = hp.need({"hidden_size"}), &h = hp.need({"num_attention_heads"});
+        if (e.is_number_unsigned() && h.is_number_unsigned() && h.get<uint64_t>() > 0)
+            dim = e.get<uint64_t>() / h.get<uint64_t>();
+    }
+    if (dim == 0 || dim > 65536)
+        throw FormatError(ErrorKind::BadJson, hp.file(), "head_dim", "Llama 3 RoPE needs a head size of 1 to 65536");
+    if (!(base > 0.0) || !std::isfinite(static_cast<float>(base)) || factor == 0.0 || high == low)
+        throw FormatError(ErrorKind::BadJson, hp.file(), "rope_scaling",
+                          "llama3 RoPE needs 0 < rope_theta < 3.4e38 (a float32), factor != 0 and "
+                          "high_freq_factor != low_freq_factor");
+    out.push_back(computed_tensor(hp, "rope_freqs.weight", llama3_rope_factors(base, dim, factor, low, high, old_ctx),
+                                  "rope_scaling"));
 }
 
 // _create_vocab_sentencepiece: tokenizer.model's pieces by id, padded with [PADi] (UNUSED, score
@@ -1129,8 +1222,8 @@ void add_gemma3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std
 }
 
 // Phi3MiniModel's refusals: a Phi-4 GPT2Tokenizer (BPE), a tokenizer_config without tokenizer_class
-// (its KeyError), RoPE scaling (LongRoPE / YaRN factors are extra tensors, not converted yet).
-void check_phi3(const Checkpoint& ck, const Hparams& hp) {
+// (its KeyError).
+void check_phi3(const Checkpoint& ck, const Hparams& /*hp*/) {
     const fs::path tc_path = fs::path(ck.dir()) / "tokenizer_config.json";
     if (const std::optional<Json> tc = read_optional_json(tc_path)) {
         const Json* cls = member(*tc, "tokenizer_class");
@@ -1139,9 +1232,6 @@ void check_phi3(const Checkpoint& ck, const Hparams& hp) {
             throw FormatError(ErrorKind::Unsupported, tc_path.string(), "tokenizer_class",
                               "GPT2Tokenizer (a BPE vocabulary) is not converted yet");
     }
-    if (const Json* r = hp.find({"rope_scaling"}); r && !r->is_null())
-        throw FormatError(ErrorKind::Unsupported, hp.file(), "rope_scaling",
-                          "Phi3's RoPE scaling factors (rope_factors_long/short) are not converted yet");
 }
 
 // Phi3MiniModel.set_gguf_parameters (all of it: it does not call TextModel's).
@@ -1172,6 +1262,60 @@ void add_phi3_params(KvWriter& kv, const Hparams& hp, const std::string& a, int6
     kv.u32("general.file_type", file_type_of(ot));
     const Json* sw = member(hp.merged(), "sliding_window");
     kv.u32(a + "attention.sliding_window", sw && !sw->is_null() ? *sw : Json(0));  // 0 tells Phi-4 apart
+}
+
+// Phi3MiniModel.generate_extra_tensors: with rope_scaling (LongRoPE, "su", or YaRN), the attention
+// factor key and rope_factors_long/short.weight from its long_factor / short_factor lists (one per
+// rotated pair), rounded to F32.
+void add_phi3_extra(KvWriter& kv, const Hparams& hp, std::vector<PlannedTensor>& out) {
+    const Json* rs = hp.find({"rope_scaling"});
+    if (!rs || rs->is_null()) return;
+    if (!rs->is_object()) throw FormatError(ErrorKind::BadJson, hp.file(), "rope_scaling", "not an object");
+    const double max_pos =
+        finite_number(hp, hp.need({"n_positions", "max_position_embeddings"}), "max_position_embeddings");
+    const double orig =
+        finite_number(hp, hp.need({"original_max_position_embeddings"}), "original_max_position_embeddings");
+    if (!(orig > 1.0)) throw FormatError(ErrorKind::BadJson, hp.file(), "original_max_position_embeddings", "not > 1");
+    const double scale = max_pos / orig;
+    const Json* type = member(*rs, "rope_type");
+    if (!type) type = member(*rs, "type");
+    if (!type || !type->is_string() || type->get<std::string>().empty())
+        throw FormatError(ErrorKind::BadJson, hp.file(), "rope_scaling.type", "missing");
+    std::string t = type->get<std::string>();
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    double attn = 1.0;
+    if (t == "su" || t == "longrope") {
+        if (scale > 1.0) attn = std::sqrt(1.0 + std::log(scale) / std::log(orig));
+    } else if (t == "yarn") {
+        if (scale > 1.0) attn = 0.1 * std::log(scale) + 1.0;
+    } else {
+        throw FormatError(ErrorKind::Unsupported, hp.file(), "rope_scaling.type",
+                          fmt::format("'{}' is not supported by Phi3's converter (longrope, su, yarn are)", t));
+    }
+    kv.f32("phi3.rope.scaling.attn_factor", attn);
+    const Json& e = hp.need({"hidden_size", "n_embd"});
+    const Json& h = hp.need({"num_attention_heads", "n_head"});
+    const Json* pct = member(hp.merged(), "partial_rotary_factor");
+    if (!e.is_number_unsigned() || !h.is_number_unsigned() || h.get<uint64_t>() == 0 || (pct && !pct->is_number()))
+        throw FormatError(ErrorKind::BadJson, hp.file(), "",
+                          "hidden_size, num_attention_heads and partial_rotary_factor must be numbers");
+    const auto rope_dims =
+        static_cast<uint64_t>(static_cast<int64_t>((pct ? pct->get<double>() : 1.0) * e.get<double>())) /
+        h.get<uint64_t>();
+    auto factors = [&](const char* key) {
+        const Json* list = member(*rs, key);
+        if (!list || list->is_null() || !list->is_array())
+            throw FormatError(ErrorKind::BadJson, hp.file(), std::string("rope_scaling.") + key, "missing");
+        if (rope_dims % 2 != 0 || list->size() != rope_dims / 2)
+            throw FormatError(ErrorKind::BadDims, hp.file(), std::string("rope_scaling.") + key,
+                              fmt::format("{} factors; one per rotated pair is {} / 2", list->size(), rope_dims));
+        std::vector<float> v;
+        for (const Json& x : *list) v.push_back(static_cast<float>(finite_number(hp, x, key)));
+        return v;
+    };
+    std::vector<float> long_f = factors("long_factor"), short_f = factors("short_factor");
+    out.push_back(computed_tensor(hp, "rope_factors_long.weight", std::move(long_f), "rope_scaling.long_factor"));
+    out.push_back(computed_tensor(hp, "rope_factors_short.weight", std::move(short_f), "rope_scaling.short_factor"));
 }
 
 // Phi3MiniModel.set_vocab: the pieces (none may lie past vocab_size), then added_tokens.json, then
@@ -1228,11 +1372,11 @@ void add_gpt2_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::
 constexpr const ExpertNaming* kNoExperts = nullptr;
 constexpr ArchSpec kArchs[] = {
     {"LlamaForCausalLM", "llama", kMoeNames, &kMixtralExperts, true, 0.0f, nullptr, add_llama_params, nullptr,
-     add_llama_vocab},
+     add_llama_vocab, add_llama_extra},
     {"MistralForCausalLM", "llama", kMoeNames, &kMixtralExperts, true, 0.0f, nullptr, add_llama_params, nullptr,
-     add_llama_vocab},
+     add_llama_vocab, add_llama_extra},
     {"MixtralForCausalLM", "llama", kMoeNames, &kMixtralExperts, true, 0.0f, nullptr, add_llama_params, nullptr,
-     add_llama_vocab},
+     add_llama_vocab, add_llama_extra},
     {"Qwen2ForCausalLM", "qwen2", {}, kNoExperts, false, 0.0f, check_no_pooling, nullptr, nullptr, add_qwen2_vocab},
     {"Qwen2MoeForCausalLM", "qwen2moe", kQwen2MoeNames, &kQwenMoeExperts, false, 0.0f, nullptr, add_qwen_moe_params,
      nullptr, add_gpt2_vocab},
@@ -1243,7 +1387,7 @@ constexpr ArchSpec kArchs[] = {
     {"Gemma3ForCausalLM", "gemma3", kGemma3Names, kNoExperts, false, 1.0f, check_gemma3, add_gemma3_params, nullptr,
      add_gemma3_vocab},
     {"Phi3ForCausalLM", "phi3", kPhi3Names, kNoExperts, false, 0.0f, check_phi3, nullptr, add_phi3_params,
-     add_phi3_vocab},
+     add_phi3_vocab, add_phi3_extra},
 };
 
 }  // namespace
@@ -1289,10 +1433,11 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
 
     ConvertPlan plan;
     plan.arch = spec->arch;
-    plan.tensors = plan_tensors(*spec, ck, hp, ot, n_block);
-    for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
     KvWriter kv(cfg_path);
     kv.str("general.architecture", plan.arch);
+    if (spec->extra) spec->extra(kv, hp, plan.tensors);
+    for (PlannedTensor& t : plan_tensors(*spec, ck, hp, ot, n_block)) plan.tensors.push_back(std::move(t));
+    for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
     add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), plan.notes);
     const std::string a = plan.arch + ".";
     if (spec->own_params) {

@@ -52,11 +52,19 @@ struct PlannedTensor {
     // Added to every value before the output type (Gemma3's norms: its RMSNorm scales by 1 + w); an
     // F16 source is rounded back to F16 after the addition, as torch adds in the tensor's dtype.
     float shift = 0.0f;
+    // Non-empty: a tensor the converter computes (generate_extra_tensors: Llama 3's rope_freqs,
+    // Phi3's LongRoPE factors), these F32 values in place of any source; `source` is unset.
+    std::vector<float> computed;
 
     // Elements of the tensor (all of its sources).
     uint64_t elements() const;
-    // Its sources: stacked, or {source}.
-    std::vector<TensorRef> sources() const { return stacked.empty() ? std::vector<TensorRef>{source} : stacked; }
+    // Its sources: stacked, or {source}; none when computed.
+    std::vector<TensorRef> sources() const {
+        if (!computed.empty()) return {};
+        return stacked.empty() ? std::vector<TensorRef>{source} : stacked;
+    }
+    // What a report names as its source: the (first) source tensor, or "(computed)".
+    std::string source_name() const { return computed.empty() ? source.tensor->name : "(computed)"; }
 };
 
 struct ConvertPlan {

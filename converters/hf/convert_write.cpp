@@ -214,8 +214,14 @@ void for_each_source(const PlannedTensor& t, Fn&& fn) {
     }
 }
 
+// A computed tensor's bytes (its F32 values as they are).
+std::span<const uint8_t> computed_bytes(const PlannedTensor& t) {
+    return {reinterpret_cast<const uint8_t*>(t.computed.data()), t.computed.size() * sizeof(float)};
+}
+
 template <typename Emit>
 void convert_tensor(ThreadPool& pool, const PlannedTensor& t, Emit&& emit) {
+    if (!t.computed.empty()) return emit(computed_bytes(t));
     for_each_source(t, [&](const PlannedTensor& part) { convert_source(pool, part, emit); });
 }
 
@@ -247,6 +253,7 @@ void write_source_reference(const PlannedTensor& t, GgufOutput& w) {
 }
 
 void write_tensor_reference(const PlannedTensor& t, GgufOutput& w) {
+    if (!t.computed.empty()) return w.write_tensor_data(computed_bytes(t));
     for_each_source(t, [&](const PlannedTensor& part) { write_source_reference(part, w); });
 }
 
@@ -307,8 +314,9 @@ std::vector<std::string> write_convert(const ConvertPlan& plan, const std::strin
     const auto w = open_output(plan, out, opt.split);
     uint64_t max_tasks = 1;
     for (const PlannedTensor& t : plan.tensors)
-        for_each_source(t,
-                        [&](const PlannedTensor& part) { max_tasks = std::max(max_tasks, TensorJob(part).n_tasks); });
+        if (t.computed.empty())
+            for_each_source(
+                t, [&](const PlannedTensor& part) { max_tasks = std::max(max_tasks, TensorJob(part).n_tasks); });
     std::unique_ptr<ThreadPool> pool;
     if (!opt.reference) pool = std::make_unique<ThreadPool>(thread_count(opt.threads, max_tasks));
     uint64_t done = 0;
@@ -328,7 +336,7 @@ std::vector<std::string> write_convert(const ConvertPlan& plan, const std::strin
 }
 
 uint64_t PlannedTensor::elements() const {
-    uint64_t n = 0;
+    uint64_t n = computed.size();
     for (const TensorRef& r : sources()) n += r.tensor->elements;
     return n;
 }

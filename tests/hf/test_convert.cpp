@@ -19,6 +19,7 @@
 #include "converters/hf/checkpoint.h"
 #include "converters/hf/convert.h"
 #include "converters/hf/model_name.h"
+#include "converters/hf/rope_freqs.h"
 #include "converters/hf/sentencepiece.h"
 #include "converters/synth/synth_hf.h"
 #include "libformat/error.h"
@@ -56,9 +57,10 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    // 18 cases (6 llama / Mistral, one with a BPE vocabulary; 2 Mixtral; 2 Qwen2, one BPE; 2 Qwen3;
-    // Qwen2Moe and Qwen3Moe, BPE; 3 Gemma3; Phi3) x 4 outtypes
-    EXPECT_EQ(checked, 72);
+    // 21 cases (7 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE; 2 Mixtral; 2 Qwen2,
+    // one BPE; 3 Qwen3, one with YaRN; Qwen2Moe and Qwen3Moe, BPE; 3 Gemma3; 2 Phi3, one with
+    // LongRoPE) x 4 outtypes
+    EXPECT_EQ(checked, 84);
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -291,13 +293,13 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          ErrorKind::BadJson, "entry '3' is not an id with a content string"},
         {"added_tokens.json not a mapping", [](const fs::path& d) { write_text(d / "added_tokens.json", "[1]"); },
          ErrorKind::BadJson, "added_tokens.json"},
-        {"llama3 rope",
+        {"unknown rope type",
          [](const fs::path& d) {
              std::string c = read_text((d / "config.json").string());
-             c.insert(1, R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0},)");
+             c.insert(1, R"("rope_scaling": {"rope_type": "ntk-by-parts", "factor": 8.0},)");
              write_text(d / "config.json", c);
          },
-         ErrorKind::Unsupported, "RoPE scaling type \"llama3\""},
+         ErrorKind::Unsupported, "RoPE scaling type \"ntk-by-parts\""},
         {"broken tokenizer.model", [](const fs::path& d) { write_text(d / "tokenizer.model", "\x0a\x05xy"); },
          ErrorKind::Truncated, "tokenizer.model"},
         {"mistyped sampling value",
@@ -670,8 +672,10 @@ TEST(HfConvert, Phi3KeepsItsFusedProjections) {
     EXPECT_EQ(types->array_number(411), 3);  // from tokenizer.json's added tokens
     EXPECT_EQ(plan.kvs.find("tokenizer.ggml.eos_token_id")->as_int(), 405);
     const ConfigRefusal cases[] = {
-        {"RoPE scaling", "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"longrope\"}", ErrorKind::Unsupported,
-         "rope_factors_long/short"},
+        {"RoPE scaling of another type", "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"dynamic\"}",
+         ErrorKind::Unsupported, "'dynamic' is not supported by Phi3's converter"},
+        {"LongRoPE without its factors", "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"longrope\"}",
+         ErrorKind::BadJson, "rope_scaling.long_factor"},
         {"no original context length", "\"original_max_position_embeddings\"", "\"original_max_positions\"",
          ErrorKind::BadJson, "'original_max_position_embeddings' is missing"},
         {"more pieces than vocab_size", "\"vocab_size\": 416", "\"vocab_size\": 390", ErrorKind::BadDims,
@@ -681,6 +685,80 @@ TEST(HfConvert, Phi3KeepsItsFusedProjections) {
     write_text(dir / "tokenizer_config.json", R"({"tokenizer_class": "GPT2Tokenizer"})");
     EXPECT_NE(error_of([&] { hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16); }).find("GPT2Tokenizer"),
               std::string::npos);
+}
+
+// RoPE scaling as the Python converter writes it: Llama 3's rope_freqs.weight computed (first of
+// the tensors, F32, one factor per rotated pair; no scaling keys), Phi3's LongRoPE factors copied
+// to F32 tensors with its attention factor as the second key, YaRN's keys; and the refusals.
+TEST(HfConvert, RopeScalingAsThePythonConverterWritesIt) {
+    const auto root = temp_dir();
+    {
+        const fs::path dir = make_hf_case("Llama-3.2-1B-Instruct", root);
+        const hf::ConvertPlan plan = hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16);
+        const hf::PlannedTensor& t = plan.tensors.front();
+        EXPECT_EQ(t.name, "rope_freqs.weight");
+        EXPECT_EQ(t.type, GgmlType::F32);
+        EXPECT_EQ(t.ne, std::vector<int64_t>{32});
+        EXPECT_EQ(t.computed, hf::llama3_rope_factors(500000.0, 64, 32.0, 1.0, 4.0, 8192.0));
+        EXPECT_EQ(t.source_name(), "(computed)");
+        EXPECT_FALSE(plan.kvs.contains("llama.rope.scaling.type"));
+        // Written as planned, and reported as computed.
+        const fs::path out = root / "l3.gguf";
+        std::string text;
+        ASSERT_EQ(run(tool_path("gguf-convert") + " -q " + dir.string() + " " + out.string(), &text, true), 0) << text;
+        EXPECT_EQ(read_f32(GgufFile::open(out.string()), "rope_freqs.weight"), t.computed);
+        ASSERT_EQ(run(tool_path("gguf-convert") + " --dry-run --json " + dir.string() + " " + out.string(), &text), 0);
+        const nlohmann::json report = nlohmann::json::parse(text);
+        EXPECT_EQ(report["tensors"][0]["name"], "rope_freqs.weight");
+        EXPECT_EQ(report["tensors"][0]["source"], "(computed)");
+        const ConfigRefusal cases[] = {
+            {"factor 0", "\"factor\": 32.0", "\"factor\": 0", ErrorKind::BadJson, "factor != 0"},
+            {"equal frequency factors", "\"high_freq_factor\": 4.0", "\"high_freq_factor\": 1.0", ErrorKind::BadJson,
+             "high_freq_factor != low_freq_factor"},
+            {"theta not a number", "\"rope_theta\": 500000.0", "\"rope_theta\": \"big\"", ErrorKind::BadJson,
+             "rope_theta: \"big\" is not a finite number"},
+            {"rope type not a string", "\"rope_type\": \"llama3\"", "\"rope_type\": 3", ErrorKind::BadJson,
+             "rope_type: not a string"},
+            {"no head size", "\"head_dim\": 64", "\"head_dim\": 0", ErrorKind::BadJson, "head size"},
+        };
+        expect_config_refusals(dir, cases);
+    }
+    {
+        const fs::path dir = make_hf_case("Phi-3-mini-128k-instruct", root);
+        const hf::ConvertPlan plan = hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16);
+        ASSERT_GE(plan.kvs.size(), 2u);
+        EXPECT_EQ(plan.kvs[1].key, "phi3.rope.scaling.attn_factor");
+        EXPECT_EQ(*plan.kvs[1].value.as_double(),
+                  static_cast<float>(std::sqrt(1.0 + std::log(32.0) / std::log(4096.0))));
+        ASSERT_GE(plan.tensors.size(), 2u);
+        EXPECT_EQ(plan.tensors[0].name, "rope_factors_long.weight");
+        EXPECT_EQ(plan.tensors[1].name, "rope_factors_short.weight");
+        EXPECT_EQ(plan.tensors[0].ne, std::vector<int64_t>{12});
+        EXPECT_EQ(plan.tensors[0].computed[11], 9.070000648498535f);
+        EXPECT_EQ(plan.tensors[1].computed[3], static_cast<float>(1.3000000000000003));
+        const ConfigRefusal cases[] = {
+            {"a factor too few", "\"long_factor\": [\n      1.0700000524520874,", "\"long_factor\": [",
+             ErrorKind::BadDims, "11 factors; one per rotated pair is 24 / 2"},
+            {"a factor not a number", "9.070000648498535", "\"x\"", ErrorKind::BadJson, "is not a finite number"},
+            {"no type", "\"type\": \"longrope\"", "\"kind\": \"longrope\"", ErrorKind::BadJson,
+             "rope_scaling.type: missing"},
+        };
+        expect_config_refusals(dir, cases);
+    }
+    {
+        const fs::path dir = make_hf_case("Qwen3-4B-yarn", root);
+        const hf::ConvertPlan plan = hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16);
+        EXPECT_EQ(*plan.kvs.get_string("qwen3.rope.scaling.type"), "yarn");
+        EXPECT_EQ(*plan.kvs.find("qwen3.rope.scaling.factor")->as_double(), 4.0);
+        EXPECT_EQ(plan.kvs.find("qwen3.rope.scaling.original_context_length")->as_int(), 32768);
+        EXPECT_FALSE(plan.kvs.contains("qwen3.rope.scaling.yarn_beta_fast"));  // only the parameters given
+        EXPECT_EQ(plan.tensors.front().name, "token_embd.weight");             // nothing computed
+        const ConfigRefusal cases[] = {
+            {"no original context", "\"original_max_position_embeddings\": 32768", "\"original_max\": 32768",
+             ErrorKind::BadJson, "original_max_position_embeddings: missing from YaRN's rope parameters"},
+        };
+        expect_config_refusals(dir, cases);
+    }
 }
 
 TEST(HfConvert, MapsOnlyTheTensorsOfTheArchitecture) {

@@ -85,6 +85,21 @@ TEST(HfConvertRequant, PresetIsConvertThenRequantForEveryFamily) {
     }
 }
 
+// Tensors the converter computes (Llama 3's rope_freqs, Phi3's LongRoPE factors) reach the
+// requantizer as the intermediate file holds them.
+TEST(HfConvertRequant, ComputedTensorsGoThroughThePreset) {
+    for (const char* name : {"Llama-3.2-1B-Instruct", "Phi-3-mini-128k-instruct"}) {
+        SCOPED_TRACE(name);
+        TwoStep s;
+        s.dir = temp_dir();
+        s.ck = make_hf_case(name, temp_dir());
+        s.f16 = s.dir / "converted-f16.gguf";
+        expect_run(fmt::format("{} {} {} --outtype f16 -q", tool_path("gguf-convert"), s.ck.string(), s.f16.string()),
+                   0);
+        expect_same(s, "--preset Q4_K_M");
+    }
+}
+
 TEST(HfConvertRequant, SameBytesForEveryThreadCountAndIntermediateType) {
     const TwoStep s = make(kCheckpoints[0][1]);
     for (int t : {1, 2, 3, 7}) expect_same(s, "--preset Q4_K_M", fmt::format("-t {}", t));

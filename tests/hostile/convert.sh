@@ -105,6 +105,16 @@ mkbpe bpebig '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}'
 sed -i 's/"vocab_size": 416/"vocab_size": 20000000/' "$TMP/bpebig/config.json"
 refused "BPE vocab_size of 20 million" bpebig "vocabulary of 20000000 tokens"
 
+mkck l3theta
+sed -i 's/^{/{"rope_scaling": {"rope_type": "llama3", "factor": 8.0},/; s/"rope_theta": 10000.0/"rope_theta": 1e39/' "$TMP/l3theta/config.json"
+refused "llama3 RoPE with a rope_theta past float32" l3theta "0 < rope_theta < 3.4e38"
+mkck l3dim
+sed -i 's/^{/{"rope_scaling": {"rope_type": "llama3"}, "head_dim": 1000000000000,/' "$TMP/l3dim/config.json"
+refused "llama3 RoPE with a head size of 10^12" l3dim "a head size of 1 to 65536"
+mkck l3nan
+sed -i 's/^{/{"rope_scaling": {"rope_type": "llama3", "factor": 1e300},/' "$TMP/l3nan/config.json"
+refused "llama3 RoPE factors that overflow float32" l3nan "(not finite)"
+
 mkck deep
 python3 -c 'print("{\"a\":" * 100000 + "1" + "}" * 100000)' >"$TMP/deep/config.json"
 refused "config nested 100000 deep" deep "nested deeper than"

@@ -81,7 +81,7 @@ std::string report_json(const oiw::hf::ConvertPlan& p, const Options& o, const o
         const auto& t = p.tensors[i];
         w.begin_object();
         w.field("name", t.name);
-        w.field("source", t.source.tensor->name);
+        w.field("source", t.source_name());
         if (!t.stacked.empty()) w.field("stacked", static_cast<uint64_t>(t.stacked.size()));  // sources stacked
         w.field("type", std::string(oiw::type_name(types[i])));
         w.key("shape");
@@ -114,8 +114,8 @@ std::string report_text(const oiw::hf::ConvertPlan& p, const Options& o, const o
         std::string shape;
         for (int64_t d : t.ne) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
         const std::string more = t.stacked.empty() ? "" : fmt::format(" (+{} stacked)", t.stacked.size() - 1);
-        s += fmt::format("{:<32} {:<7} {{{}}}  <- {}{}\n", t.name, oiw::type_name(types[i]), shape,
-                         t.source.tensor->name, more);
+        s += fmt::format("{:<32} {:<7} {{{}}}  <- {}{}\n", t.name, oiw::type_name(types[i]), shape, t.source_name(),
+                         more);
     }
     for (const auto& n : p.notes) s += "note: " + n + "\n";
     const std::string preset =

@@ -2,7 +2,7 @@
 # Qwen2ForCausalLM / Qwen2MoeForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM / Gemma3ForCausalLM /
 # Phi3ForCausalLM checkpoint (Phi3's fused qkv_proj and gate_up_proj split first), computed in
 # float64 straight from its safetensors and config.json (as transformers' modeling code does:
-# RMSNorm, rotate_half RoPE with optional linear scaling, grouped-query causal attention with
+# RMSNorm, rotate_half RoPE with linear, llama3, YaRN or LongRoPE (Phi3) scaling, grouped-query causal attention with
 # Qwen2's q/k/v biases and Qwen3's per-head q/k norms, SwiGLU; Mixtral's and Qwen MoE's softmax
 # router over the experts, top num_experts_per_tok renormalised unless norm_topk_prob is false,
 # Qwen2Moe's sigmoid-gated shared expert; Gemma3's scaled embedding, (1 + w) norms around attention
@@ -11,6 +11,7 @@
 # for scripts/check-convert-logits. Prints one line of logits per position.
 #   ref_forward.py CHECKPOINT_DIR ID ID ...
 import json
+import math
 import os
 import struct
 import sys
@@ -63,18 +64,55 @@ def main():
     hd = cfg.get("head_dim") or e // nh
     eps, theta = cfg.get("rms_norm_eps", 1e-6), cfg.get("rope_theta", 10000.0)
     scaling = cfg.get("rope_scaling") or {}
-    factor = scaling.get("factor", 1.0) if scaling.get("type", scaling.get("rope_type")) == "linear" else 1.0
+    rope_type = (scaling.get("rope_type") or scaling.get("type") or "default").lower()
     t = len(ids)
     gemma = cfg["architectures"][0].startswith("Gemma3")
 
-    def angles(base, scale):
-        pos = torch.arange(t, dtype=torch.float64) / scale
-        inv = 1.0 / base ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
-        ang = torch.cat([pos[:, None] * inv[None, :]] * 2, dim=-1)
-        return torch.cos(ang)[:, None, :], torch.sin(ang)[:, None, :]
+    def scaled_inv_freq(inv):
+        """transformers' modeling_rope_utils for the scaled types: the inverse frequencies and the
+        factor cos/sin are multiplied by."""
+        if rope_type == "linear":
+            return inv / scaling["factor"], 1.0
+        if rope_type == "llama3":
+            factor, old = scaling["factor"], scaling["original_max_position_embeddings"]
+            lo, hi = scaling["low_freq_factor"], scaling["high_freq_factor"]
+            wavelen = 2 * math.pi / inv
+            smooth = (old / wavelen - lo) / (hi - lo)
+            out = torch.where(wavelen > old / lo, inv / factor, inv)
+            medium = (wavelen >= old / hi) & (wavelen <= old / lo)
+            return torch.where(medium, (1 - smooth) * out / factor + smooth * out, out), 1.0
+        if rope_type == "yarn":
+            factor = scaling["factor"]
+            orig = scaling.get("original_max_position_embeddings") or cfg["max_position_embeddings"]
+            fast, slow = scaling.get("beta_fast") or 32, scaling.get("beta_slow") or 1
 
-    rope_global = angles(theta, factor)
-    rope_local = angles(cfg.get("rope_local_base_freq", 10000.0), 1.0)
+            def corr_dim(rot):
+                return hd * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(theta))
+
+            lo, hi = max(math.floor(corr_dim(fast)), 0), min(math.ceil(corr_dim(slow)), hd - 1)
+            ramp = torch.clamp((torch.arange(hd // 2, dtype=torch.float64) - lo) / (hi - lo if hi != lo else 0.001), 0, 1)
+            extrapolate = 1 - ramp
+            attn = scaling.get("attention_factor") or (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
+            return inv / factor * (1 - extrapolate) + inv * extrapolate, attn
+        if rope_type in ("longrope", "su"):  # Phi3: the short factors for sequences within the original context
+            orig = cfg["original_max_position_embeddings"]
+            factor = cfg["max_position_embeddings"] / orig
+            ext = torch.tensor(scaling["long_factor"] if t > orig else scaling["short_factor"], dtype=torch.float64)
+            attn = math.sqrt(1 + math.log(factor) / math.log(orig)) if factor > 1 else 1.0
+            return inv / ext, attn
+        assert rope_type == "default", rope_type
+        return inv, 1.0
+
+    def angles(base, scaled):
+        pos = torch.arange(t, dtype=torch.float64)
+        inv, attn = 1.0 / base ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd), 1.0
+        if scaled:
+            inv, attn = scaled_inv_freq(inv)
+        ang = torch.cat([pos[:, None] * inv[None, :]] * 2, dim=-1)
+        return attn * torch.cos(ang)[:, None, :], attn * torch.sin(ang)[:, None, :]
+
+    rope_global = angles(theta, True)
+    rope_local = angles(cfg.get("rope_local_base_freq", 10000.0), False)
 
     def rope(x, cs):
         x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
