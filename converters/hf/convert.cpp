@@ -251,6 +251,8 @@ struct ArchSpec {
     // generate_extra_tensors: tensors it computes (written before the checkpoint's) and keys it
     // adds (after general.architecture, before all others: it runs before prepare_metadata).
     void (*extra)(KvWriter& kv, const Hparams& hp, std::vector<PlannedTensor>& out) = nullptr;
+    // modify_tensors' edits of planned tensors beyond names, types and shifts.
+    void (*adjust)(const Checkpoint& ck, const Hparams& hp, std::vector<PlannedTensor>& tensors) = nullptr;
 };
 
 // The first all-digit part of a dotted name (the converter's block id), or -1.
@@ -1173,21 +1175,46 @@ void check_qwen3(const Checkpoint& ck, const Hparams& hp) {
     check_no_pooling(ck, hp);
 }
 
-// Gemma3Model's own refusals: attn_logit_softcapping must be unset (its assert), the embedding no
-// longer than the vocabulary (modify_tensors drops the extra rows: not done here), a sliding window
+// Gemma3Model's own refusals: attn_logit_softcapping must be unset (its assert), a sliding window
 // when the pattern is not 1.
-void check_gemma3(const Checkpoint& ck, const Hparams& hp) {
+void check_gemma3(const Checkpoint& /*ck*/, const Hparams& hp) {
     if (const Json* v = hp.get({"attn_logit_softcapping"}))
         throw FormatError(ErrorKind::Unsupported, hp.file(), "attn_logit_softcapping",
                           v->dump() + ": Gemma3 has none (the Python converter asserts it)");
     if (const Json* p = member(hp.merged(), "sliding_window_pattern"); !(p && *p == 1)) hp.need({"sliding_window"});
-    const Json* n = hp.get({"vocab_size"});
-    for (const TensorRef& r : ck.tensors())
-        if (r.tensor->name.find("embed_tokens.weight") != std::string::npos && n && n->is_number_unsigned() &&
-            !r.tensor->shape.empty() && r.tensor->shape[0] > n->get<uint64_t>())
-            throw FormatError(ErrorKind::Unsupported, r.part->path(), "tensor '" + r.tensor->name + "'",
-                              fmt::format("{} rows for a vocabulary of {}: dropping the extra rows is not done yet",
-                                          r.tensor->shape[0], n->get<uint64_t>()));
+}
+
+// Gemma3Model.modify_tensors: the embedding cut to its first n_vocab_real rows, the length of the
+// SentencePiece vocabulary (vocab_size, else the pieces) or, without tokenizer.model, tokenizer.json's
+// vocab plus its added tokens (gemma-3-4b-it's 262 208 rows hold image tokens past the 262 144).
+void trim_gemma3_embedding(const Checkpoint& ck, const Hparams& hp, std::vector<PlannedTensor>& tensors) {
+    for (PlannedTensor& t : tensors) {
+        if (!t.computed.empty() || t.source.tensor->name.find("embed_tokens.weight") == std::string::npos) continue;
+        uint64_t n = 0;
+        if (has_tokenizer_model(ck)) {
+            std::vector<std::string> ignored;  // set_vocab reports them
+            n = spm_vocab(fs::path(ck.dir()), hp, ignored).tokens.size();
+        } else {
+            const std::string tj = (fs::path(ck.dir()) / "tokenizer.json").string();
+            const std::optional<Json> tok = read_tokenizer_json(fs::path(ck.dir()));
+            const Json* model = tok ? member(*tok, "model") : nullptr;
+            const Json* vocab = model ? member(*model, "vocab") : nullptr;
+            const Json* added = tok ? member(*tok, "added_tokens") : nullptr;
+            if (!vocab || !vocab->is_object() || !added || !added->is_array())
+                throw FormatError(ErrorKind::BadJson, tj, "model.vocab",
+                                  "Gemma3 counts the vocabulary from model.vocab and added_tokens");
+            n = vocab->size() + added->size();
+        }
+        const Tensor& src = *t.source.tensor;
+        if (src.shape.empty() || n >= src.shape[0]) continue;  // data_torch[:n] of a shorter tensor: all of it
+        auto view = std::make_shared<Tensor>(src);
+        view->shape[0] = n;
+        view->elements = src.elements / src.shape[0] * n;
+        view->size = src.size / src.shape[0] * n;
+        t.ne.back() = static_cast<int64_t>(n);
+        t.source.tensor = view.get();
+        t.view = std::move(view);
+    }
 }
 
 // Gemma3Model.set_gguf_parameters after TextModel's (keys set again keep their place).
@@ -1385,7 +1412,9 @@ constexpr ArchSpec kArchs[] = {
     {"Qwen3MoeForCausalLM", "qwen3moe", kQwen3MoeNames, &kQwenMoeExperts, false, 0.0f, nullptr, add_qwen_moe_params,
      nullptr, add_gpt2_vocab},
     {"Gemma3ForCausalLM", "gemma3", kGemma3Names, kNoExperts, false, 1.0f, check_gemma3, add_gemma3_params, nullptr,
-     add_gemma3_vocab},
+     add_gemma3_vocab, nullptr, trim_gemma3_embedding},
+    {"Gemma3ForConditionalGeneration", "gemma3", kGemma3Names, kNoExperts, false, 1.0f, check_gemma3, add_gemma3_params,
+     nullptr, add_gemma3_vocab, nullptr, trim_gemma3_embedding},
     {"Phi3ForCausalLM", "phi3", kPhi3Names, kNoExperts, false, 0.0f, check_phi3, nullptr, add_phi3_params,
      add_phi3_vocab, add_phi3_extra},
 };
@@ -1437,6 +1466,7 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
     kv.str("general.architecture", plan.arch);
     if (spec->extra) spec->extra(kv, hp, plan.tensors);
     for (PlannedTensor& t : plan_tensors(*spec, ck, hp, ot, n_block)) plan.tensors.push_back(std::move(t));
+    if (spec->adjust) spec->adjust(ck, hp, plan.tensors);
     for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
     add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), plan.notes);
     const std::string a = plan.arch + ".";

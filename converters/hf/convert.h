@@ -12,13 +12,14 @@
 // Architectures (supported_architectures()): LlamaForCausalLM / MistralForCausalLM (the q/k RoPE
 // permutation), MixtralForCausalLM (as llama, experts stacked into 3-D tensors), Qwen2ForCausalLM,
 // Qwen2MoeForCausalLM (experts stacked, a shared expert), Qwen3ForCausalLM, Qwen3MoeForCausalLM,
-// Gemma3ForCausalLM (norms shifted by 1),
+// Gemma3ForCausalLM and Gemma3ForConditionalGeneration's text model (norms shifted by 1),
 // Phi3ForCausalLM (fused projections kept), each with the vocabulary its converter class reads (a
 // SentencePiece tokenizer.model, or tokenizer.json BPE). Others are refused in one line naming the
 // supported ones.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,9 @@ struct PlannedTensor {
     // Non-empty: a tensor the converter computes (generate_extra_tensors: Llama 3's rope_freqs,
     // Phi3's LongRoPE factors), these F32 values in place of any source; `source` is unset.
     std::vector<float> computed;
+    // A view the plan made of a source tensor, which source.tensor then points to: its first rows
+    // only (Gemma3Model drops embedding rows past the vocabulary).
+    std::shared_ptr<const Tensor> view;
 
     // Elements of the tensor (all of its sources).
     uint64_t elements() const;

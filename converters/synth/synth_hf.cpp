@@ -38,6 +38,9 @@ struct HfFamily {
     Moe moe;                               // a router and experts instead of the MLP
     bool gemma;  // Gemma3: q/k norms, norms before and after attention and MLP, its config keys
     bool fused;  // Phi3: qkv_proj and gate_up_proj
+    // Gemma3ForConditionalGeneration: the text model under language_model., a vision tower and
+    // projector beside it, config.json's text keys in text_config (gemma-3-4b-it's layout)
+    bool multimodal = false;
 };
 constexpr HfFamily kFamilies[] = {
     {"LlamaForCausalLM", "llama", false, false, false, Moe::None, false, false},
@@ -47,7 +50,8 @@ constexpr HfFamily kFamilies[] = {
     {"Qwen3ForCausalLM", "qwen3", false, true, true, Moe::None, false, false},
     {"Qwen3MoeForCausalLM", "qwen3_moe", false, true, true, Moe::Qwen, false, false},
     {"Gemma3ForCausalLM", "gemma3_text", false, true, true, Moe::None, true, false},
-    {"Phi3ForCausalLM", "phi3", false, false, false, Moe::None, false, true}};
+    {"Phi3ForCausalLM", "phi3", false, false, false, Moe::None, false, true},
+    {"Gemma3ForConditionalGeneration", "gemma3_text", false, true, true, Moe::None, true, false, true}};
 
 const HfFamily& family(const std::string& dir, const std::string& arch) {
     for (const HfFamily& f : kFamilies)
@@ -124,6 +128,13 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
     }
     vec("model.norm.weight", e, true);
     if (!o.tied) mat("lm_head.weight", v, e);
+    if (fam.multimodal) {
+        for (HfTensor& x : t) x.decl.name = "language_model." + x.decl.name;
+        mat("multi_modal_projector.mm_input_projection_weight", e, e);
+        vec("multi_modal_projector.mm_soft_emb_norm.weight", e, true);
+        mat("vision_tower.vision_model.embeddings.patch_embedding.weight", e, 3 * 14 * 14);
+        vec("vision_tower.vision_model.post_layernorm.weight", e, true);
+    }
     return t;
 }
 
@@ -206,6 +217,31 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
     c["eos_token_id"] = qwen ? 151645 : fam.gemma ? 1 : 2;
     if (fam.fused) c["pad_token_id"] = 2;
     c["torch_dtype"] = torch_dtype;
+    if (fam.multimodal) {  // gemma-3-4b-it: no vocab_size (the tokenizer's count), ids and dtype outside
+        c.erase("architectures");
+        c.erase("vocab_size");
+        c.erase("bos_token_id");
+        c.erase("eos_token_id");
+        c.erase("torch_dtype");
+        nlohmann::ordered_json m = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+                                    {"boi_token_index", 255999},
+                                    {"eoi_token_index", 256000},
+                                    {"eos_token_id", {1, 106}},
+                                    {"image_token_index", 262144},
+                                    {"initializer_range", 0.02},
+                                    {"mm_tokens_per_image", 256},
+                                    {"model_type", "gemma3"},
+                                    {"text_config", c},
+                                    {"torch_dtype", torch_dtype},
+                                    {"vision_config",
+                                     {{"hidden_size", o.n_embd},
+                                      {"image_size", 896},
+                                      {"model_type", "siglip_vision_model"},
+                                      {"num_hidden_layers", 0},
+                                      {"patch_size", 14},
+                                      {"vision_use_head", false}}}};
+        return m.dump(2) + "\n";
+    }
     return c.dump(2) + "\n";
 }
 
@@ -235,7 +271,7 @@ void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse
 
 const char* synth_hf_architectures() {
     return "LlamaForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, "
-           "Qwen3MoeForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM";
+           "Qwen3MoeForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM";
 }
 
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h,

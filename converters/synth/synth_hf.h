@@ -17,8 +17,10 @@ struct SynthHfOptions {
     // Qwen2MoeForCausalLM (Qwen2's with o.n_expert experts and a shared expert) or
     // Qwen3ForCausalLM (q/k norms, head_dim in config.json) or Qwen3MoeForCausalLM (Qwen3's with
     // o.n_expert experts, o.n_expert_used per token) or Gemma3ForCausalLM (q/k norms,
-    // pre/post-feedforward norms, head_dim, sliding-window keys) or Phi3ForCausalLM (fused qkv_proj
-    // [Q + 2 KV, E] and gate_up_proj [2 F, E]).
+    // pre/post-feedforward norms, head_dim, sliding-window keys) or Gemma3ForConditionalGeneration
+    // (Gemma3's text model under language_model., o.n_vocab embedding rows but no vocab_size, a
+    // small vision tower and projector, the text keys in text_config) or Phi3ForCausalLM (fused
+    // qkv_proj [Q + 2 KV, E] and gate_up_proj [2 F, E]).
     std::string arch = "LlamaForCausalLM";
     int64_t head_dim = 0;  // > 0: attention head width (config.json's head_dim); 0: n_embd / n_head
 };
@@ -40,7 +42,10 @@ const char* synth_hf_architectures();
 //   mlp.experts.{0..X-1}.{gate_proj [F, E], up_proj [F, E], down_proj [E, F]} in place of the mlp
 //   projections; Qwen2Moe: Qwen2's, with Qwen3Moe's experts and mlp.shared_expert.{gate_proj
 //   [2F, E], up_proj [2F, E], down_proj [E, 2F]}, mlp.shared_expert_gate.weight [1, E]; Gemma3:
-//   self_attn.{q,k}_norm.weight [D], {pre,post}_feedforward_layernorm.weight [E].
+//   self_attn.{q,k}_norm.weight [D], {pre,post}_feedforward_layernorm.weight [E];
+//   Gemma3ForConditionalGeneration: Gemma3's named language_model.model.*, then
+//   multi_modal_projector.{mm_input_projection_weight [E, E], mm_soft_emb_norm.weight [E]},
+//   vision_tower.vision_model.{embeddings.patch_embedding.weight [E, 588], post_layernorm.weight [E]}.
 // Returns the number of parameters; `written` gets the files written. Throws FormatError (Usage)
 // on options it cannot honour.
 uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const SynthHfOptions& h = {},

@@ -57,10 +57,10 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    // 21 cases (7 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE; 2 Mixtral; 2 Qwen2,
-    // one BPE; 3 Qwen3, one with YaRN; Qwen2Moe and Qwen3Moe, BPE; 3 Gemma3; 2 Phi3, one with
-    // LongRoPE) x 4 outtypes
-    EXPECT_EQ(checked, 84);
+    // 22 cases (7 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE; 2 Mixtral; 2 Qwen2,
+    // one BPE; 3 Qwen3, one with YaRN; Qwen2Moe and Qwen3Moe, BPE; 3 Gemma3 and a multimodal Gemma3;
+    // 2 Phi3, one with LongRoPE) x 4 outtypes
+    EXPECT_EQ(checked, 88);
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -256,6 +256,7 @@ TEST(HfConvert, RefusesWhatItDoesNotConvertInOneLine) {
          ErrorKind::Unsupported,
          "'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Gemma3ForCausalLM, "
+         "Gemma3ForConditionalGeneration, "
          "Phi3ForCausalLM)"},
         {"no config", [](const fs::path& d) { fs::remove(d / "config.json"); }, ErrorKind::Io, "config.json: missing"},
         {"config not json", [](const fs::path& d) { write_text(d / "config.json", "{"); }, ErrorKind::BadJson,
@@ -602,10 +603,50 @@ TEST(HfConvert, Gemma3ShiftsItsNormsByOne) {
          ErrorKind::Unsupported, "Gemma3 has none"},
         {"no sliding window", "\"sliding_window\": 512", "\"sliding_windoww\": 512", ErrorKind::BadJson,
          "'sliding_window' is missing"},
-        {"an embedding longer than the vocabulary", "\"vocab_size\": 416", "\"vocab_size\": 400",
-         ErrorKind::Unsupported, "416 rows for a vocabulary of 400"},
     };
     expect_config_refusals(root / "gemma-3-1b-it", cases);
+}
+
+// Gemma3ForConditionalGeneration (gemma-3-4b-it's layout): the text model under language_model.
+// converted as Gemma3ForCausalLM's, the vision tower and projector left out, the text_config keys
+// read, and the embedding cut to the vocabulary's length (464 rows, 400 SentencePiece pieces and no
+// vocab_size: the rows past it are image tokens); with a vocab_size, to that many rows.
+TEST(HfConvert, Gemma3MultimodalKeepsItsTextModel) {
+    const auto root = temp_dir();
+    const fs::path dir = make_hf_case("gemma-3-4b-it", root);
+    const fs::path out = root / "g.gguf";
+    std::string text;
+    ASSERT_EQ(run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
+        << text;
+    const GgufFile g = GgufFile::open(out.string());
+    const hf::File part((dir / "model.safetensors").string());
+    const std::vector<float> rows = half_values(part, "language_model.model.embed_tokens.weight");
+    ASSERT_EQ(rows.size(), 464u * 64);
+    EXPECT_EQ(read_f32(g, "token_embd.weight"), std::vector<float>(rows.begin(), rows.begin() + 400 * 64));
+    EXPECT_EQ(g.tensors()[static_cast<size_t>(g.find_tensor("token_embd.weight"))].ne[1], 400);
+    for (const GgufTensorInfo& t : g.tensors())
+        EXPECT_TRUE(t.name == "token_embd.weight" || t.name == "output_norm.weight" || t.name.starts_with("blk."))
+            << t.name;
+    EXPECT_EQ(*g.metadata().get_string("general.architecture"), "gemma3");
+    EXPECT_EQ(g.metadata().find("gemma3.block_count")->as_int(), 6);
+    EXPECT_EQ(*g.metadata().find("gemma3.rope.scaling.factor")->as_double(), 8.0);
+    EXPECT_EQ(g.metadata().find("gemma3.attention.sliding_window")->as_int(), 1024);
+    EXPECT_EQ(g.metadata().find("tokenizer.ggml.tokens")->count(), 400u);
+    // config.json's vocab_size decides when given (the SentencePiece vocabulary is padded to it).
+    std::string cfg = read_text((dir / "config.json").string());
+    cfg.insert(cfg.find("\"hidden_size\""), "\"vocab_size\": 420, ");
+    write_text(dir / "config.json", cfg);
+    const hf::ConvertPlan plan = hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16);
+    EXPECT_EQ(plan.tensors.front().ne, (std::vector<int64_t>{64, 420}));
+    EXPECT_EQ(plan.tensors.front().elements(), 420u * 64);
+    // Without tokenizer.model, tokenizer.json's counts; a file without them is refused.
+    fs::remove(dir / "tokenizer.model");
+    write_text(dir / "tokenizer.json", R"({"model": {"type": "BPE", "merges": []}, "added_tokens": []})");
+    const FormatError e = format_error_of([&] { hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16); });
+    EXPECT_EQ(e.kind(), ErrorKind::BadJson);
+    EXPECT_NE(std::string(e.what()).find("tokenizer.json: model.vocab: Gemma3 counts the vocabulary"),
+              std::string::npos)
+        << e.what();
 }
 
 // A fast tokenizer next to tokenizer.model (tests/data/hf/cases/TinyLlama-1.1B-Chat-v1.0): the

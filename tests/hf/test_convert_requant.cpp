@@ -85,10 +85,10 @@ TEST(HfConvertRequant, PresetIsConvertThenRequantForEveryFamily) {
     }
 }
 
-// Tensors the converter computes (Llama 3's rope_freqs, Phi3's LongRoPE factors) reach the
-// requantizer as the intermediate file holds them.
-TEST(HfConvertRequant, ComputedTensorsGoThroughThePreset) {
-    for (const char* name : {"Llama-3.2-1B-Instruct", "Phi-3-mini-128k-instruct"}) {
+// Tensors the converter computes (Llama 3's rope_freqs, Phi3's LongRoPE factors) or cuts (the
+// multimodal Gemma3's embedding) reach the requantizer as the intermediate file holds them.
+TEST(HfConvertRequant, ComputedAndCutTensorsGoThroughThePreset) {
+    for (const char* name : {"Llama-3.2-1B-Instruct", "Phi-3-mini-128k-instruct", "gemma-3-4b-it"}) {
         SCOPED_TRACE(name);
         TwoStep s;
         s.dir = temp_dir();

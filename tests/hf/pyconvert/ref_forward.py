@@ -1,8 +1,9 @@
 # Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / MixtralForCausalLM /
 # Qwen2ForCausalLM / Qwen2MoeForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM / Gemma3ForCausalLM /
-# Phi3ForCausalLM checkpoint (Phi3's fused qkv_proj and gate_up_proj split first), computed in
-# float64 straight from its safetensors and config.json (as transformers' modeling code does:
-# RMSNorm, rotate_half RoPE with linear, llama3, YaRN or LongRoPE (Phi3) scaling, grouped-query causal attention with
+# Gemma3ForConditionalGeneration (its text model) / Phi3ForCausalLM checkpoint (Phi3's fused qkv_proj
+# and gate_up_proj split first), computed in float64 straight from its safetensors and config.json
+# (as transformers' modeling code does: RMSNorm, rotate_half RoPE with linear, llama3, YaRN or
+# LongRoPE (Phi3) scaling, grouped-query causal attention with
 # Qwen2's q/k/v biases and Qwen3's per-head q/k norms, SwiGLU; Mixtral's and Qwen MoE's softmax
 # router over the experts, top num_experts_per_tok renormalised unless norm_topk_prob is false,
 # Qwen2Moe's sigmoid-gated shared expert; Gemma3's scaled embedding, (1 + w) norms around attention
@@ -31,7 +32,7 @@ def load(dir_):
         hl = struct.unpack("<Q", b[:8])[0]
         header = json.loads(b[8:8 + hl])
         for name, e in header.items():
-            if name == "__metadata__":
+            if name == "__metadata__" or name.startswith(("vision_tower.", "multi_modal_projector.")):
                 continue
             lo, hi = e["data_offsets"]
             raw = b[8 + hl + lo:8 + hl + hi]
@@ -39,6 +40,7 @@ def load(dir_):
                 a = (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
             else:
                 a = np.frombuffer(raw, dtype=DTYPES[e["dtype"]])
+            name = name.replace("language_model.", "")  # Gemma3ForConditionalGeneration's text model
             out[name] = torch.from_numpy(a.astype(np.float64).reshape(e["shape"]))
             f16[name] = e["dtype"] == "F16"
     return out, f16
@@ -59,6 +61,7 @@ def rms(x, w, eps):
 def main():
     dir_, ids = sys.argv[1], [int(t) for t in sys.argv[2:]]
     cfg = json.load(open(os.path.join(dir_, "config.json")))
+    cfg = {**cfg, **cfg.get("text_config", {})}
     w, f16 = load(dir_)
     e, nh, nkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim") or e // nh
@@ -200,6 +203,12 @@ def main():
     if gemma and cfg.get("final_logit_softcapping"):
         cap = cfg["final_logit_softcapping"]
         logits = torch.tanh(logits / cap) * cap
+    if "vocab_size" not in cfg and os.path.exists(os.path.join(dir_, "tokenizer.model")):
+        # gemma-3-4b-it: rows past the SentencePiece vocabulary (image tokens) have no token; the
+        # converter drops them, and the logits of the others do not depend on them.
+        import sentencepiece
+        n = sentencepiece.SentencePieceProcessor(model_file=os.path.join(dir_, "tokenizer.model")).vocab_size()
+        logits = logits[:, :n]
     for row in logits:
         print(" ".join("%.9g" % v for v in row.tolist()))
 
