@@ -201,6 +201,9 @@ struct ExpertNaming {
     const char* merged;
     std::array<const char*, 3> parts;
     const char* count_key;  // the expert count: this key (Mixtral), or num_local_experts / num_experts
+    // Also the fused forms of newer transformers: <marker>.down_proj [X, E, F] and
+    // <marker>.gate_up_proj [X, 2F, E] (optionally with .weight), one tensor per block.
+    bool fused = false;
 };
 // LlamaModel.modify_tensors (Mixtral).
 constexpr ExpertNaming kMixtralExperts = {"block_sparse_moe.experts",
@@ -213,7 +216,8 @@ constexpr ExpertNaming kQwenMoeExperts = {"mlp.experts",
                                           "model.layers.{}.mlp.experts.{}.{}.weight",
                                           "model.layers.{}.mlp.experts.{}.weight",
                                           {"down_proj", "gate_proj", "up_proj"},
-                                          nullptr};
+                                          nullptr,
+                                          true};
 
 // Gemma3's norms around attention and MLP, and its per-head q/k norms (MODEL_ARCH.GEMMA3's mapping:
 // post_attention_layernorm is ATTN_POST_NORM there, pre_feedforward_layernorm the FFN norm).
@@ -408,6 +412,59 @@ private:
     std::map<int64_t, std::map<std::string, TensorRef>> held_;
 };
 
+// Qwen2MoeModel.modify_tensors' fused experts: `name` (filtered) ending in mlp.experts.down_proj
+// (copied as the stacked tensor) or mlp.experts.gate_up_proj (split on its second dimension: each
+// expert's first half is the gate, the second the up projection); false for other names.
+bool plan_fused_experts(const ArchSpec& spec, const TensorRef& r, const std::string& name, int64_t n_block,
+                        GgmlType type, std::vector<PlannedTensor>& out) {
+    if (!spec.experts || !spec.experts->fused) return false;
+    std::string base = name.ends_with(".weight") ? name.substr(0, name.size() - 7) : name;
+    const std::string m = std::string(spec.experts->marker) + ".";
+    const bool down = base.ends_with(m + "down_proj"), gate_up = base.ends_with(m + "gate_up_proj");
+    if (!down && !gate_up) return false;
+    const Tensor& src = *r.tensor;
+    const std::string subject = "tensor '" + src.name + "'";
+    if (src.shape.size() != 3 || src.shape[0] == 0 || (gate_up && src.shape[1] % 2 != 0))
+        throw FormatError(ErrorKind::BadDims, r.part->path(), subject,
+                          gate_up ? "fused gate_up_proj experts are [experts, 2 x n_ff, n_embd]"
+                                  : "fused down_proj experts are [experts, n_embd, n_ff]");
+    const int64_t bid = block_id(name);
+    auto planned = [&](const char* part) {
+        PlannedTensor t;
+        t.name = map_name(spec, fmt::format(fmt::runtime(spec.experts->merged), bid, part), bid, n_block);
+        if (t.name.empty())
+            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject,
+                              fmt::format("cannot map the tensor name to GGUF ({})", spec.arch));
+        t.type = type;
+        return t;
+    };
+    if (down) {
+        PlannedTensor t = planned("down_proj");
+        t.source = r;
+        t.ne = {static_cast<int64_t>(src.shape[2]), static_cast<int64_t>(src.shape[1]),
+                static_cast<int64_t>(src.shape[0])};
+        out.push_back(std::move(t));
+        return true;
+    }
+    const uint64_t rows = src.shape[1] / 2, per_expert = src.size / src.shape[0];
+    for (const auto& [part, half] : {std::pair{"gate_proj", 0}, {"up_proj", 1}}) {
+        PlannedTensor t = planned(part);
+        for (uint64_t x = 0; x < src.shape[0]; ++x) {
+            auto v = std::make_shared<Tensor>(src);
+            v->shape = {rows, src.shape[2]};
+            v->elements = rows * src.shape[2];
+            v->size = per_expert / 2;
+            v->offset = src.offset + x * per_expert + static_cast<uint64_t>(half) * (per_expert / 2);
+            t.stacked.push_back({r.part, v.get()});
+            t.views.push_back(std::move(v));
+        }
+        t.source = t.stacked.front();
+        t.ne = {static_cast<int64_t>(src.shape[2]), static_cast<int64_t>(rows), static_cast<int64_t>(src.shape[0])};
+        out.push_back(std::move(t));
+    }
+    return true;
+}
+
 std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& ck, const Hparams& hp, OutType ot,
                                         int64_t n_block) {
     const auto [n_head, n_kv] = spec.undo_permute ? head_counts(hp) : std::pair<int64_t, int64_t>{0, 0};
@@ -423,6 +480,7 @@ std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& 
             throw FormatError(
                 ErrorKind::Unsupported, r.part->path(), subject,
                 fmt::format("dtype {} is not converted (F32, F16 and BF16 are)", dtype_name(r.tensor->dtype)));
+        if (plan_fused_experts(spec, r, name, n_block, out_ggml(ot), out)) continue;
         if (spec.experts && name.find(spec.experts->marker) != std::string::npos) {
             experts.add(r, name, out);
             continue;
@@ -1213,7 +1271,7 @@ void trim_gemma3_embedding(const Checkpoint& ck, const Hparams& hp, std::vector<
         view->size = src.size / src.shape[0] * n;
         t.ne.back() = static_cast<int64_t>(n);
         t.source.tensor = view.get();
-        t.view = std::move(view);
+        t.views.push_back(std::move(view));
     }
 }
 

@@ -56,9 +56,10 @@ struct PlannedTensor {
     // Non-empty: a tensor the converter computes (generate_extra_tensors: Llama 3's rope_freqs,
     // Phi3's LongRoPE factors), these F32 values in place of any source; `source` is unset.
     std::vector<float> computed;
-    // A view the plan made of a source tensor, which source.tensor then points to: its first rows
-    // only (Gemma3Model drops embedding rows past the vocabulary).
-    std::shared_ptr<const Tensor> view;
+    // Views the plan made of source tensors, which source.tensor / stacked then point to: the first
+    // rows of one (Gemma3Model drops embedding rows past the vocabulary), or each expert's half of a
+    // fused gate_up_proj (Qwen2MoeModel splits it).
+    std::vector<std::shared_ptr<const Tensor>> views;
 
     // Elements of the tensor (all of its sources).
     uint64_t elements() const;

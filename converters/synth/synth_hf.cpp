@@ -107,9 +107,15 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
                                                            {qwen ? "up_proj" : "w2", qwen},
                                                            {qwen ? "down_proj" : "w3", !qwen}};
             mat(base + "gate.weight", static_cast<uint64_t>(o.n_expert), e);
-            for (int64_t x = 0; x < o.n_expert; ++x)
-                for (const auto& [name, up] : parts)
-                    mat(fmt::format("{}experts.{}.{}.weight", base, x, name), up ? f : e, up ? e : f);
+            const auto nx = static_cast<uint64_t>(o.n_expert);
+            if (h.fused_experts && qwen) {
+                t.push_back({{base + "experts.gate_up_proj", dt, {nx, 2 * f, e}}, ws, false});
+                t.push_back({{base + "experts.down_proj", dt, {nx, e, f}}, ws, false});
+            } else {
+                for (int64_t x = 0; x < o.n_expert; ++x)
+                    for (const auto& [name, up] : parts)
+                        mat(fmt::format("{}experts.{}.{}.weight", base, x, name), up ? f : e, up ? e : f);
+            }
             if (fam.moe == Moe::QwenShared) {
                 mat(base + "shared_expert.gate_proj.weight", 2 * f, e);
                 mat(base + "shared_expert.up_proj.weight", 2 * f, e);
@@ -282,6 +288,8 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
             ErrorKind::Usage, dir, "",
             "n_embd must be a multiple of n_head (or head_dim given), n_head of n_head_kv, head_dim even");
     const bool moe = fam.moe != Moe::None;
+    if (h.fused_experts && fam.moe != Moe::Qwen && fam.moe != Moe::QwenShared)
+        throw FormatError(ErrorKind::Usage, dir, "", "--hf-fused-experts is for the Qwen MoE families");
     if (moe != (o.n_expert > 0))
         throw FormatError(ErrorKind::Usage, dir, "",
                           moe ? fmt::format("{} needs --n-expert", fam.arch)

@@ -23,6 +23,9 @@ struct SynthHfOptions {
     // qkv_proj [Q + 2 KV, E] and gate_up_proj [2 F, E]).
     std::string arch = "LlamaForCausalLM";
     int64_t head_dim = 0;  // > 0: attention head width (config.json's head_dim); 0: n_embd / n_head
+    // Qwen MoE families: each block's experts as mlp.experts.gate_up_proj [X, 2F, E] and
+    // mlp.experts.down_proj [X, E, F] (newer transformers' fused form) instead of one tensor each.
+    bool fused_experts = false;
 };
 
 // The architectures SynthHfOptions::arch takes, comma-separated.

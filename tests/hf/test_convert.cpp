@@ -57,10 +57,10 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         EXPECT_EQ(sha256_hex(read_file(out)), sha);
         ++checked;
     }
-    // 22 cases (7 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE; 2 Mixtral; 2 Qwen2,
-    // one BPE; 3 Qwen3, one with YaRN; Qwen2Moe and Qwen3Moe, BPE; 3 Gemma3 and a multimodal Gemma3;
-    // 2 Phi3, one with LongRoPE) x 4 outtypes
-    EXPECT_EQ(checked, 88);
+    // 23 cases (7 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE; 2 Mixtral; 2 Qwen2,
+    // one BPE; 3 Qwen3, one with YaRN; Qwen2Moe and 2 Qwen3Moe, one with fused experts, BPE; 3 Gemma3
+    // and a multimodal Gemma3; 2 Phi3, one with LongRoPE) x 4 outtypes
+    EXPECT_EQ(checked, 92);
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -541,6 +541,61 @@ TEST(HfConvert, Qwen3MoeExpertsAreStackedInOrder) {
          "'num_local_experts' is missing"},
     };
     expect_config_refusals(dir, cases);
+}
+
+// Newer transformers' fused experts (Qwen2MoeModel.modify_tensors): mlp.experts.down_proj
+// [X, E, F] copied as ffn_down_exps, mlp.experts.gate_up_proj [X, 2F, E] split into ffn_gate_exps
+// (each expert's first F rows) and ffn_up_exps (the others), in that order; other shapes refused.
+TEST(HfConvert, Qwen3MoeFusedExpertsAreSplit) {
+    const auto root = temp_dir();
+    const fs::path dir = make_hf_case("Qwen3-30B-A3B-fused", root);
+    const fs::path out = root / "q.gguf";
+    std::string text;
+    ASSERT_EQ(run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
+        << text;
+    const GgufFile g = GgufFile::open(out.string());
+    const hf::File part((dir / "model.safetensors").string());
+    const std::vector<float> gate_up = half_values(part, "model.layers.1.mlp.experts.gate_up_proj");
+    const size_t per_expert = 2 * 32 * 64, half = per_expert / 2;
+    std::vector<float> gate, up;
+    for (size_t x = 0; x < 4; ++x) {
+        gate.insert(gate.end(), gate_up.begin() + x * per_expert, gate_up.begin() + x * per_expert + half);
+        up.insert(up.end(), gate_up.begin() + x * per_expert + half, gate_up.begin() + (x + 1) * per_expert);
+    }
+    EXPECT_EQ(read_f32(g, "blk.1.ffn_gate_exps.weight"), gate);
+    EXPECT_EQ(read_f32(g, "blk.1.ffn_up_exps.weight"), up);
+    EXPECT_EQ(read_f32(g, "blk.1.ffn_down_exps.weight"), half_values(part, "model.layers.1.mlp.experts.down_proj"));
+    const int64_t down = g.find_tensor("blk.1.ffn_down_exps.weight"), gt = g.find_tensor("blk.1.ffn_gate_exps.weight");
+    EXPECT_LT(down, gt);
+    EXPECT_EQ(gt + 1, g.find_tensor("blk.1.ffn_up_exps.weight"));
+    const GgufTensorInfo& info = g.tensors()[static_cast<size_t>(gt)];
+    EXPECT_EQ((std::vector<int64_t>{info.ne[0], info.ne[1], info.ne[2]}), (std::vector<int64_t>{64, 32, 4}));
+
+    // A gate_up_proj with an odd second dimension, and a 2-D one: refused naming the tensor.
+    for (const auto& [shape, says] : {std::pair{std::vector<uint64_t>{4, 63, 64}, "[experts, 2 x n_ff, n_embd]"},
+                                      {std::vector<uint64_t>{256, 64}, "[experts, 2 x n_ff, n_embd]"}}) {
+        hf::Header h = hf::parse_image(read_file((dir / "model.safetensors").string()), "model.safetensors");
+        std::vector<hf::TensorDecl> decls;
+        for (const hf::Tensor& t : h.tensors)
+            decls.push_back({t.name, t.dtype, t.name == "model.layers.0.mlp.experts.gate_up_proj" ? shape : t.shape});
+        const fs::path bad = root / "bad";
+        fs::remove_all(bad);
+        fs::copy(dir, bad);
+        std::vector<uint8_t> image = hf::header_bytes(decls, {});
+        uint64_t bytes = 0;
+        for (const hf::TensorDecl& d : decls) {
+            uint64_t n = 2;
+            for (uint64_t x : d.shape) n *= x;
+            bytes += n;
+        }
+        image.resize(image.size() + bytes);
+        write_file((bad / "model.safetensors").string(), image);
+        const FormatError e =
+            format_error_of([&] { hf::plan_convert(hf::Checkpoint(bad.string()), hf::OutType::F16); });
+        EXPECT_EQ(e.kind(), ErrorKind::BadDims);
+        EXPECT_NE(std::string(e.what()).find("model.layers.0.mlp.experts.gate_up_proj"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
 }
 
 // Qwen2Moe: Qwen3Moe's experts plus a shared expert (its own FFN tensors, *_shexp) and the

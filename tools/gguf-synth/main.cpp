@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
         fmt::format("with --hf: the family's tensors and config.json ({})", oiw::synth_hf_architectures()));
     auto* head_dim = app.add_option("--head-dim", hfo.head_dim, "with --hf: attention head width (0: n_embd / n_head)")
                          ->check(CLI::NonNegativeNumber);
+    auto* fused = app.add_flag("--hf-fused-experts", hfo.fused_experts,
+                               "with --hf and a Qwen MoE family: each block's experts as the two tensors newer "
+                               "transformers write (mlp.experts.gate_up_proj [X, 2F, E], mlp.experts.down_proj "
+                               "[X, E, F])");
     app.add_flag("--json", json, "report as JSON on stdout");
     app.add_flag("-q,--quiet", quiet, "print nothing on success");
     oiw::add_split_options(app, split);
@@ -72,8 +76,11 @@ int main(int argc, char** argv) {
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--hf",
                                    "takes --split-max-size only (not --imatrix, --shard, --split-max-tensors, "
                                    "--no-tensor-first-split)");
-        if (!hf && (hf_arch->count() || head_dim->count()))
-            throw oiw::FormatError(oiw::ErrorKind::Usage, "", hf_arch->count() ? "--hf-arch" : "--head-dim",
+        if (!hf && (hf_arch->count() || head_dim->count() || fused->count()))
+            throw oiw::FormatError(oiw::ErrorKind::Usage, "",
+                                   hf_arch->count()    ? "--hf-arch"
+                                   : head_dim->count() ? "--head-dim"
+                                                       : "--hf-fused-experts",
                                    "needs --hf (a Hugging Face checkpoint)");
         hfo.max_shard_bytes = so.max_bytes;
         const uint64_t params =

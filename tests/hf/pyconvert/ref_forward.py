@@ -1,14 +1,15 @@
-# Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM / MixtralForCausalLM /
-# Qwen2ForCausalLM / Qwen2MoeForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM / Gemma3ForCausalLM /
-# Gemma3ForConditionalGeneration (its text model) / Phi3ForCausalLM checkpoint (Phi3's fused qkv_proj
-# and gate_up_proj split first), computed in float64 straight from its safetensors and config.json
-# (as transformers' modeling code does: RMSNorm, rotate_half RoPE with linear, llama3, YaRN or
-# LongRoPE (Phi3) scaling, grouped-query causal attention with
-# Qwen2's q/k/v biases and Qwen3's per-head q/k norms, SwiGLU; Mixtral's and Qwen MoE's softmax
-# router over the experts, top num_experts_per_tok renormalised unless norm_topk_prob is false,
-# Qwen2Moe's sigmoid-gated shared expert; Gemma3's scaled embedding, (1 + w) norms around attention
-# and MLP, local layers with their own RoPE base, query_pre_attn_scalar, GELU (tanh) MLP and final
-# logit soft-capping),
+# Reference forward pass of a Hugging Face LlamaForCausalLM / MistralForCausalLM /
+# MixtralForCausalLM / Qwen2ForCausalLM / Qwen2MoeForCausalLM / Qwen3ForCausalLM /
+# Qwen3MoeForCausalLM / Gemma3ForCausalLM / Gemma3ForConditionalGeneration (its text model) /
+# Phi3ForCausalLM checkpoint (Phi3's fused qkv_proj and gate_up_proj split first), computed in
+# float64 straight from its safetensors and config.json (as transformers' modeling code does:
+# RMSNorm, rotate_half RoPE with linear, llama3, YaRN or LongRoPE (Phi3) scaling, grouped-query
+# causal attention with Qwen2's q/k/v biases and Qwen3's per-head q/k norms, SwiGLU; Mixtral's and
+# Qwen MoE's softmax router over the experts, top num_experts_per_tok renormalised unless
+# norm_topk_prob is false, Qwen2Moe's sigmoid-gated shared expert, the fused experts of newer
+# transformers split first; Gemma3's scaled embedding, (1 + w) norms around attention and MLP, local
+# layers with their own RoPE base, query_pre_attn_scalar, GELU (tanh) MLP and final logit soft-
+# capping),
 # for scripts/check-convert-logits. Prints one line of logits per position.
 #   ref_forward.py CHECKPOINT_DIR ID ID ...
 import json
@@ -43,6 +44,15 @@ def load(dir_):
             name = name.replace("language_model.", "")  # Gemma3ForConditionalGeneration's text model
             out[name] = torch.from_numpy(a.astype(np.float64).reshape(e["shape"]))
             f16[name] = e["dtype"] == "F16"
+    for name in [n for n in out if n.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj"))]:
+        # newer transformers' fused Qwen MoE experts: [X, 2F, E] (gate rows, then up) and [X, E, F]
+        t, base = out.pop(name), name.rsplit(".", 1)[0]
+        for x in range(t.shape[0]):
+            if name.endswith("gate_up_proj"):
+                half = t.shape[1] // 2
+                out[f"{base}.{x}.gate_proj.weight"], out[f"{base}.{x}.up_proj.weight"] = t[x, :half], t[x, half:]
+            else:
+                out[f"{base}.{x}.down_proj.weight"] = t[x]
     return out, f16
 
 
