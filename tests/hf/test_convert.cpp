@@ -442,6 +442,17 @@ void expect_config_refusals(const fs::path& dir, std::span<const ConfigRefusal> 
     }
 }
 
+// Case `name` built under `root` and converted with --outtype f32 to root/<name>.gguf: the
+// checkpoint directory and the output, or an empty output (the tool's output reported) on failure.
+std::pair<fs::path, fs::path> converted_f32(const std::string& name, const fs::path& root) {
+    const fs::path dir = make_hf_case(name, root), out = root / (name + ".gguf");
+    std::string text;
+    const int rc =
+        run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true);
+    EXPECT_EQ(rc, 0) << text;
+    return {dir, rc == 0 ? out : fs::path()};
+}
+
 // Block `bid` of `g` holds, for each (HF weight, GGUF name) pair in that order, the `n` experts
 // `pattern` (formatted with expert index and weight) names in `part`, stacked over the index.
 void expect_stacked_experts(const GgufFile& g, const hf::File& part, int bid, int n, const char* pattern,
@@ -468,11 +479,8 @@ void expect_stacked_experts(const GgufFile& g, const hf::File& part, int bid, in
 // does not count, are refused naming the tensor.
 TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
     const auto root = temp_dir();
-    const fs::path dir = make_hf_case("tiny-mixtral", root);
-    const fs::path out = root / "m.gguf";
-    std::string text;
-    ASSERT_EQ(run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
-        << text;
+    const auto [dir, out] = converted_f32("tiny-mixtral", root);
+    ASSERT_FALSE(out.empty());
     const GgufFile g = GgufFile::open(out.string());
     const hf::File part((dir / "model.safetensors").string());
     expect_stacked_experts(g, part, 2, 3, "model.layers.2.block_sparse_moe.experts.{}.{}.weight",
@@ -502,6 +510,7 @@ TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
         write_file((dir / "model.safetensors").string(), bytes);
     }
     fs::remove(out);
+    std::string text;
     EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + out.string(), &text, true), 2);
     EXPECT_NE(
         text.find("tensor 'model.layers.1.block_sparse_moe.experts.1.w3.weight': non-finite value nan at element 5"),
@@ -515,11 +524,8 @@ TEST(HfConvert, MixtralExpertsAreStackedInOrder) {
 // moe_intermediate_size; experts the config does not count are refused naming the tensor.
 TEST(HfConvert, Qwen3MoeExpertsAreStackedInOrder) {
     const auto root = temp_dir();
-    const fs::path dir = make_hf_case("Qwen3-30B-A3B", root);
-    const fs::path out = root / "q.gguf";
-    std::string text;
-    ASSERT_EQ(run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
-        << text;
+    const auto [dir, out] = converted_f32("Qwen3-30B-A3B", root);
+    ASSERT_FALSE(out.empty());
     const GgufFile g = GgufFile::open(out.string());
     const hf::File part((dir / "model.safetensors").string());
     expect_stacked_experts(
@@ -548,11 +554,8 @@ TEST(HfConvert, Qwen3MoeExpertsAreStackedInOrder) {
 // (each expert's first F rows) and ffn_up_exps (the others), in that order; other shapes refused.
 TEST(HfConvert, Qwen3MoeFusedExpertsAreSplit) {
     const auto root = temp_dir();
-    const fs::path dir = make_hf_case("Qwen3-30B-A3B-fused", root);
-    const fs::path out = root / "q.gguf";
-    std::string text;
-    ASSERT_EQ(run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
-        << text;
+    const auto [dir, out] = converted_f32("Qwen3-30B-A3B-fused", root);
+    ASSERT_FALSE(out.empty());
     const GgufFile g = GgufFile::open(out.string());
     const hf::File part((dir / "model.safetensors").string());
     const std::vector<float> gate_up = half_values(part, "model.layers.1.mlp.experts.gate_up_proj");
@@ -630,12 +633,8 @@ TEST(HfConvert, Gemma3ShiftsItsNormsByOne) {
     const auto root = temp_dir();
     for (const char* name : {"gemma-3-1b-it", "gemma-3-4b-pt"}) {
         SCOPED_TRACE(name);
-        const fs::path dir = make_hf_case(name, root);
-        const fs::path out = root / (std::string(name) + ".gguf");
-        std::string text;
-        ASSERT_EQ(
-            run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
-            << text;
+        const auto [dir, out] = converted_f32(name, root);
+        ASSERT_FALSE(out.empty());
         const GgufFile g = GgufFile::open(out.string());
         const hf::File part((dir / "model.safetensors").string());
         auto source = [&](const std::string& t) { return std::pair{half_values(part, t), part.find(t)->dtype}; };
@@ -668,11 +667,8 @@ TEST(HfConvert, Gemma3ShiftsItsNormsByOne) {
 // vocab_size: the rows past it are image tokens); with a vocab_size, to that many rows.
 TEST(HfConvert, Gemma3MultimodalKeepsItsTextModel) {
     const auto root = temp_dir();
-    const fs::path dir = make_hf_case("gemma-3-4b-it", root);
-    const fs::path out = root / "g.gguf";
-    std::string text;
-    ASSERT_EQ(run(tool_path("gguf-convert") + " -q --outtype f32 " + dir.string() + " " + out.string(), &text, true), 0)
-        << text;
+    const auto [dir, out] = converted_f32("gemma-3-4b-it", root);
+    ASSERT_FALSE(out.empty());
     const GgufFile g = GgufFile::open(out.string());
     const hf::File part((dir / "model.safetensors").string());
     const std::vector<float> rows = half_values(part, "language_model.model.embed_tokens.weight");
