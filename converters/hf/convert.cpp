@@ -621,14 +621,20 @@ Json rope_parameters(const Hparams& hp) {
     return rope;
 }
 
+// Python's str.lower() where it can give ASCII: ASCII letters, and the Kelvin sign (U+212A) to 'k'.
+std::string lower_ascii(std::string s) {
+    for (size_t at; (at = s.find("\xE2\x84\xAA")) != std::string::npos;) s.replace(at, 3, "k");
+    for (char& c : s)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+}
+
 // Its rope_type lower-cased ("" when absent or null); BadJson when it is not a string.
 std::string rope_type_lower(const Hparams& hp, const Json& params) {
     const Json* type = member(params, "rope_type");
     if (!type || type->is_null()) return "";
     if (!type->is_string()) throw FormatError(ErrorKind::BadJson, hp.file(), "rope_type", "not a string");
-    std::string t = type->get<std::string>();
-    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t;
+    return lower_ascii(type->get<std::string>());
 }
 
 // The RoPE keys of TextModel.set_gguf_parameters: the scaling type's keys ("linear": factor;
@@ -1186,14 +1192,6 @@ void check_no_pooling(const Checkpoint& ck, const Hparams& /*hp*/) {
     }
 }
 
-// Python's str.lower() where it can give ASCII: ASCII letters, and the Kelvin sign (U+212A) to 'k'.
-std::string lower_ascii(std::string s) {
-    for (size_t at; (at = s.find("\xE2\x84\xAA")) != std::string::npos;) s.replace(at, 3, "k");
-    for (char& c : s)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return s;
-}
-
 // Qwen3Model._is_qwen3_reranker: README.md's "# qwen3-reranker" heading, "qwen3-reranker" in the
 // directory name, _name_or_path, model_type or the first architecture, or a SequenceClassification
 // architecture.
@@ -1319,6 +1317,19 @@ void check_phi3(const Checkpoint& ck, const Hparams& /*hp*/) {
     }
 }
 
+// Phi3's rotated dimensions: int(partial_rotary_factor * hidden_size) // num_attention_heads.
+uint64_t phi3_rope_dims(const Hparams& hp) {
+    const Json& e = hp.need({"hidden_size", "n_embd"});
+    const Json& h = hp.need({"num_attention_heads", "n_head"});
+    const Json* pct = member(hp.merged(), "partial_rotary_factor");
+    if (!e.is_number_unsigned() || !h.is_number_unsigned() || h.get<uint64_t>() == 0 || (pct && !pct->is_number()))
+        throw FormatError(ErrorKind::BadJson, hp.file(), "",
+                          "hidden_size, num_attention_heads and partial_rotary_factor must be numbers");
+    const double rot = pct ? pct->get<double>() : 1.0;
+    return static_cast<uint64_t>(std::floor(static_cast<double>(static_cast<int64_t>(rot * e.get<double>())) /
+                                            static_cast<double>(h.get<uint64_t>())));
+}
+
 // Phi3MiniModel.set_gguf_parameters (all of it: it does not call TextModel's).
 void add_phi3_params(KvWriter& kv, const Hparams& hp, const std::string& a, int64_t n_block, OutType ot) {
     const Json& e = hp.need({"hidden_size", "n_embd"});
@@ -1331,14 +1342,7 @@ void add_phi3_params(KvWriter& kv, const Hparams& hp, const std::string& a, int6
     kv.u32(a + "attention.head_count", h);
     kv.u32(a + "attention.head_count_kv", hp.need({"num_key_value_heads", "n_head_kv"}));
     kv.f32(a + "attention.layer_norm_rms_epsilon", hp.need({"rms_norm_eps"}));
-    const Json* pct = member(hp.merged(), "partial_rotary_factor");
-    if (!e.is_number_unsigned() || !h.is_number_unsigned() || h.get<uint64_t>() == 0 || (pct && !pct->is_number()))
-        throw FormatError(ErrorKind::BadJson, hp.file(), "",
-                          "hidden_size, num_attention_heads and partial_rotary_factor must be numbers");
-    const double rot = pct ? pct->get<double>() : 1.0;  // int(rot_pct * n_embd) // n_head
-    kv.u32(a + "rope.dimension_count",
-           static_cast<uint64_t>(std::floor(static_cast<double>(static_cast<int64_t>(rot * e.get<double>())) /
-                                            static_cast<double>(h.get<uint64_t>()))));
+    kv.u32(a + "rope.dimension_count", phi3_rope_dims(hp));
     const Json rope = rope_parameters(hp);
     const Json& params = rope.contains("full_attention") ? rope["full_attention"] : rope;
     const Json* theta = member(params, "rope_theta");
@@ -1366,8 +1370,7 @@ void add_phi3_extra(KvWriter& kv, const Hparams& hp, std::vector<PlannedTensor>&
     if (!type) type = member(*rs, "type");
     if (!type || !type->is_string() || type->get<std::string>().empty())
         throw FormatError(ErrorKind::BadJson, hp.file(), "rope_scaling.type", "missing");
-    std::string t = type->get<std::string>();
-    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string t = lower_ascii(type->get<std::string>());
     double attn = 1.0;
     if (t == "su" || t == "longrope") {
         if (scale > 1.0) attn = std::sqrt(1.0 + std::log(scale) / std::log(orig));
@@ -1378,15 +1381,7 @@ void add_phi3_extra(KvWriter& kv, const Hparams& hp, std::vector<PlannedTensor>&
                           fmt::format("'{}' is not supported by Phi3's converter (longrope, su, yarn are)", t));
     }
     kv.f32("phi3.rope.scaling.attn_factor", attn);
-    const Json& e = hp.need({"hidden_size", "n_embd"});
-    const Json& h = hp.need({"num_attention_heads", "n_head"});
-    const Json* pct = member(hp.merged(), "partial_rotary_factor");
-    if (!e.is_number_unsigned() || !h.is_number_unsigned() || h.get<uint64_t>() == 0 || (pct && !pct->is_number()))
-        throw FormatError(ErrorKind::BadJson, hp.file(), "",
-                          "hidden_size, num_attention_heads and partial_rotary_factor must be numbers");
-    const auto rope_dims =
-        static_cast<uint64_t>(static_cast<int64_t>((pct ? pct->get<double>() : 1.0) * e.get<double>())) /
-        h.get<uint64_t>();
+    const uint64_t rope_dims = phi3_rope_dims(hp);
     auto factors = [&](const char* key) {
         const Json* list = member(*rs, key);
         if (!list || list->is_null() || !list->is_array())
