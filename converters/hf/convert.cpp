@@ -13,6 +13,7 @@
 
 #include "converters/hf/bpe_vocab.h"
 #include "converters/hf/json_doc.h"
+#include "converters/hf/model_card.h"
 #include "converters/hf/model_name.h"
 #include "converters/hf/rope_freqs.h"
 #include "converters/hf/sentencepiece.h"
@@ -521,7 +522,6 @@ std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& 
 
 // ---------------------------------------------------------------- keys
 
-// Metadata.load + set_gguf_meta_model for a checkpoint without a model card.
 // GGUFWriter.get_total_parameter_count's size label: "NxS" from the expert tensors ("_exps.", 3-D+:
 // expert count = shape[-3], each expert's share counted once) and the shared ones, else the total.
 std::string planned_size_label(const std::vector<PlannedTensor>& tensors, int64_t total) {
@@ -540,16 +540,22 @@ std::string planned_size_label(const std::vector<PlannedTensor>& tensors, int64_
     return size_label(total, shared, expert, n_expert_tensors > 0 ? expert_sum / n_expert_tensors : 0);
 }
 
+// Metadata.load + set_gguf_meta_model: the model card's keys (README.md's front matter), then the
+// names from config.json's _name_or_path and the directory for what the card leaves unset, the
+// sampling keys of generation_config.json.
 void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const std::vector<PlannedTensor>& tensors,
                  int64_t total_params, std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
-    if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec)) {
-        const std::string card = read_text_file((dir / "README.md").string(), kMaxJsonBytes);
-        if (card.starts_with("---\n") || card.starts_with("---\r\n") || card == "---")
-            notes.push_back(
-                "README.md: the model card's YAML front matter (license, tags, base models, ...) is not read");
-    }
-    ModelIdParts meta;
+    CardMetadata card;
+    if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec))
+        card = read_model_card((dir / "README.md").string(), total_params);
+    ModelIdParts meta;  // the card's values first; the heuristics below fill what it leaves unset
+    meta.full_name = card.name;
+    meta.organization = card.organization;
+    meta.basename = card.basename;
+    meta.finetune = card.finetune;
+    meta.version = card.version;
+    meta.size_label = card.size_label;
     auto fill = [&](const ModelIdParts& p) {
         if (!meta.full_name && p.full_name) meta.full_name = id_to_title(*p.full_name);
         if (!meta.organization && p.organization) meta.organization = id_to_title(*p.organization);
@@ -595,12 +601,37 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const st
                 (kv.*put)(std::string("general.sampling.") + to, *v);
         kv.set_source(hp.file());
     }
+    kv.set_source((dir / "README.md").string());
+    auto put = [&](const char* key, const std::optional<std::string>& v) {
+        if (v) kv.str(key, *v);  // an empty value writes nothing (GGUFWriter.add_string)
+    };
     kv.str("general.name", meta.full_name.value_or(dir_name(ck.dir())));
-    if (meta.version) kv.str("general.version", *meta.version);
-    if (meta.organization) kv.str("general.organization", *meta.organization);
-    if (meta.finetune) kv.str("general.finetune", *meta.finetune);
-    if (meta.basename) kv.str("general.basename", *meta.basename);
-    if (meta.size_label) kv.str("general.size_label", *meta.size_label);
+    put("general.author", card.author);
+    put("general.version", meta.version);
+    put("general.organization", meta.organization);
+    put("general.finetune", meta.finetune);
+    put("general.basename", meta.basename);
+    put("general.description", card.description);
+    put("general.size_label", meta.size_label);
+    put("general.license", card.license);
+    put("general.license.name", card.license_name);
+    put("general.license.link", card.license_link);
+    put("general.source.url", card.source_url);
+    put("general.source.doi", card.source_doi);
+    put("general.source.uuid", card.source_uuid);
+    put("general.source.repo_url", card.source_repo_url);
+    for (const auto& [list, what] : {std::pair{&card.base_models, "base_model"}, {&card.datasets, "dataset"}}) {
+        if (!*list) continue;
+        kv.u32(fmt::format("general.{}.count", what), (*list)->size());
+        for (size_t i = 0; i < (*list)->size(); ++i)
+            for (const char* f :
+                 {"name", "author", "version", "organization", "description", "url", "doi", "uuid", "repo_url"})
+                if (const auto it = (**list)[i].find(f); it != (**list)[i].end())
+                    kv.str(fmt::format("general.{}.{}.{}", what, i, f), it->second);
+    }
+    if (card.tags) kv.strings("general.tags", *card.tags);
+    if (card.languages) kv.strings("general.languages", *card.languages);
+    kv.set_source(hp.file());
 }
 
 // TextModel.rope_parameters: rope_parameters, else rope_scaling, with the theta keys mirrored in.

@@ -115,6 +115,27 @@ mkck l3nan
 sed -i 's/^{/{"rope_scaling": {"rope_type": "llama3", "factor": 1e300},/' "$TMP/l3nan/config.json"
 refused "llama3 RoPE factors that overflow float32" l3nan "(not finite)"
 
+# Model cards (README.md front matter): nesting, billion laughs, a 10^6-deep flow, a FIFO.
+mkck carddeep
+python3 -c 'print("---\na: " + "[" * 100000 + "\n---")' >"$TMP/carddeep/README.md"
+refused "model card nested 100000 deep" carddeep "nested deeper than 256"
+mkck cardlaughs
+python3 - "$TMP/cardlaughs/README.md" <<'PY'
+import sys
+lines = ["---", "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+lines += [f"a{i}: &a{i} [{', '.join([f'*a{i-1}'] * 10)}]" for i in range(1, 30)]
+lines += ["version: 2.5", "---"]
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+refused "model card billion laughs (aliases 10^30 items wide)" cardlaughs "'version' is 2.5 (float)"
+mkck cardbad
+printf -- '---\nlicense: "unterminated\n---\n' >"$TMP/cardbad/README.md"
+refused "model card with a YAML error" cardbad "README.md: model card: YAML front matter line"
+mkck cardfifo
+mkfifo "$TMP/cardfifo/README.md"
+hostile_case "convert: FIFO as README.md (not a file: no card, as in Python; no hang)" 0 "$CV" -q "$TMP/cardfifo" "$TMP/o.gguf"
+rm -f "$TMP/o.gguf"
+
 mkck deep
 python3 -c 'print("{\"a\":" * 100000 + "1" + "}" * 100000)' >"$TMP/deep/config.json"
 refused "config nested 100000 deep" deep "nested deeper than"
