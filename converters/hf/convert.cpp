@@ -315,10 +315,20 @@ std::string filtered_name(std::string name) {
 }
 
 GgmlType out_ggml(OutType t) {
+    if (t == OutType::Q8_0) return GgmlType::Q8_0;
     return t == OutType::F32 ? GgmlType::F32 : t == OutType::BF16 ? GgmlType::BF16 : GgmlType::F16;
 }
 
-uint32_t file_type_of(OutType t) { return t == OutType::F32 ? 0 : t == OutType::BF16 ? 32 : 1; }
+uint32_t file_type_of(OutType t) {
+    return t == OutType::F32 ? 0 : t == OutType::BF16 ? 32 : t == OutType::Q8_0 ? 7 : 1;
+}
+
+// The Python converter's QuantError fallback: a Q8_0 matrix whose rows are not whole blocks of 32
+// is written as F16.
+void q8_0_fallback(std::vector<PlannedTensor>& tensors) {
+    for (PlannedTensor& t : tensors)
+        if (t.type == GgmlType::Q8_0 && t.ne[0] % 32 != 0) t.type = GgmlType::F16;
+}
 
 // The converter's GUESSED file type: the first 2-D+ tensor that is BF16 or F16 decides, else F16.
 OutType resolve_auto(const Checkpoint& ck) {
@@ -544,7 +554,7 @@ std::string planned_size_label(const std::vector<PlannedTensor>& tensors, int64_
 // names from config.json's _name_or_path and the directory for what the card leaves unset, the
 // sampling keys of generation_config.json.
 void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const std::vector<PlannedTensor>& tensors,
-                 int64_t total_params, std::vector<std::string>& notes) {
+                 int64_t total_params, const std::optional<std::string>& model_name, std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
     CardMetadata card;
     if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec))
@@ -572,6 +582,7 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const st
     }
     fill(model_id_parts(dir_name(ck.dir()), total_params));
     if (!meta.size_label && total_params > 0) meta.size_label = planned_size_label(tensors, total_params);
+    if (model_name) meta.full_name = *model_name;  // Metadata.load's model_name, over everything else
 
     kv.str("general.type", "model");
     std::optional<Json> gen;
@@ -1510,6 +1521,7 @@ std::optional<OutType> out_type_from_name(std::string_view name) {
     if (name == "f16") return OutType::F16;
     if (name == "bf16") return OutType::BF16;
     if (name == "auto") return OutType::Auto;
+    if (name == "q8_0") return OutType::Q8_0;
     return std::nullopt;
 }
 
@@ -1522,7 +1534,7 @@ const char* supported_architectures() {
     return names.c_str();
 }
 
-ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
+ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const std::optional<std::string>& model_name) {
     const fs::path dir(ck.dir());
     const std::string cfg_path = (dir / "config.json").string();
     const std::optional<Json> cfg = read_optional_json(cfg_path);
@@ -1551,8 +1563,9 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype) {
     if (spec->extra) spec->extra(kv, hp, plan.tensors);
     for (PlannedTensor& t : plan_tensors(*spec, ck, hp, ot, n_block)) plan.tensors.push_back(std::move(t));
     if (spec->adjust) spec->adjust(ck, hp, plan.tensors);
+    q8_0_fallback(plan.tensors);
     for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
-    add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), plan.notes);
+    add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), model_name, plan.notes);
     const std::string a = plan.arch + ".";
     if (spec->own_params) {
         spec->own_params(kv, hp, a, n_block, ot);

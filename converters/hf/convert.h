@@ -35,8 +35,10 @@ namespace oiw::hf {
 
 // --outtype: the type of the weight matrices (1-D tensors, norms and biases stay F32). Auto takes
 // the first 2-D+ BF16 or F16 tensor's dtype, else F16 (the Python converter's default and rule).
-enum class OutType { F32, F16, BF16, Auto };
-std::optional<OutType> out_type_from_name(std::string_view name);  // "f32", "f16", "bf16", "auto"
+// Q8_0 quantizes each matrix from its source values (not from F16) as gguf-py's Q8_0 does, bit
+// for bit ggml's reference; a matrix whose rows are not a multiple of 32 falls back to F16.
+enum class OutType { F32, F16, BF16, Auto, Q8_0 };
+std::optional<OutType> out_type_from_name(std::string_view name);  // "f32", "f16", "bf16", "auto", "q8_0"
 
 // The architectures plan_convert takes, comma-separated (for errors and --help).
 const char* supported_architectures();
@@ -86,7 +88,10 @@ struct ConvertPlan {
 // Plans the conversion of `ck` (its directory's config.json, tokenizer files and
 // generation_config.json). Throws FormatError naming the file and key or tensor: Unsupported for
 // an architecture, tokenizer or dtype not handled, BadJson for a missing or mistyped key.
-ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype);
+// `model_name` (the Python converter's --model-name) is general.name whatever the card and the
+// heuristics say ("" writes none).
+ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype,
+                         const std::optional<std::string>& model_name = std::nullopt);
 
 // How write_convert runs.
 struct WriteOptions {

@@ -87,8 +87,9 @@ void to_f32(const uint8_t* s, Dtype d, float* f, size_t n) {
     }
 }
 
-// n finite floats at f to `type` (F32, F16 or BF16) at out: F16 and BF16 through the kernel table's
-// row (quantize_chunk: the active ISA's kernel, byte-identical to fp32_to_fp16 / fp32_to_bf16).
+// n finite floats at f to `type` (F32, F16, BF16, or Q8_0 for whole blocks) at out: F16, BF16 and
+// Q8_0 through the kernel table's row (quantize_chunk: the active ISA's kernel, byte-identical to
+// fp32_to_fp16 / fp32_to_bf16 / ggml's quantize_row_q8_0_ref).
 void from_f32(const float* f, GgmlType type, uint8_t* out, size_t n) {
     if (type == GgmlType::F32)
         std::memcpy(out, f, 4 * n);
@@ -107,13 +108,13 @@ float shifted(float x, Dtype d, float shift) {
 // float a block at a time.
 void convert_run(const uint8_t* s, Dtype d, GgmlType type, uint8_t* out, uint64_t n, float shift) {
     float f[kBlock];
-    const uint64_t in = dtype_size(d), on = row_size(type, 1);
+    const uint64_t in = dtype_size(d);
     for (uint64_t i = 0; i < n; i += kBlock) {
         const size_t m = static_cast<size_t>(std::min<uint64_t>(kBlock, n - i));
         to_f32(s + i * in, d, f, m);
         if (shift != 0.0f)
             for (size_t j = 0; j < m; ++j) f[j] = shifted(f[j], d, shift);
-        from_f32(f, type, out + i * on, m);
+        from_f32(f, type, out + row_size(type, static_cast<int64_t>(i)), m);
     }
 }
 
@@ -140,8 +141,8 @@ struct TensorJob {
           cols(std::max<uint64_t>(static_cast<uint64_t>(pt.ne[0]), 1)),
           rows(src.elements / cols),
           copy(copies(pt)) {
-        const uint64_t unit = t.permute_heads > 0 ? cols : 1;
-        const uint64_t bytes = unit * (copy ? dtype_size(src.dtype) : row_size(t.type, 1));
+        const uint64_t unit = t.permute_heads > 0 || traits(t.type).block_size > 1 ? cols : 1;  // Q8_0: whole rows
+        const uint64_t bytes = copy ? unit * dtype_size(src.dtype) : row_size(t.type, static_cast<int64_t>(unit));
         per_task = unit * std::max<uint64_t>(1, kChunkBytes / bytes);
         n_tasks = std::max<uint64_t>(1, (src.elements + per_task - 1) / per_task);
     }
@@ -150,15 +151,15 @@ struct TensorJob {
 
     // Converts task k's output elements into out; returns the bytes written.
     size_t convert(uint64_t k, uint8_t* out) const {
-        const uint64_t a = begin(k), b = end(k), in = dtype_size(src.dtype), on = row_size(t.type, 1);
+        const uint64_t a = begin(k), b = end(k), in = dtype_size(src.dtype);
         if (t.permute_heads == 0) {
             convert_run(p + a * in, src.dtype, t.type, out, b - a, t.shift);
         } else {
             for (uint64_t r = a / cols; r < b / cols; ++r)
                 convert_run(p + source_row(r, rows, t.permute_heads) * cols * in, src.dtype, t.type,
-                            out + (r * cols - a) * on, cols, t.shift);
+                            out + row_size(t.type, static_cast<int64_t>(r * cols - a)), cols, t.shift);
         }
-        return static_cast<size_t>((b - a) * on);
+        return static_cast<size_t>(row_size(t.type, static_cast<int64_t>(b - a)));
     }
 
     // The error for the tensor's first non-finite element in source order.
@@ -198,7 +199,7 @@ void convert_source(ThreadPool& pool, const PlannedTensor& t, Emit&& emit) {
             released_at = b * in;
         }
     };
-    const size_t slot = job.copy ? 0 : static_cast<size_t>(job.per_task * row_size(t.type, 1));
+    const size_t slot = job.copy ? 0 : static_cast<size_t>(row_size(t.type, static_cast<int64_t>(job.per_task)));
     pool.run_ordered(static_cast<int64_t>(job.n_tasks), slot, compute, sink);
 }
 
@@ -235,19 +236,23 @@ void write_source_reference(const PlannedTensor& t, GgufOutput& w) {
     const uint8_t* p = t.source.part->bytes(src).data();
     const uint64_t cols = static_cast<uint64_t>(t.ne[0]), rows = src.elements / std::max<uint64_t>(cols, 1);
     std::vector<uint8_t> buf(row_size(t.type, t.ne[0]));
+    std::vector<float> row(cols);
     for (uint64_t r = 0; r < rows; ++r) {
         const uint64_t base = source_row(r, rows, t.permute_heads) * cols;
         for (uint64_t c = 0; c < cols; ++c) {
             float x = element(p, src.dtype, base + c);
             if (!std::isfinite(x)) throw TensorJob(t).non_finite();
             if (t.shift != 0.0f) x = shifted(x, src.dtype, t.shift);
+            row[c] = x;
             if (t.type == GgmlType::F32) {
                 std::memcpy(buf.data() + 4 * c, &x, 4);
-            } else {
+            } else if (t.type != GgmlType::Q8_0) {
                 const uint16_t h = t.type == GgmlType::F16 ? fp32_to_fp16(x) : fp32_to_bf16(x);
                 std::memcpy(buf.data() + 2 * c, &h, 2);
             }
         }
+        if (t.type == GgmlType::Q8_0)
+            quantize_chunk_ref(t.type, row.data(), buf.data(), 1, static_cast<int64_t>(cols), nullptr);
         w.write_tensor_data(buf);
     }
 }
@@ -264,7 +269,7 @@ std::vector<size_t> python_split(const ConvertPlan& plan, const SplitOptions& s)
     std::vector<size_t> counts(s.no_tensor_first_split ? 2 : 1, 0);
     uint64_t bytes = 0;
     for (const PlannedTensor& t : plan.tensors) {
-        const uint64_t n = t.elements() * row_size(t.type, 1);
+        const uint64_t n = row_size(t.type, static_cast<int64_t>(t.elements()));
         if (counts.back() > 0 &&
             ((s.max_tensors && counts.back() >= s.max_tensors) || (s.max_bytes && bytes + n > s.max_bytes))) {
             counts.push_back(0);
@@ -328,7 +333,7 @@ std::vector<std::string> write_convert(const ConvertPlan& plan, const std::strin
         else
             convert_tensor(*pool, t, [&](std::span<const uint8_t> b) { w->write_tensor_data(b); });
         release_sources(t);
-        done += t.elements() * row_size(t.type, 1);
+        done += row_size(t.type, static_cast<int64_t>(t.elements()));
         if (opt.progress) opt.progress(i, done, t.name);
     }
     w->finish();
@@ -343,12 +348,12 @@ uint64_t PlannedTensor::elements() const {
 
 uint64_t ConvertPlan::total_bytes() const {
     uint64_t n = 0;
-    for (const PlannedTensor& t : tensors) n += t.elements() * row_size(t.type, 1);
+    for (const PlannedTensor& t : tensors) n += row_size(t.type, static_cast<int64_t>(t.elements()));
     return n;
 }
 
 void convert_tensor_into(ThreadPool& pool, const PlannedTensor& t, std::vector<uint8_t>& out) {
-    out.resize(static_cast<size_t>(t.elements() * row_size(t.type, 1)));
+    out.resize(static_cast<size_t>(row_size(t.type, static_cast<int64_t>(t.elements()))));
     size_t at = 0;
     convert_tensor(pool, t, [&](std::span<const uint8_t> b) {
         std::memcpy(out.data() + at, b.data(), b.size());

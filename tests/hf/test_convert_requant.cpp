@@ -194,6 +194,7 @@ TEST(HfConvertRequant, RefusalsExitTwoAndLeaveNothing) {
         {"--preset IQ2_XS", "needs an importance matrix"},
         {"--preset Q4_K_M --imatrix /nonexistent.gguf", "/nonexistent.gguf"},
         {"--preset Q4_K_M --outtype q4", "--outtype"},
+        {"--preset Q4_K_M --outtype q8_0", "q8_0 is an output type"},
         {"--plan /nonexistent-plan.txt", "/nonexistent-plan.txt"},
     };
     for (const auto& c : cases) {

@@ -108,7 +108,7 @@ TEST(HfConvertWrite, FastPathsGiveTheReferenceBytesForEveryTypePair) {
     for (const char* dtype : {"F32", "F16", "BF16"}) {
         const fs::path dir = make_synth(fmt::format("--type {} {}", dtype, kBig), root / dtype);
         fill_hard_values(dir);
-        for (const char* outtype : {"f32", "f16", "bf16"}) {
+        for (const char* outtype : {"f32", "f16", "bf16", "q8_0"}) {
             hf::WriteOptions ref;
             ref.reference = true;
             const std::string want = convert_sha(dir, outtype, root / "ref.gguf", ref);
@@ -129,7 +129,7 @@ TEST(HfConvertWrite, FastPathsGiveTheReferenceBytesForEveryTypePair) {
           "--hf-arch Gemma3ForCausalLM --type F32 --n-embd 64 --n-ff 96 --n-vocab 416 --n-layer 2 --head-dim 32 "
           "--tied"}) {
         const fs::path dir = make_synth(args, root / fmt::format("family-{}", n++));
-        for (const char* outtype : {"f32", "f16"}) {
+        for (const char* outtype : {"f32", "f16", "q8_0"}) {
             hf::WriteOptions ref;
             ref.reference = true;
             const std::string want = convert_sha(dir, outtype, root / "ref.gguf", ref);

@@ -1,4 +1,4 @@
-// gguf-convert HF_DIR OUT.gguf [--outtype f32|f16|bf16|auto] [--preset P [--imatrix F] | --plan PLAN]
+// gguf-convert HF_DIR OUT.gguf [--outtype f32|f16|bf16|q8_0|auto] [--preset P [--imatrix F] | --plan PLAN]
 // [-t N] [--split-max-size S | --split-max-tensors N] [--no-tensor-first-split] [--dry-run] [--json]:
 // a Hugging Face checkpoint (config.json, safetensors shards, tokenizer) to GGUF (or its shards), byte
 // for byte as llama.cpp's convert_hf_to_gguf.py writes it, streaming one tensor at a time in chunks on
@@ -26,6 +26,7 @@ namespace {
 
 struct Options {
     std::string dir, out, outtype = "auto";
+    std::optional<std::string> model_name;
     bool dry_run = false, json = false, quiet = false;
     unsigned threads = 0;
     oiw::SplitCli split;
@@ -183,10 +184,13 @@ int main(int argc, char** argv) {
     app.add_option("HF_DIR", o.dir, "checkpoint directory (config.json, model*.safetensors, tokenizer.model)")
         ->required();
     app.add_option("OUT", o.out, "output .gguf (not needed with --dry-run)");
-    auto* outtype = app.add_option("--outtype", o.outtype,
-                                   "type of the weight matrices: f32, f16, bf16, or auto (the checkpoint's 16-bit "
-                                   "type, else f16); 1-D tensors, norms and biases stay f32. With --preset: the type "
-                                   "the preset quantizes from (default f16)");
+    auto* outtype =
+        app.add_option("--outtype", o.outtype,
+                       "type of the weight matrices: f32, f16, bf16, q8_0 (from the source values, rows not a "
+                       "multiple of 32 in f16), or auto (the checkpoint's 16-bit "
+                       "type, else f16); 1-D tensors, norms and biases stay f32. With --preset: the type "
+                       "the preset quantizes from (default f16)");
+    app.add_option("--model-name", o.model_name, "general.name, over the model card's and the directory's");
     app.add_option("--preset", o.preset,
                    "quantize on the way out as gguf-requant --preset does (Q4_K_M, Q8_0, ...): the bytes of "
                    "--outtype f16 then gguf-requant, without the intermediate file");
@@ -213,7 +217,10 @@ int main(int argc, char** argv) {
         const auto ot = oiw::hf::out_type_from_name(o.outtype);
         if (!ot)
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--outtype",
-                                   "'" + o.outtype + "' is not f32, f16, bf16 or auto");
+                                   "'" + o.outtype + "' is not f32, f16, bf16, q8_0 or auto");
+        if (quantize && *ot == oiw::hf::OutType::Q8_0)
+            throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--outtype",
+                                   "q8_0 is an output type; --preset / --plan quantize from f32, f16 or bf16");
         if (o.out.empty() && !o.dry_run)
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "OUT", "needed unless --dry-run");
         const bool requant_option = !o.requant.imatrix_path.empty() || rules->count() || !o.output_type.empty() ||
@@ -222,7 +229,7 @@ int main(int argc, char** argv) {
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--imatrix/--tensor-type/...", "need --preset or --plan");
         if (quantize) requant_options(o, rules);
         const oiw::hf::Checkpoint ck(o.dir);
-        const oiw::hf::ConvertPlan plan = oiw::hf::plan_convert(ck, *ot);
+        const oiw::hf::ConvertPlan plan = oiw::hf::plan_convert(ck, *ot, o.model_name);
         std::optional<oiw::RequantJob> job;
         if (quantize) {
             job = convert_requant(plan, o);
