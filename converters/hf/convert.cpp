@@ -550,88 +550,32 @@ std::string planned_size_label(const std::vector<PlannedTensor>& tensors, int64_
     return size_label(total, shared, expert, n_expert_tensors > 0 ? expert_sum / n_expert_tensors : 0);
 }
 
-// Metadata.load + set_gguf_meta_model: the model card's keys (README.md's front matter), then the
-// names from config.json's _name_or_path and the directory for what the card leaves unset, the
-// sampling keys of generation_config.json.
-void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const std::vector<PlannedTensor>& tensors,
-                 int64_t total_params, const std::optional<std::string>& model_name, std::vector<std::string>& notes) {
-    const fs::path dir(ck.dir());
-    CardMetadata card;
-    if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec))
-        card = read_model_card((dir / "README.md").string(), total_params);
-    ModelIdParts meta;  // the card's values first; the heuristics below fill what it leaves unset
-    meta.full_name = card.name;
-    meta.organization = card.organization;
-    meta.basename = card.basename;
-    meta.finetune = card.finetune;
-    meta.version = card.version;
-    meta.size_label = card.size_label;
-    auto fill = [&](const ModelIdParts& p) {
-        if (!meta.full_name && p.full_name) meta.full_name = id_to_title(*p.full_name);
-        if (!meta.organization && p.organization) meta.organization = id_to_title(*p.organization);
-        for (auto [dst, src] : {std::pair{&meta.basename, &p.basename},
-                                {&meta.finetune, &p.finetune},
-                                {&meta.version, &p.version},
-                                {&meta.size_label, &p.size_label}})
-            if (!*dst && *src) *dst = *src;
-    };
-    // load_hf_parameters: config.json's own _name_or_path, when it is a model id rather than a path.
-    if (const Json* id = member(hp.raw(), "_name_or_path"); id && id->is_string()) {
-        const std::string s = id->get<std::string>();
-        if (std::count(s.begin(), s.end(), '/') <= 1) fill(model_id_parts(s, total_params));
-    }
-    fill(model_id_parts(dir_name(ck.dir()), total_params));
-    if (!meta.size_label && total_params > 0) meta.size_label = planned_size_label(tensors, total_params);
-    if (model_name) meta.full_name = *model_name;  // Metadata.load's model_name, over everything else
-
-    kv.str("general.type", "model");
-    std::optional<Json> gen;
-    try {
-        gen = read_optional_json(dir / "generation_config.json");
-    } catch (const FormatError&) {
-        notes.push_back("generation_config.json: not valid JSON, ignored (as the Python converter ignores it)");
-    }
-    if (gen && gen->is_object()) {
-        kv.set_source((dir / "generation_config.json").string());
-        using Put = void (KvWriter::*)(const std::string&, const Json&);
-        const std::tuple<const char*, const char*, Put> sampling[] = {
-            {"sequence", "sequence", &KvWriter::str_json},
-            {"top_k", "top_k", &KvWriter::i32},
-            {"top_p", "top_p", &KvWriter::f32},
-            {"min_p", "min_p", &KvWriter::f32},
-            {"xtc_probability", "xtc_probability", &KvWriter::f32},
-            {"xtc_threshold", "xtc_threshold", &KvWriter::f32},
-            {"temperature", "temp", &KvWriter::f32},
-            {"penalty_last_n", "penalty_last_n", &KvWriter::i32},
-            {"penalty_repeat", "penalty_repeat", &KvWriter::f32},
-            {"mirostat", "mirostat", &KvWriter::i32},
-            {"mirostat_tau", "mirostat_tau", &KvWriter::f32},
-            {"mirostat_eta", "mirostat_eta", &KvWriter::f32}};
-        for (const auto& [from, to, put] : sampling)
-            if (const Json* v = member(*gen, from); v && !v->is_null())
-                (kv.*put)(std::string("general.sampling.") + to, *v);
-        kv.set_source(hp.file());
-    }
-    kv.set_source((dir / "README.md").string());
+// set_gguf_meta_model's authorship keys, in its order.
+void put_authorship(KvWriter& kv, const CardMetadata& m) {
     auto put = [&](const char* key, const std::optional<std::string>& v) {
         if (v) kv.str(key, *v);  // an empty value writes nothing (GGUFWriter.add_string)
     };
-    kv.str("general.name", meta.full_name.value_or(dir_name(ck.dir())));
-    put("general.author", card.author);
-    put("general.version", meta.version);
-    put("general.organization", meta.organization);
-    put("general.finetune", meta.finetune);
-    put("general.basename", meta.basename);
-    put("general.description", card.description);
-    put("general.size_label", meta.size_label);
-    put("general.license", card.license);
-    put("general.license.name", card.license_name);
-    put("general.license.link", card.license_link);
-    put("general.source.url", card.source_url);
-    put("general.source.doi", card.source_doi);
-    put("general.source.uuid", card.source_uuid);
-    put("general.source.repo_url", card.source_repo_url);
-    for (const auto& [list, what] : {std::pair{&card.base_models, "base_model"}, {&card.datasets, "dataset"}}) {
+    put("general.name", m.name);
+    put("general.author", m.author);
+    put("general.version", m.version);
+    put("general.organization", m.organization);
+    put("general.finetune", m.finetune);
+    put("general.basename", m.basename);
+    put("general.description", m.description);
+    put("general.quantized_by", m.quantized_by);
+    put("general.size_label", m.size_label);
+    put("general.license", m.license);
+    put("general.license.name", m.license_name);
+    put("general.license.link", m.license_link);
+    put("general.url", m.url);
+    put("general.doi", m.doi);
+    put("general.uuid", m.uuid);
+    put("general.repo_url", m.repo_url);
+    put("general.source.url", m.source_url);
+    put("general.source.doi", m.source_doi);
+    put("general.source.uuid", m.source_uuid);
+    put("general.source.repo_url", m.source_repo_url);
+    for (const auto& [list, what] : {std::pair{&m.base_models, "base_model"}, {&m.datasets, "dataset"}}) {
         if (!*list) continue;
         kv.u32(fmt::format("general.{}.count", what), (*list)->size());
         for (size_t i = 0; i < (*list)->size(); ++i)
@@ -640,8 +584,86 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const st
                 if (const auto it = (**list)[i].find(f); it != (**list)[i].end())
                     kv.str(fmt::format("general.{}.{}.{}", what, i, f), it->second);
     }
-    if (card.tags) kv.strings("general.tags", *card.tags);
-    if (card.languages) kv.strings("general.languages", *card.languages);
+    if (m.tags) kv.strings("general.tags", *m.tags);
+    if (m.languages) kv.strings("general.languages", *m.languages);
+}
+
+// Metadata.load + prepare_metadata + set_gguf_meta_model: the model card's keys (README.md's front
+// matter), then the names from config.json's _name_or_path and the directory for what the card
+// leaves unset, the sampling keys of generation_config.json, the --metadata file over all of them,
+// --model-name over the name; then the name and size label of last resort.
+void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const std::vector<PlannedTensor>& tensors,
+                 int64_t total_params, const NamingOptions& naming, std::vector<std::string>& notes) {
+    const fs::path dir(ck.dir());
+    CardMetadata m;
+    if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec))
+        m = read_model_card((dir / "README.md").string(), total_params);
+    auto fill = [&](const ModelIdParts& p) {  // what the card leaves unset
+        if (!m.name && p.full_name) m.name = id_to_title(*p.full_name);
+        if (!m.organization && p.organization) m.organization = id_to_title(*p.organization);
+        for (auto [dst, src] : {std::pair{&m.basename, &p.basename},
+                                {&m.finetune, &p.finetune},
+                                {&m.version, &p.version},
+                                {&m.size_label, &p.size_label}})
+            if (!*dst && *src) *dst = *src;
+    };
+    // load_hf_parameters: config.json's own _name_or_path, when it is a model id rather than a path.
+    if (const Json* id = member(hp.raw(), "_name_or_path"); id && id->is_string()) {
+        const std::string s = id->get<std::string>();
+        if (std::count(s.begin(), s.end(), '/') <= 1) fill(model_id_parts(s, total_params));
+    }
+    fill(model_id_parts(dir_name(ck.dir()), total_params));
+
+    Json sampling = Json::object();  // "general.sampling.*" -> value
+    static constexpr std::pair<const char*, const char*> kSampling[] = {{"sequence", "sequence"},
+                                                                        {"top_k", "top_k"},
+                                                                        {"top_p", "top_p"},
+                                                                        {"min_p", "min_p"},
+                                                                        {"xtc_probability", "xtc_probability"},
+                                                                        {"xtc_threshold", "xtc_threshold"},
+                                                                        {"temperature", "temp"},
+                                                                        {"penalty_last_n", "penalty_last_n"},
+                                                                        {"penalty_repeat", "penalty_repeat"},
+                                                                        {"mirostat", "mirostat"},
+                                                                        {"mirostat_tau", "mirostat_tau"},
+                                                                        {"mirostat_eta", "mirostat_eta"}};
+    std::optional<Json> gen;
+    try {
+        gen = read_optional_json(dir / "generation_config.json");
+    } catch (const FormatError&) {
+        notes.push_back("generation_config.json: not valid JSON, ignored (as the Python converter ignores it)");
+    }
+    std::string sampling_source = (dir / "generation_config.json").string();
+    if (gen && gen->is_object())
+        for (const auto& [from, to] : kSampling)
+            if (const Json* v = member(*gen, from); v && !v->is_null())
+                sampling[std::string("general.sampling.") + to] = *v;
+    if (naming.metadata_file) {
+        std::error_code ec;
+        if (!fs::is_regular_file(*naming.metadata_file, ec))
+            throw FormatError(ErrorKind::Io, *naming.metadata_file, "--metadata", "not a file");
+        apply_metadata_override(read_text_file(*naming.metadata_file, kMaxJsonBytes), *naming.metadata_file, m,
+                                sampling);
+        sampling_source += " / " + *naming.metadata_file;
+    }
+    if (naming.model_name) m.name = *naming.model_name;
+    if (!m.name) m.name = dir_name(ck.dir());
+    if (!m.size_label && total_params > 0) m.size_label = planned_size_label(tensors, total_params);
+
+    kv.str("general.type", "model");
+    kv.set_source(sampling_source);
+    using Put = void (KvWriter::*)(const std::string&, const Json&);
+    for (const auto& [from, to] : kSampling) {
+        const std::string key = std::string("general.sampling.") + to;
+        const Put put = std::string_view(to) == "sequence" ? &KvWriter::str_json
+                        : std::string_view(to) == "top_k" || std::string_view(to) == "penalty_last_n" ||
+                                std::string_view(to) == "mirostat"
+                            ? &KvWriter::i32
+                            : &KvWriter::f32;
+        if (const Json* v = member(sampling, key)) (kv.*put)(key, *v);
+    }
+    kv.set_source((dir / "README.md").string());
+    put_authorship(kv, m);
     kv.set_source(hp.file());
 }
 
@@ -1534,7 +1556,7 @@ const char* supported_architectures() {
     return names.c_str();
 }
 
-ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const std::optional<std::string>& model_name) {
+ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const NamingOptions& naming) {
     const fs::path dir(ck.dir());
     const std::string cfg_path = (dir / "config.json").string();
     const std::optional<Json> cfg = read_optional_json(cfg_path);
@@ -1565,7 +1587,7 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const std::optio
     if (spec->adjust) spec->adjust(ck, hp, plan.tensors);
     q8_0_fallback(plan.tensors);
     for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
-    add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), model_name, plan.notes);
+    add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), naming, plan.notes);
     const std::string a = plan.arch + ".";
     if (spec->own_params) {
         spec->own_params(kv, hp, a, n_block, ot);

@@ -88,10 +88,12 @@ struct ConvertPlan {
 // Plans the conversion of `ck` (its directory's config.json, tokenizer files and
 // generation_config.json). Throws FormatError naming the file and key or tensor: Unsupported for
 // an architecture, tokenizer or dtype not handled, BadJson for a missing or mistyped key.
-// `model_name` (the Python converter's --model-name) is general.name whatever the card and the
-// heuristics say ("" writes none).
-ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype,
-                         const std::optional<std::string>& model_name = std::nullopt);
+// `naming` takes the Python converter's --metadata and --model-name.
+struct NamingOptions {
+    std::optional<std::string> metadata_file;  // a JSON object of general.* keys over the card's and heuristics'
+    std::optional<std::string> model_name;     // general.name whatever else says ("" writes none)
+};
+ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const NamingOptions& naming = {});
 
 // How write_convert runs.
 struct WriteOptions {

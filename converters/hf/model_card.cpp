@@ -534,4 +534,93 @@ CardMetadata parse_model_card(const std::string& text, const std::string& path, 
     return m;
 }
 
+namespace {
+
+// A --metadata value where gguf-py writes a string, under the rules of CardReader::as_string.
+std::optional<std::string> override_string(const Json& v, const std::string& file, const std::string& key) {
+    if (v.is_null()) return std::nullopt;
+    if (v.is_string()) return v.get<std::string>();
+    const bool falsy = (v.is_boolean() && !v.get<bool>()) || (v.is_number() && v.get<double>() == 0.0) ||
+                       ((v.is_array() || v.is_object()) && v.empty());
+    if (falsy) return std::string();
+    throw FormatError(
+        ErrorKind::BadJson, file, "key '" + key + "'",
+        fmt::format("{} where convert_hf_to_gguf.py writes a string (it fails on it)", v.dump().substr(0, 60)));
+}
+
+}  // namespace
+
+void apply_metadata_override(const std::string& json_text, const std::string& file, CardMetadata& m, Json& sampling) {
+    const Json o = parse_json(json_text, file, 64);
+    if (!o.is_object()) throw FormatError(ErrorKind::BadJson, file, "", "not a JSON object of GGUF keys");
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (it.key().starts_with("general.sampling.")) {
+            if (it->is_null())
+                sampling.erase(it.key());
+            else
+                sampling[it.key()] = *it;
+        }
+    const std::pair<std::optional<std::string>*, const char*> keys[] = {{&m.name, "name"},
+                                                                        {&m.author, "author"},
+                                                                        {&m.version, "version"},
+                                                                        {&m.organization, "organization"},
+                                                                        {&m.finetune, "finetune"},
+                                                                        {&m.basename, "basename"},
+                                                                        {&m.description, "description"},
+                                                                        {&m.quantized_by, "quantized_by"},
+                                                                        {&m.size_label, "size_label"},
+                                                                        {&m.license_name, "license.name"},
+                                                                        {&m.license_link, "license.link"},
+                                                                        {&m.url, "url"},
+                                                                        {&m.doi, "doi"},
+                                                                        {&m.uuid, "uuid"},
+                                                                        {&m.repo_url, "repo_url"},
+                                                                        {&m.source_url, "source.url"},
+                                                                        {&m.source_doi, "source.doi"},
+                                                                        {&m.source_uuid, "source.uuid"},
+                                                                        {&m.source_repo_url, "source.repo_url"}};
+    for (const auto& [field, name] : keys) {
+        const std::string key = std::string("general.") + name;
+        if (const Json* v = member(o, key)) *field = override_string(*v, file, key);
+    }
+    for (const auto& [list, key] :
+         {std::pair{&m.base_models, "general.base_models"}, {&m.datasets, "general.datasets"}}) {
+        const Json* v = member(o, key);
+        if (!v) continue;
+        if (v->is_null()) {
+            list->reset();
+            continue;
+        }
+        if (!v->is_array())
+            throw FormatError(ErrorKind::BadJson, file, std::string("key '") + key + "'", "not a list of objects");
+        list->emplace();
+        for (size_t i = 0; i < v->size(); ++i) {
+            const Json& e = (*v)[i];
+            if (!e.is_object())
+                throw FormatError(ErrorKind::BadJson, file, fmt::format("key '{}'[{}]", key, i),
+                                  "not an object (convert_hf_to_gguf.py fails on it or misreads it)");
+            CardSource s;
+            for (const char* f :
+                 {"name", "author", "version", "organization", "description", "url", "doi", "uuid", "repo_url"})
+                if (const Json* fv = member(e, f); fv && !fv->is_null())
+                    if (auto text = override_string(*fv, file, fmt::format("{}[{}].{}", key, i, f));
+                        text && !text->empty())
+                        s[f] = *text;
+            (*list)->push_back(std::move(s));
+        }
+    }
+    for (const auto& [list, key] : {std::pair{&m.tags, "general.tags"}, {&m.languages, "general.languages"}}) {
+        const Json* v = member(o, key);
+        if (!v) continue;
+        if (v->is_null()) {
+            list->reset();
+            continue;
+        }
+        if (!v->is_array() || std::any_of(v->begin(), v->end(), [](const Json& x) { return !x.is_string(); }))
+            throw FormatError(ErrorKind::BadJson, file, std::string("key '") + key + "'",
+                              "not a list of strings (convert_hf_to_gguf.py writes other arrays typed, or fails)");
+        *list = v->get<std::vector<std::string>>();
+    }
+}
+
 }  // namespace oiw::hf

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "converters/hf/json_doc.h"
+
 namespace oiw::hf {
 
 // One general.base_model.N / general.dataset.N entry: field ("name", "organization", "repo_url",
@@ -21,6 +23,7 @@ using CardSource = std::map<std::string, std::string>;
 struct CardMetadata {
     std::optional<std::string> name, author, version, organization, description, finetune, basename, size_label,
         license, license_name, license_link, source_url, source_doi, source_uuid, source_repo_url;
+    std::optional<std::string> url, doi, uuid, repo_url, quantized_by;  // only from a --metadata file
     std::optional<std::vector<CardSource>> base_models, datasets;
     std::optional<std::vector<std::string>> tags, languages;
 };
@@ -34,6 +37,14 @@ CardMetadata read_model_card(const std::string& path, int64_t total_params);
 
 // read_model_card on the text of `path` (not read here; named in errors).
 CardMetadata parse_model_card(const std::string& text, const std::string& path, int64_t total_params);
+
+// Metadata.load's override file (convert_hf_to_gguf.py --metadata FILE, a JSON object keyed by GGUF
+// key names): its authorship keys replace `m`'s fields (null unsets one; "general.license" is not
+// among them, as in gguf-py), its "general.sampling.*" keys replace those in `sampling` (null
+// removes one). Throws FormatError naming `file` and the key for what the Python converter fails
+// on or misreads (a non-string name, a base model that is not an object, tags that are not a list
+// of strings).
+void apply_metadata_override(const std::string& json_text, const std::string& file, CardMetadata& m, Json& sampling);
 
 // The front matter as Metadata.load_model_card hands it to yaml.safe_load: the lines after a first
 // line "---" up to the next "---" line (str.splitlines' line breaks), joined with "\n", "- no\n"

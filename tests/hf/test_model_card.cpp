@@ -34,11 +34,12 @@ TEST(HfModelCard, MatchesConvertHfToGgufOnEveryCard) {
         std::string card, want;
         f >> card >> want;
         SCOPED_TRACE(card);
-        std::string md = card, opts;
-        if (card.ends_with("+model-name")) {  // the card with --model-name ("" for nulls)
-            md = card.substr(0, card.size() - 11);
-            opts = md == "nulls" ? "--model-name ''" : "--model-name 'Custom Name'";
-        }
+        // CARD+OPTION: the card with --model-name ("Custom Name", "" for nulls) or a --metadata file
+        const std::string md = card.substr(0, card.find('+')), option = card.substr(md.size());
+        std::string opts;
+        if (option == "+model-name") opts = md == "nulls" ? "--model-name ''" : "--model-name 'Custom Name'";
+        if (option == "+metadata") opts = "--metadata " + data_path("hf/cards/override.json");
+        if (option == "+bad-metadata") opts = "--metadata " + data_path("hf/cards/override-bad.json");
         fs::copy_file(data_path("hf/cards/" + md + ".md"), dir / "README.md", fs::copy_options::overwrite_existing);
         const fs::path out = root / (card + ".gguf");
         std::string log;
@@ -47,7 +48,9 @@ TEST(HfModelCard, MatchesConvertHfToGgufOnEveryCard) {
             &log, true);
         if (want == "fails") {
             EXPECT_NE(rc, 0);
-            EXPECT_NE(log.find("README.md: model card: "), std::string::npos) << log;
+            EXPECT_NE(log.find(option == "+bad-metadata" ? "override-bad.json" : "README.md: model card: "),
+                      std::string::npos)
+                << log;
             EXPECT_FALSE(fs::exists(out));
             ++refused;
         } else {
@@ -58,9 +61,9 @@ TEST(HfModelCard, MatchesConvertHfToGgufOnEveryCard) {
     }
     // 11 cards Python reads (real Qwen3 / Llama 3.2 cards, a merge with every base-model form, falsy and
     // null values, CR/LF/U+2028 line breaks, BOM, unclosed, empty, none, a list), 2 of them again with
-    // --model-name, and 9 cards it fails on
-    EXPECT_EQ(same, 13);
-    EXPECT_EQ(refused, 9);
+    // --model-name and one with a --metadata file; 9 cards and a --metadata file Python fails on
+    EXPECT_EQ(same, 14);
+    EXPECT_EQ(refused, 10);
 }
 
 TEST(HfModelCard, FrontMatterIsCutAsGgufPyCutsIt) {

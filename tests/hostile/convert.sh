@@ -136,6 +136,17 @@ mkfifo "$TMP/cardfifo/README.md"
 hostile_case "convert: FIFO as README.md (not a file: no card, as in Python; no hang)" 0 "$CV" -q "$TMP/cardfifo" "$TMP/o.gguf"
 rm -f "$TMP/o.gguf"
 
+# --metadata override files: a FIFO, nesting, a list where an object belongs.
+mkfifo "$TMP/meta.fifo"
+hostile_case "convert: --metadata FIFO" 2 "$CV" "$TMP/ok" "$TMP/o.gguf" --metadata "$TMP/meta.fifo"
+expect_err_contains "not a file"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
+python3 -c 'print("{\"general.tags\":" + "[" * 100000 + "]" * 100000 + "}")' >"$TMP/meta-deep.json"
+hostile_case "convert: --metadata nested 100000 deep" 2 "$CV" "$TMP/ok" "$TMP/o.gguf" --metadata "$TMP/meta-deep.json"
+expect_err_contains "nested deeper than"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
+printf '[{"general.name": "x"}]' >"$TMP/meta-list.json"
+hostile_case "convert: --metadata a list" 2 "$CV" "$TMP/ok" "$TMP/o.gguf" --metadata "$TMP/meta-list.json"
+expect_err_contains "not a JSON object"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
+
 mkck deep
 python3 -c 'print("{\"a\":" * 100000 + "1" + "}" * 100000)' >"$TMP/deep/config.json"
 refused "config nested 100000 deep" deep "nested deeper than"

@@ -26,7 +26,7 @@ namespace {
 
 struct Options {
     std::string dir, out, outtype = "auto";
-    std::optional<std::string> model_name;
+    oiw::hf::NamingOptions naming;
     bool dry_run = false, json = false, quiet = false;
     unsigned threads = 0;
     oiw::SplitCli split;
@@ -190,7 +190,9 @@ int main(int argc, char** argv) {
                        "multiple of 32 in f16), or auto (the checkpoint's 16-bit "
                        "type, else f16); 1-D tensors, norms and biases stay f32. With --preset: the type "
                        "the preset quantizes from (default f16)");
-    app.add_option("--model-name", o.model_name, "general.name, over the model card's and the directory's");
+    app.add_option("--model-name", o.naming.model_name, "general.name, over the model card's and the directory's");
+    app.add_option("--metadata", o.naming.metadata_file,
+                   "JSON file of general.* keys (convert_hf_to_gguf.py's override file) over the model card's");
     app.add_option("--preset", o.preset,
                    "quantize on the way out as gguf-requant --preset does (Q4_K_M, Q8_0, ...): the bytes of "
                    "--outtype f16 then gguf-requant, without the intermediate file");
@@ -229,7 +231,7 @@ int main(int argc, char** argv) {
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--imatrix/--tensor-type/...", "need --preset or --plan");
         if (quantize) requant_options(o, rules);
         const oiw::hf::Checkpoint ck(o.dir);
-        const oiw::hf::ConvertPlan plan = oiw::hf::plan_convert(ck, *ot, o.model_name);
+        const oiw::hf::ConvertPlan plan = oiw::hf::plan_convert(ck, *ot, o.naming);
         std::optional<oiw::RequantJob> job;
         if (quantize) {
             job = convert_requant(plan, o);
