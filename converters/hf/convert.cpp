@@ -579,8 +579,7 @@ void put_authorship(KvWriter& kv, const CardMetadata& m) {
         if (!*list) continue;
         kv.u32(fmt::format("general.{}.count", what), (*list)->size());
         for (size_t i = 0; i < (*list)->size(); ++i)
-            for (const char* f :
-                 {"name", "author", "version", "organization", "description", "url", "doi", "uuid", "repo_url"})
+            for (const char* f : kCardSourceFields)
                 if (const auto it = (**list)[i].find(f); it != (**list)[i].end())
                     kv.str(fmt::format("general.{}.{}.{}", what, i, f), it->second);
     }

@@ -370,8 +370,7 @@ public:
             if (e->kind == Node::Kind::Str) {
                 s = source_from_id(e->text);
             } else if (e->kind == Node::Kind::Map) {
-                for (const char* f :
-                     {"name", "author", "version", "organization", "description", "url", "doi", "uuid", "repo_url"})
+                for (const char* f : kCardSourceFields)
                     if (const Node* fv = get(*e, f); fv && fv->kind != Node::Kind::Null) {
                         const std::string what = fmt::format("{}[{}].{}", keys[0], index, f);
                         if (std::optional<std::string> text = as_string(fv, what); text && !text->empty()) s[f] = *text;
@@ -600,8 +599,7 @@ void apply_metadata_override(const std::string& json_text, const std::string& fi
                 throw FormatError(ErrorKind::BadJson, file, fmt::format("key '{}'[{}]", key, i),
                                   "not an object (convert_hf_to_gguf.py fails on it or misreads it)");
             CardSource s;
-            for (const char* f :
-                 {"name", "author", "version", "organization", "description", "url", "doi", "uuid", "repo_url"})
+            for (const char* f : kCardSourceFields)
                 if (const Json* fv = member(e, f); fv && !fv->is_null())
                     if (auto text = override_string(*fv, file, fmt::format("{}[{}].{}", key, i, f));
                         text && !text->empty())

@@ -17,6 +17,9 @@ namespace oiw::hf {
 // One general.base_model.N / general.dataset.N entry: field ("name", "organization", "repo_url",
 // ...) -> value, only the fields gguf-py writes.
 using CardSource = std::map<std::string, std::string>;
+// The fields of a CardSource gguf-py writes, in its order.
+inline constexpr const char* kCardSourceFields[] = {"name", "author", "version", "organization", "description",
+                                                    "url",  "doi",    "uuid",    "repo_url"};
 
 // What the card sets. A field that is set but empty ("" here) blocks the later heuristics and
 // writes nothing, as a card value that is empty, false or zero does in Python.
