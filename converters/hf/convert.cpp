@@ -591,8 +591,9 @@ void put_authorship(KvWriter& kv, const CardMetadata& m) {
 // matter), then the names from config.json's _name_or_path and the directory for what the card
 // leaves unset, the sampling keys of generation_config.json, the --metadata file over all of them,
 // --model-name over the name; then the name and size label of last resort.
-void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const std::vector<PlannedTensor>& tensors,
-                 int64_t total_params, const NamingOptions& naming, std::vector<std::string>& notes) {
+CardMetadata add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
+                         const std::vector<PlannedTensor>& tensors, int64_t total_params, const NamingOptions& naming,
+                         std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
     CardMetadata m;
     if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec))
@@ -664,6 +665,7 @@ void add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, const st
     kv.set_source((dir / "README.md").string());
     put_authorship(kv, m);
     kv.set_source(hp.file());
+    return m;
 }
 
 // TextModel.rope_parameters: rope_parameters, else rope_scaling, with the theta keys mirrored in.
@@ -1546,6 +1548,57 @@ std::optional<OutType> out_type_from_name(std::string_view name) {
     return std::nullopt;
 }
 
+std::string default_file_name(const ConvertPlan& plan, const std::string& output_type) {
+    auto strip = [](const std::string& v) {
+        const size_t b = v.find_first_not_of(" \t\n\r\f\v"), e = v.find_last_not_of(" \t\n\r\f\v");
+        return b == std::string::npos ? std::string() : v.substr(b, e - b + 1);
+    };
+    auto dashed = [&](const std::string& v, bool slash) {
+        std::string o = strip(v);
+        for (char& c : o)
+            if (c == ' ' || (slash && c == '/')) c = '-';
+        return o;
+    };
+    std::string f = plan.basename ? dashed(*plan.basename, true) : plan.name ? dashed(*plan.name, true) : "ggml-model";
+    if (plan.size_label) f += "-" + *plan.size_label;
+    if (plan.finetune) f += "-" + dashed(*plan.finetune, false);
+    if (plan.version) f += "-" + dashed(*plan.version, false);
+    std::string type = dashed(output_type, false);
+    for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return f + "-" + type;
+}
+
+std::string fill_templated_filename(const std::string& name, const std::string& output_type) {
+    std::string lower = output_type, upper = output_type, out;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        if ((c == '{' || c == '}') && i + 1 < name.size() && name[i + 1] == c) {
+            out += c;
+            ++i;
+        } else if (c == '{') {
+            const size_t end = name.find('}', i);
+            const std::string field = end == std::string::npos ? "" : name.substr(i + 1, end - i - 1);
+            if ((field.empty() && end != std::string::npos) || field == "0" || field == "ftype" || field == "outtype") {
+                out += lower;
+            } else if (field == "FTYPE" || field == "OUTTYPE") {
+                out += upper;
+            } else {
+                throw FormatError(ErrorKind::Usage, name, "OUT",
+                                  "a '{' that is not {ftype}, {outtype}, {FTYPE}, {OUTTYPE}, {} or {{ (the Python "
+                                  "converter's str.format fails on it)");
+            }
+            i = end;
+        } else if (c == '}') {
+            throw FormatError(ErrorKind::Usage, name, "OUT", "a single '}' (write }} for a brace)");
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 const char* supported_architectures() {
     static const std::string names = [] {
         std::string s;
@@ -1586,7 +1639,14 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const NamingOpti
     if (spec->adjust) spec->adjust(ck, hp, plan.tensors);
     q8_0_fallback(plan.tensors);
     for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
-    add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), naming, plan.notes);
+    const CardMetadata m =
+        add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), naming, plan.notes);
+    plan.name = m.name;
+    plan.basename = m.basename;
+    plan.finetune = m.finetune;
+    plan.version = m.version;
+    plan.size_label = m.size_label;
+    plan.output_type = ot == OutType::F32 ? "F32" : ot == OutType::BF16 ? "BF16" : ot == OutType::Q8_0 ? "Q8_0" : "F16";
     const std::string a = plan.arch + ".";
     if (spec->own_params) {
         spec->own_params(kv, hp, a, n_block, ot);

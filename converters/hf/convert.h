@@ -80,10 +80,23 @@ struct ConvertPlan {
     std::vector<PlannedTensor> tensors;
     std::vector<std::string> notes;  // what the Python converter would add that this one does not (one line each)
     uint64_t total_params = 0;
+    // What gguf-py's naming_convention builds the default file name from: the metadata as
+    // prepare_metadata leaves it, and the output type's name ("F16", "Q8_0").
+    std::optional<std::string> name, basename, finetune, version, size_label;
+    std::string output_type;
 
     // Bytes of the tensors' data as planned (what write_convert's progress counts).
     uint64_t total_bytes() const;
 };
+
+// gguf.naming_convention: "<basename, else name, else ggml-model>[-<size label>][-<finetune>]
+// [-<version>]-<OUTPUT_TYPE>" (spaces as '-', and '/' in the name), e.g. "Qwen3-0.6B-F16".
+std::string default_file_name(const ConvertPlan& plan, const std::string& output_type);
+
+// gguf.fill_templated_filename: `name` with {ftype} / {outtype} / {} as the output type in lower
+// case, {FTYPE} / {OUTTYPE} in upper case, {{ and }} as braces (Python's str.format). Throws
+// FormatError(Usage) for any other field, as Python fails on it.
+std::string fill_templated_filename(const std::string& name, const std::string& output_type);
 
 // Plans the conversion of `ck` (its directory's config.json, tokenizer files and
 // generation_config.json). Throws FormatError naming the file and key or tensor: Unsupported for

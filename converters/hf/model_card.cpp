@@ -426,7 +426,13 @@ private:
             }
             if (!hf_id) return s;
         }
-        const ModelIdParts p = model_id_parts(hf_id.value_or(id), total_);
+        const ModelIdParts p = [&] {
+            try {
+                return model_id_parts(hf_id.value_or(id), total_);
+            } catch (const FormatError& e) {  // named with the card
+                throw FormatError(e.kind(), file_, "", std::string("model card: ") + e.what());
+            }
+        }();
         put("name", p.full_name ? std::optional(id_to_title(*p.full_name)) : std::nullopt);
         put("organization", p.organization ? std::optional(id_to_title(*p.organization)) : std::nullopt);
         put("version", p.version);

@@ -10,6 +10,10 @@
 
 #include <fmt/format.h>
 
+#include "converters/hf/case_table.h"
+#include "libformat/error.h"
+#include "libformat/escape.h"
+
 namespace oiw::hf {
 namespace {
 
@@ -112,6 +116,32 @@ std::string join(const std::vector<std::string>& parts, const std::vector<std::s
     return out;
 }
 
+// Refuses a name part the ASCII annotation below would read otherwise than gguf-py's Unicode
+// regexes (re.IGNORECASE, \d, \w): a non-ASCII decimal digit, one of the four non-ASCII letters
+// that match an ASCII one case-insensitively (İ ı ſ K), or a non-ASCII byte in a quant-type-like
+// part ("q4_ü": \w, then str.upper).
+void check_unicode_part(const std::string& id, const std::string& part) {
+    if (std::all_of(part.begin(), part.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) return;
+    bool odd = false;
+    for (size_t i = 0, n = 0; i < part.size() && !odd; i += n) {
+        char32_t cp = 0;
+        if ((n = utf8_sequence(part, i, cp)) == 0) {
+            n = 1;
+            continue;
+        }
+        const CaseRow* r = cp >= 0x80 ? case_row(cp) : nullptr;
+        odd = (r && (r->flags & kCaseDigit)) || cp == 0x130 || cp == 0x131 || cp == 0x17f || cp == 0x212a;
+    }
+    const std::string low = lowered(part);
+    const size_t q = low.starts_with("iq") ? 2 : low.starts_with("q") ? 1 : 0;
+    odd = odd || (q > 0 && q < low.size() && digit(low[q]));
+    if (odd)
+        throw FormatError(ErrorKind::Unsupported, "", "model id '" + id + "'",
+                          "the part '" + part +
+                              "' has Unicode digits or case-folding letters, which gguf-py's regexes read in ways "
+                              "not reproduced here");
+}
+
 }  // namespace
 
 ModelIdParts model_id_parts(const std::string& model_id, int64_t total_params) {
@@ -132,6 +162,7 @@ ModelIdParts model_id_parts(const std::string& model_id, int64_t total_params) {
         const size_t e = name.find('-', b);
         const std::string p = name.substr(b, e == std::string::npos ? std::string::npos : e - b);
         if (!p.empty()) parts.push_back(p);
+        if (!p.empty()) check_unicode_part(model_id, p);
         if (e == std::string::npos) break;
         b = e + 1;
     }
@@ -207,33 +238,66 @@ ModelIdParts model_id_parts(const std::string& model_id, int64_t total_params) {
 }
 
 std::string id_to_title(const std::string& id) {
-    std::string out, w;
-    auto flush = [&] {
-        if (w.empty()) return;
-        const bool has_lower =
-            std::any_of(w.begin(), w.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
-        const bool has_upper =
-            std::any_of(w.begin(), w.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); });
-        // ^(v\d+(?:\.\d+)*|\d.*)$: a version ("v2", "v1.5") or anything starting with a digit.
-        const bool versionish = digit(w[0]) || (w[0] == 'v' && w.size() > 1 && digit(w[1]) && is_version(w));
-        if (has_lower && !has_upper && !versionish) {
-            bool prev_cased = false;
-            for (char& c : w) {
-                const bool cased = alpha(c);
-                c = cased ? (prev_cased ? lower(c) : upper(c)) : c;
-                prev_cased = cased;
+    // The id as code points (an invalid byte stands for itself, uncased).
+    std::vector<std::pair<char32_t, std::string_view>> cps;
+    for (size_t i = 0, n = 0; i < id.size(); i += n) {
+        char32_t cp = 0;
+        n = utf8_sequence(id, i, cp);
+        if (n == 0) cp = static_cast<unsigned char>(id[i]), n = 1;
+        cps.emplace_back(cp, std::string_view(id).substr(i, n));
+    }
+    auto flags = [](char32_t cp) {
+        const CaseRow* r = case_row(cp);
+        return r ? r->flags : 0;
+    };
+    // str.isspace, for split(); '-' was made a space before it.
+    auto space = [](char32_t c) {
+        return c == '-' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 ||
+               c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
+               c == 0x205f || c == 0x3000;
+    };
+    std::string out;
+    for (size_t b = 0; b < cps.size();) {
+        if (space(cps[b].first)) {
+            ++b;
+            continue;
+        }
+        size_t e = b;
+        while (e < cps.size() && !space(cps[e].first)) ++e;
+        // w.islower(): no upper- or title-case code point and a lowercase one.
+        bool any_lower = false, any_upper = false;
+        for (size_t k = b; k < e; ++k) {
+            const uint8_t f = flags(cps[k].first);
+            any_lower |= (f & kCaseLower) != 0;
+            any_upper |= (f & (kCaseUpper | kCaseTitle)) != 0;
+        }
+        // re.match(r'^(v\d+(?:\.\d+)*|\d.*)$', w): a version ("v2", "v1.5") or a word starting with a digit.
+        auto digit_at = [&](size_t k) { return k < e && (flags(cps[k].first) & kCaseDigit) != 0; };
+        bool versionish = digit_at(b);
+        if (!versionish && cps[b].first == 'v' && digit_at(b + 1)) {
+            size_t k = b + 1;
+            versionish = true;
+            while (k < e && versionish) {
+                if (digit_at(k)) {
+                    ++k;
+                } else if (cps[k].first == '.' && digit_at(k + 1)) {
+                    k += 2;
+                } else {
+                    versionish = false;
+                }
             }
         }
-        out += (out.empty() ? "" : " ") + w;
-        w.clear();
-    };
-    for (char c : id) {
-        if (c == '-' || std::isspace(static_cast<unsigned char>(c)))
-            flush();
-        else
-            w += c;
+        if (!out.empty()) out += ' ';
+        const bool title = any_lower && !any_upper && !versionish;
+        bool prev_cased = false;  // str.title(): a cased run's first code point title-cased, the rest lowered
+        for (size_t k = b; k < e; ++k) {
+            const CaseRow* r = title ? case_row(cps[k].first) : nullptr;
+            const char* mapped = r ? (prev_cased ? r->lower : r->title) : nullptr;
+            out += mapped ? std::string_view(mapped) : cps[k].second;
+            prev_cased = r && (r->flags & kCaseCased) != 0;
+        }
+        b = e;
     }
-    flush();
     return out;
 }
 

@@ -1,5 +1,5 @@
 // The general.* naming heuristics of gguf-py (llama.cpp 1348f67, gguf/metadata.py and
-// gguf/utility.py), ported for ASCII names: what convert_hf_to_gguf.py derives from a model id
+// gguf/utility.py): what convert_hf_to_gguf.py derives from a model id
 // such as "Qwen/Qwen2.5-7B-Instruct" or a directory name.
 #pragma once
 #include <cstdint>
@@ -15,6 +15,8 @@ struct ModelIdParts {
 // Metadata.get_model_id_components: splits "<org>/<name>" and annotates the name's '-' parts as
 // version, quant type, size label, finetune or basename. `total_params` (0: unknown) decides
 // whether a size-like part is the model's size or, far from it, a context length (a finetune).
+// Throws FormatError(Unsupported) for a part with Unicode digits or case-folding letters, which
+// gguf-py's Unicode regexes would read differently.
 ModelIdParts model_id_parts(const std::string& model_id, int64_t total_params);
 
 // Metadata.id_to_title: "tiny-llama" -> "Tiny Llama" (lower-case words title-cased, others and

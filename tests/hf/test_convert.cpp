@@ -43,18 +43,22 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
     while (std::getline(g, line)) {
         if (line.empty() || line[0] == '#') continue;
         std::istringstream f(line);
-        std::string name, outtype, sha;
-        f >> name >> outtype >> sha;
+        std::string name, outtype, sha, file_name;
+        f >> name >> outtype >> sha >> file_name;
         SCOPED_TRACE(fmt::format("{} --outtype {}", name, outtype));
         if (!built.count(name)) built[name] = make_hf_case(name, root);
-        const std::string out = (root / fmt::format("{}-{}.gguf", name, outtype)).string();
+        // OUT a directory: the file is named as the Python converter names it there
+        const fs::path out_dir = root / fmt::format("out-{}-{}", name, outtype);
+        fs::create_directory(out_dir);
         std::string log;
-        ASSERT_EQ(
-            run(fmt::format("{} -q {} {} --outtype {}", tool_path("gguf-convert"), built[name].string(), out, outtype),
-                &log, true),
-            0)
+        ASSERT_EQ(run(fmt::format("{} -q {} {} --outtype {}", tool_path("gguf-convert"), built[name].string(),
+                                  out_dir.string(), outtype),
+                      &log, true),
+                  0)
             << log;
-        EXPECT_EQ(sha256_hex(read_file(out)), sha);
+        ASSERT_EQ(listing(out_dir), std::vector<std::string>{file_name});
+        EXPECT_EQ(sha256_hex(read_file((out_dir / file_name).string())), sha);
+        fs::remove_all(out_dir);
         ++checked;
     }
     // 24 cases (8 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE, one with rows that
@@ -142,6 +146,28 @@ TEST(HfConvert, NamingHeuristicsAnswerAsGgufPyDoes) {
         {"3b-model", "3b Model"},     {"o'neil test", "O'Neil Test"},
         {"LLaMA-pro", "LLaMA Pro"},   {"gpt2-xl", "Gpt2 Xl"}};
     for (const auto& [in, want] : titles) EXPECT_EQ(hf::id_to_title(in), want) << in;
+    // Beyond ASCII, as Python's str.islower / str.title / re's \d do it (Python 3.11 answers): digraphs
+    // (title case), full mappings (ß -> Ss, ŉ -> ʼN, ǰ -> J̌), Unicode spaces, digits and versions.
+    const std::pair<const char*, const char*> unicode[] = {{"ǆemo-ǈub", "ǅemo ǈub"},
+                                                           {"ßtraße-ﬁne", "Sstraße Fine"},
+                                                           {"İstanbul-ǅx", "İstanbul ǅx"},
+                                                           {"v٣.٤-beta", "v٣.٤ Beta"},
+                                                           {"٣b-x", "٣b X"},
+                                                           {"ΣΊΣΥΦΟΣ-σίσυφος", "ΣΊΣΥΦΟΣ Σίσυφος"},
+                                                           {"ŉapoleon", "ʼNapoleon"},
+                                                           {"a\xe2\x80\x83"
+                                                            "b\xc2\xa0"
+                                                            "c-d",
+                                                            "A B C D"},
+                                                           {"Ⅷ-ⅷ-ⓐⓑ", "Ⅷ Ⅷ Ⓐⓑ"},
+                                                           {"ǰ-ǳ",
+                                                            "J\xcc\x8c"
+                                                            " ǲ"},
+                                                           {"x\xcd\x85"
+                                                            "y",
+                                                            "X\xcd\x85"
+                                                            "y"}};
+    for (const auto& [in, want] : unicode) EXPECT_EQ(hf::id_to_title(in), want) << in;
     EXPECT_EQ(hf::size_label(125248, 125248, 0, 0), "125K");
     EXPECT_EQ(hf::size_label(494032768, 494032768, 0, 0), "494M");
     EXPECT_EQ(hf::size_label(7241732096, 0, 0, 0), "7.2B");
@@ -151,6 +177,23 @@ TEST(HfConvert, NamingHeuristicsAnswerAsGgufPyDoes) {
     EXPECT_EQ(hf::size_label(0, 0, 0, 0), "0.00K");
     EXPECT_EQ(hf::size_label(999999, 0, 0, 0), "1000K");
     EXPECT_EQ(hf::size_label(2500000000000, 0, 0, 0), "2.5T");
+}
+
+// Output file names as gguf-py's naming_convention and fill_templated_filename give them (their
+// answers, run in Python, pasted here); the per-case default names are in goldens.txt.
+TEST(HfConvert, FileNamesAsGgufPyMakesThem) {
+    hf::ConvertPlan p;
+    p.name = " My Model/x ";
+    p.finetune = "Instruct it";
+    p.version = "v1 2";
+    p.size_label = "7B";
+    EXPECT_EQ(hf::default_file_name(p, "q8_0"), "My-Model-x-7B-Instruct-it-v1-2-Q8_0");
+    EXPECT_EQ(hf::default_file_name(hf::ConvertPlan{}, "f16"), "ggml-model-F16");
+    EXPECT_EQ(hf::fill_templated_filename("m-{ftype}.gguf", "Q8_0"), "m-q8_0.gguf");
+    EXPECT_EQ(hf::fill_templated_filename("{FTYPE}-{}-{{x}}.gguf", "Q8_0"), "Q8_0-q8_0-{x}.gguf");
+    EXPECT_EQ(hf::fill_templated_filename("{outtype}{OUTTYPE}.gguf", "Q8_0"), "q8_0Q8_0.gguf");
+    for (const char* bad : {"{x}.gguf", "a}.gguf", "{"})  // KeyError, ValueError, ValueError in Python
+        EXPECT_THROW((void)hf::fill_templated_filename(bad, "F16"), FormatError) << bad;
 }
 
 // ---------------------------------------------------------------- SentencePiece models
@@ -360,12 +403,17 @@ TEST(HfConvert, ToolDryRunJsonAndSafety) {
     EXPECT_EQ(j["tensors"][0]["type"], "F16");  // F32 source, auto: F16
     EXPECT_EQ(j["tensors"][0]["shape"], nlohmann::json::array({64, 400}));
     EXPECT_EQ(listing(root), (std::vector<std::string>{"Mistral-7B-Instruct-v0.3"}));
-    // Never over an input: a shard, or the checkpoint directory itself.
+    // Never over an input (a shard); the checkpoint directory as OUT gets a new file of the Python
+    // converter's default name, the inputs untouched.
     EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + (dir / "model.safetensors").string() + " 2>&1",
                   &out),
               2);
     EXPECT_NE(out.find("model.safetensors"), std::string::npos) << out;
-    EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " " + dir.string() + " 2>&1", &out), 2);
+    const auto before = dir_snapshot(dir);
+    EXPECT_EQ(run(tool_path("gguf-convert") + " -q " + dir.string() + " " + dir.string() + " 2>&1", &out), 0) << out;
+    auto after = dir_snapshot(dir);
+    EXPECT_EQ(after.erase("Mistral-83K-7b-Instruct-v0.3-F16.gguf"), 1u);
+    EXPECT_EQ(after, before);
     EXPECT_EQ(run(tool_path("gguf-convert") + " " + dir.string() + " x.gguf --outtype q4 2>&1", &out), 2);
     EXPECT_NE(out.find("--outtype"), std::string::npos) << out;
 }

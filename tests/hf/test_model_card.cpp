@@ -59,10 +59,11 @@ TEST(HfModelCard, MatchesConvertHfToGgufOnEveryCard) {
             ++same;
         }
     }
-    // 11 cards Python reads (real Qwen3 / Llama 3.2 cards, a merge with every base-model form, falsy and
-    // null values, CR/LF/U+2028 line breaks, BOM, unclosed, empty, none, a list), 2 of them again with
-    // --model-name and one with a --metadata file; 9 cards and a --metadata file Python fails on
-    EXPECT_EQ(same, 14);
+    // 12 cards Python reads (real Qwen3 / Llama 3.2 cards, a merge with every base-model form, falsy and
+    // null values, CR/LF/U+2028 line breaks, BOM, unclosed, empty, none, a list, non-ASCII names), 2 of
+    // them again with --model-name and one with a --metadata file; 9 cards and a --metadata file
+    // Python fails on
+    EXPECT_EQ(same, 15);
     EXPECT_EQ(refused, 10);
 }
 
@@ -105,6 +106,8 @@ TEST(HfModelCard, RefusesWhatItDoesNotRead) {
         {"---\n? [a]\n: b\n---\n", "a list as a mapping key"},
         {"---\na: \x01\n---\n", "YAML front matter line"},
         {"---\nlicense: mit\n\xff\n---\n", "not UTF-8 at byte 17"},
+        {"---\nbase_model: org/Model-v\xd9\xa3\n---\n", "has Unicode digits"},  // v + ARABIC-INDIC THREE
+        {"---\ndatasets: [a/\xe2\x84\xaa-7B]\n---\n", "case-folding letters"},  // KELVIN SIGN
     };
     for (const auto& [text, why] : cases) {
         SCOPED_TRACE(text);

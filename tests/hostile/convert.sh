@@ -147,6 +147,13 @@ printf '[{"general.name": "x"}]' >"$TMP/meta-list.json"
 hostile_case "convert: --metadata a list" 2 "$CV" "$TMP/ok" "$TMP/o.gguf" --metadata "$TMP/meta-list.json"
 expect_err_contains "not a JSON object"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
 
+# OUT as the Python converter takes it: a bad {field} template refused; no OUT writes into HF_DIR.
+hostile_case "convert: OUT template with an unknown field" 2 "$CV" "$TMP/ok" "$TMP/o-{x}.gguf"
+expect_err_contains "str.format fails"; expect_err_one_line; expect_no_file "$TMP/o-{x}.gguf"
+mkck noout
+hostile_case "convert: no OUT (the checkpoint's directory, default name)" 0 "$CV" -q "$TMP/noout"
+expect_true "default name in HF_DIR" test -f "$TMP/noout/Noout-115K-BF16.gguf"
+
 mkck deep
 python3 -c 'print("{\"a\":" * 100000 + "1" + "}" * 100000)' >"$TMP/deep/config.json"
 refused "config nested 100000 deep" deep "nested deeper than"

@@ -1,10 +1,11 @@
-// gguf-convert HF_DIR OUT.gguf [--outtype f32|f16|bf16|q8_0|auto] [--preset P [--imatrix F] | --plan PLAN]
+// gguf-convert HF_DIR [OUT] [--outtype f32|f16|bf16|q8_0|auto] [--preset P [--imatrix F] | --plan PLAN]
 // [-t N] [--split-max-size S | --split-max-tensors N] [--no-tensor-first-split] [--dry-run] [--json]:
 // a Hugging Face checkpoint (config.json, safetensors shards, tokenizer) to GGUF (or its shards), byte
 // for byte as llama.cpp's convert_hf_to_gguf.py writes it, streaming one tensor at a time in chunks on
 // N threads; with --preset / --plan, straight on through the requantizer, as gguf-requant would
 // quantize that output, without writing it.
 #include <chrono>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -127,6 +128,17 @@ std::string report_text(const oiw::hf::ConvertPlan& p, const Options& o, const o
     return s;
 }
 
+// convert_hf_to_gguf.py's --outfile: an existing directory (the checkpoint's when OUT is not given)
+// gets the default file name (gguf.naming_convention, the preset's name as the type when there is
+// one); a file name has its {ftype} / {outtype} templates filled.
+std::string resolve_out(const std::string& out, const oiw::hf::ConvertPlan& plan, const std::string& type) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(out, ec))
+        return (std::filesystem::path(out) / (oiw::hf::default_file_name(plan, type) + ".gguf")).string();
+    const std::filesystem::path p(out);
+    return (p.parent_path() / oiw::hf::fill_templated_filename(p.filename().string(), type)).string();
+}
+
 // --preset / --plan and the type options into o.requant (as gguf-requant reads them).
 void requant_options(Options& o, const CLI::Option* rules) {
     oiw::PlanOptions& p = o.requant.plan;
@@ -183,7 +195,9 @@ int main(int argc, char** argv) {
     app.option_defaults()->always_capture_default();
     app.add_option("HF_DIR", o.dir, "checkpoint directory (config.json, model*.safetensors, tokenizer.model)")
         ->required();
-    app.add_option("OUT", o.out, "output .gguf (not needed with --dry-run)");
+    app.add_option("OUT", o.out,
+                   "output .gguf; a directory (default: HF_DIR) gets the Python converter's default name "
+                   "(Name-Size-F16.gguf); {ftype} / {FTYPE} in the name become the output type");
     auto* outtype =
         app.add_option("--outtype", o.outtype,
                        "type of the weight matrices: f32, f16, bf16, q8_0 (from the source values, rows not a "
@@ -223,8 +237,6 @@ int main(int argc, char** argv) {
         if (quantize && *ot == oiw::hf::OutType::Q8_0)
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--outtype",
                                    "q8_0 is an output type; --preset / --plan quantize from f32, f16 or bf16");
-        if (o.out.empty() && !o.dry_run)
-            throw oiw::FormatError(oiw::ErrorKind::Usage, "", "OUT", "needed unless --dry-run");
         const bool requant_option = !o.requant.imatrix_path.empty() || rules->count() || !o.output_type.empty() ||
                                     !o.embd_type.empty() || o.requant.plan.pure || o.requant.plan.leave_output_tensor;
         if (!quantize && requant_option)
@@ -232,6 +244,8 @@ int main(int argc, char** argv) {
         if (quantize) requant_options(o, rules);
         const oiw::hf::Checkpoint ck(o.dir);
         const oiw::hf::ConvertPlan plan = oiw::hf::plan_convert(ck, *ot, o.naming);
+        if (!o.out.empty() || !o.dry_run)
+            o.out = resolve_out(o.out.empty() ? o.dir : o.out, plan, quantize ? o.preset : plan.output_type);
         std::optional<oiw::RequantJob> job;
         if (quantize) {
             job = convert_requant(plan, o);
