@@ -615,18 +615,20 @@ CardMetadata add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
     fill(model_id_parts(dir_name(ck.dir()), total_params));
 
     Json sampling = Json::object();  // "general.sampling.*" -> value
-    static constexpr std::pair<const char*, const char*> kSampling[] = {{"sequence", "sequence"},
-                                                                        {"top_k", "top_k"},
-                                                                        {"top_p", "top_p"},
-                                                                        {"min_p", "min_p"},
-                                                                        {"xtc_probability", "xtc_probability"},
-                                                                        {"xtc_threshold", "xtc_threshold"},
-                                                                        {"temperature", "temp"},
-                                                                        {"penalty_last_n", "penalty_last_n"},
-                                                                        {"penalty_repeat", "penalty_repeat"},
-                                                                        {"mirostat", "mirostat"},
-                                                                        {"mirostat_tau", "mirostat_tau"},
-                                                                        {"mirostat_eta", "mirostat_eta"}};
+    using Put = void (KvWriter::*)(const std::string&, const Json&);
+    static constexpr std::tuple<const char*, const char*, Put> kSampling[] = {
+        {"sequence", "sequence", &KvWriter::str_json},
+        {"top_k", "top_k", &KvWriter::i32},
+        {"top_p", "top_p", &KvWriter::f32},
+        {"min_p", "min_p", &KvWriter::f32},
+        {"xtc_probability", "xtc_probability", &KvWriter::f32},
+        {"xtc_threshold", "xtc_threshold", &KvWriter::f32},
+        {"temperature", "temp", &KvWriter::f32},
+        {"penalty_last_n", "penalty_last_n", &KvWriter::i32},
+        {"penalty_repeat", "penalty_repeat", &KvWriter::f32},
+        {"mirostat", "mirostat", &KvWriter::i32},
+        {"mirostat_tau", "mirostat_tau", &KvWriter::f32},
+        {"mirostat_eta", "mirostat_eta", &KvWriter::f32}};
     std::optional<Json> gen;
     try {
         gen = read_optional_json(dir / "generation_config.json");
@@ -635,7 +637,7 @@ CardMetadata add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
     }
     std::string sampling_source = (dir / "generation_config.json").string();
     if (gen && gen->is_object())
-        for (const auto& [from, to] : kSampling)
+        for (const auto& [from, to, put] : kSampling)
             if (const Json* v = member(*gen, from); v && !v->is_null())
                 sampling[std::string("general.sampling.") + to] = *v;
     if (naming.metadata_file) {
@@ -652,16 +654,9 @@ CardMetadata add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
 
     kv.str("general.type", "model");
     kv.set_source(sampling_source);
-    using Put = void (KvWriter::*)(const std::string&, const Json&);
-    for (const auto& [from, to] : kSampling) {
-        const std::string key = std::string("general.sampling.") + to;
-        const Put put = std::string_view(to) == "sequence" ? &KvWriter::str_json
-                        : std::string_view(to) == "top_k" || std::string_view(to) == "penalty_last_n" ||
-                                std::string_view(to) == "mirostat"
-                            ? &KvWriter::i32
-                            : &KvWriter::f32;
-        if (const Json* v = member(sampling, key)) (kv.*put)(key, *v);
-    }
+    for (const auto& [from, to, put] : kSampling)
+        if (const std::string key = std::string("general.sampling.") + to; const Json* v = member(sampling, key))
+            (kv.*put)(key, *v);
     kv.set_source((dir / "README.md").string());
     put_authorship(kv, m);
     kv.set_source(hp.file());
@@ -684,6 +679,13 @@ Json rope_parameters(const Hparams& hp) {
             rope["rope_type"] = rope["type"];
     }
     return rope;
+}
+
+// ASCII letters upper-cased (output type names, which are ASCII).
+std::string upper_ascii(std::string s) {
+    for (char& c : s)
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    return s;
 }
 
 // Python's str.lower() where it can give ASCII: ASCII letters, and the Kelvin sign (U+212A) to 'k'.
@@ -1563,15 +1565,12 @@ std::string default_file_name(const ConvertPlan& plan, const std::string& output
     if (plan.size_label) f += "-" + *plan.size_label;
     if (plan.finetune) f += "-" + dashed(*plan.finetune, false);
     if (plan.version) f += "-" + dashed(*plan.version, false);
-    std::string type = dashed(output_type, false);
-    for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return f + "-" + type;
+    return f + "-" + upper_ascii(dashed(output_type, false));
 }
 
 std::string fill_templated_filename(const std::string& name, const std::string& output_type) {
-    std::string lower = output_type, upper = output_type, out;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string lower = lower_ascii(output_type), upper = upper_ascii(output_type);
+    std::string out;
     for (size_t i = 0; i < name.size(); ++i) {
         const char c = name[i];
         if ((c == '{' || c == '}') && i + 1 < name.size() && name[i + 1] == c) {
