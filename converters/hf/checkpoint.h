@@ -29,9 +29,13 @@ inline constexpr uint64_t kMaxIndexBytes = 64ull << 20;
 // a plain file name (empty, "." or "..", or holding '/' or a NUL byte).
 std::map<std::string, std::string> parse_index(std::string_view json, const std::string& file);
 
+struct Scale;  // converters/hf/dequant.h
+
 struct TensorRef {
     const File* part;
     const Tensor* tensor;
+    // Set by the converter's plan for a quantized checkpoint's weight: each element is multiplied by it.
+    std::shared_ptr<const Scale> scale = nullptr;
 };
 
 class Checkpoint {

@@ -7,11 +7,13 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
+#include <set>
 #include <span>
 
 #include <fmt/format.h>
 
 #include "converters/hf/bpe_vocab.h"
+#include "converters/hf/dequant.h"
 #include "converters/hf/json_doc.h"
 #include "converters/hf/model_card.h"
 #include "converters/hf/model_name.h"
@@ -340,6 +342,88 @@ OutType resolve_auto(const Checkpoint& ck) {
     return OutType::F16;
 }
 
+// What ModelBase.dequant_model does to a quantized checkpoint: the scale of each weight it decodes
+// (by filtered name) and the tensors it removes.
+struct Dequant {
+    std::map<std::string, std::shared_ptr<const Scale>, std::less<>> scales;
+    std::set<std::string, std::less<>> dropped;
+};
+
+// The block size of quantization_config's `key` (null or absent: none): a list of 1 or 2 positive integers.
+std::vector<uint64_t> block_size(const Json* v, const std::string& file, const std::string& key) {
+    std::vector<uint64_t> out;
+    if (!v || v->is_null()) return out;
+    if (!v->is_array() || v->empty() || v->size() > 2)
+        throw FormatError(ErrorKind::BadJson, file, key, v->dump() + " is not a block size [rows, columns]");
+    for (const Json& x : *v) {
+        if (!x.is_number_unsigned() || x.get<uint64_t>() == 0 || x.get<uint64_t>() > (1u << 20))
+            throw FormatError(ErrorKind::BadJson, file, key, v->dump() + " is not a block size [rows, columns]");
+        out.push_back(x.get<uint64_t>());
+    }
+    return out;
+}
+
+// dequant_model's fp8 method (<weight>_scale_inv; .activation_scale, _activation_scale, .qscale_act
+// dropped; Mistral's .qscale_weight) and compressed-tensors' float-, int- and naive-quantized formats
+// (<weight>_scale). Other methods are refused as the Python converter refuses them (NotImplementedError).
+Dequant plan_dequant(const Checkpoint& ck, const Hparams& hp) {
+    Dequant dq;
+    const Json* qc = member(hp.merged(), "quantization_config");
+    if (!qc || !qc->is_object()) return dq;
+    const Json* method = member(*qc, "quant_method");
+    if (!method || method->is_null()) return dq;
+    const std::string m = method->is_string() ? method->get<std::string>() : method->dump();
+    std::vector<std::pair<std::string, std::string>> suffixes;  // scale suffix -> what replaces it for the weight
+    std::vector<uint64_t> block;
+    if (m == "fp8") {
+        block = block_size(member(*qc, "weight_block_size"), hp.file(), "quantization_config.weight_block_size");
+        suffixes = {{"_scale_inv", ""}, {".qscale_weight", ".weight"}};
+        for (const TensorRef& r : ck.tensors()) {
+            const std::string n = filtered_name(r.tensor->name);
+            if (n.ends_with(".activation_scale") || n.ends_with("_activation_scale") || n.ends_with(".qscale_act"))
+                dq.dropped.insert(n);
+        }
+    } else if (m == "compressed-tensors") {
+        const Json* format = member(*qc, "format");
+        const Json* groups = member(*qc, "config_groups");
+        const std::string f = format && format->is_string() ? format->get<std::string>() : "";
+        if (f != "float-quantized" && f != "int-quantized" && f != "naive-quantized")
+            throw FormatError(ErrorKind::Unsupported, hp.file(), "quantization_config.format",
+                              fmt::format("compressed-tensors format {} is not converted (float-quantized, "
+                                          "int-quantized and naive-quantized are)",
+                                          format ? format->dump() : "(missing)"));
+        if (!groups || !groups->is_object() || groups->size() != 1)
+            throw FormatError(ErrorKind::Unsupported, hp.file(), "quantization_config.config_groups",
+                              "one config group is converted, as in the Python converter");
+        const Json* w = member(groups->begin().value(), "weights");
+        const Json* strategy = w ? member(*w, "strategy") : nullptr;
+        const Json* group_size = w ? member(*w, "group_size") : nullptr;
+        if (!strategy || (*strategy != "channel" && *strategy != "block") || (group_size && !group_size->is_null()))
+            throw FormatError(ErrorKind::Unsupported, hp.file(), "quantization_config.config_groups",
+                              "weights with strategy \"channel\" or \"block\" and no group_size are converted");
+        block = block_size(member(*w, "block_structure"), hp.file(), "quantization_config.block_structure");
+        suffixes = {{".weight_scale", ".weight"}};
+    } else {
+        throw FormatError(ErrorKind::Unsupported, hp.file(), "quantization_config.quant_method",
+                          fmt::format("{} is not converted (fp8 and compressed-tensors are)", method->dump()));
+    }
+    std::map<std::string, TensorRef, std::less<>> by_name;
+    for (const TensorRef& r : ck.tensors())
+        if (const std::string n = filtered_name(r.tensor->name); !n.empty()) by_name.emplace(n, r);
+    for (const auto& [n, r] : by_name)
+        for (const auto& [suffix, replace] : suffixes) {
+            if (!n.ends_with(suffix)) continue;
+            const std::string weight = n.substr(0, n.size() - suffix.size()) + replace;
+            const auto w = by_name.find(weight);
+            if (w == by_name.end())
+                throw FormatError(ErrorKind::BadDims, r.part->path(), "tensor '" + r.tensor->name + "'",
+                                  fmt::format("scales '{}', which the checkpoint does not hold", weight));
+            dq.scales[weight] = std::make_shared<const Scale>(plan_scale(*r.part, *r.tensor, *w->second.tensor, block));
+            dq.dropped.insert(n);
+        }
+    return dq;
+}
+
 // LlamaModel.modify_tensors' head counts (n_heads, n_kv_heads): required, positive.
 std::pair<int64_t, int64_t> head_counts(const Hparams& hp) {
     const Json& n_head_j = hp.need({"n_heads", "num_attention_heads"});
@@ -481,16 +565,20 @@ std::vector<PlannedTensor> plan_tensors(const ArchSpec& spec, const Checkpoint& 
     const auto [n_head, n_kv] = spec.undo_permute ? head_counts(hp) : std::pair<int64_t, int64_t>{0, 0};
     std::vector<PlannedTensor> out;
     ExpertMerger experts(spec, hp, n_block, out_ggml(ot));
-    for (const TensorRef& r : ck.tensors()) {
+    const Dequant dq = plan_dequant(ck, hp);
+    for (TensorRef r : ck.tensors()) {
         const std::string name = filtered_name(r.tensor->name);
         if (name.empty() || name.ends_with(".attention.masked_bias") || name.ends_with(".attention.bias") ||
-            name.ends_with(".rotary_emb.inv_freq"))
+            name.ends_with(".rotary_emb.inv_freq") || dq.dropped.contains(name))
             continue;
         const std::string subject = "tensor '" + r.tensor->name + "'";
-        if (r.tensor->dtype != Dtype::F32 && r.tensor->dtype != Dtype::F16 && r.tensor->dtype != Dtype::BF16)
-            throw FormatError(
-                ErrorKind::Unsupported, r.part->path(), subject,
-                fmt::format("dtype {} is not converted (F32, F16 and BF16 are)", dtype_name(r.tensor->dtype)));
+        if (const auto sc = dq.scales.find(name); sc != dq.scales.end()) r.scale = sc->second;
+        const Dtype d = r.tensor->dtype;
+        if (!decodable(d) || (d == Dtype::I8 && !r.scale))
+            throw FormatError(ErrorKind::Unsupported, r.part->path(), subject,
+                              fmt::format("dtype {} is not converted (F32, F16, BF16, F8_E4M3 and F8_E5M2 are; I8 "
+                                          "with a scale)",
+                                          dtype_name(d)));
         if (plan_fused_experts(spec, r, name, n_block, out_ggml(ot), out)) continue;
         if (spec.experts && name.find(spec.experts->marker) != std::string::npos) {
             experts.add(r, name, out);

@@ -5,9 +5,11 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "converters/hf/dequant.h"
 #include "converters/quant/dispatch.h"
 #include "converters/quant/quants.h"
 #include "libformat/error.h"
@@ -22,16 +24,16 @@ constexpr uint64_t kChunkBytes = 1 << 20;     // output bytes per task (source b
 constexpr uint64_t kReleaseEvery = 32 << 20;  // source bytes consumed between releases of its pages
 constexpr size_t kBlock = 2048;               // elements converted through float at a time
 
-// Source element i of a tensor as float (F32, F16 or BF16, little-endian).
-float element(const uint8_t* p, Dtype d, uint64_t i) {
-    if (d == Dtype::F32) {
-        float f;
-        std::memcpy(&f, p + 4 * i, 4);
-        return f;
-    }
-    uint16_t h;
-    std::memcpy(&h, p + 2 * i, 2);
-    return d == Dtype::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h);
+// True when the source's raw bits decide finiteness (any_non_finite): F32, F16 or BF16 without a scale.
+bool raw_checked(const TensorRef& r) {
+    const Dtype d = r.tensor->dtype;
+    return !r.scale && (d == Dtype::F32 || d == Dtype::F16 || d == Dtype::BF16);
+}
+
+// Source element i (row-major, `cols` per row) as the converter computes it: decoded, times its scale.
+float element(const TensorRef& r, const uint8_t* p, uint64_t i, uint64_t cols) {
+    const float x = decode_element(p, r.tensor->dtype, i);
+    return r.scale ? x * r.scale->at(i / cols, i % cols) : x;
 }
 
 // Output row r's source row under LlamaModel.permute: rows (head, pair half j, i) are read as
@@ -59,19 +61,19 @@ bool any_non_finite(const uint8_t* p, uint64_t n, Dtype d) {
         acc |= (w & mask) + low;
     }
     for (uint64_t i = whole / (f32 ? 4 : 2); i < n; ++i)
-        if (!std::isfinite(element(p, d, i))) return true;
+        if (!std::isfinite(decode_element(p, d, i))) return true;
     return (acc & sign) != 0;
 }
 
-// The index of the first NaN or infinite element of the n at p (n when there is none).
-uint64_t first_non_finite(const uint8_t* p, uint64_t n, Dtype d) {
+// The index of the first NaN or infinite value of the source's n elements at p (n when there is none).
+uint64_t first_non_finite(const TensorRef& r, const uint8_t* p, uint64_t n, uint64_t cols) {
     uint64_t i = 0;
-    while (i < n && std::isfinite(element(p, d, i))) ++i;
+    while (i < n && std::isfinite(element(r, p, i, cols))) ++i;
     return i;
 }
 
 // n (<= kBlock) source elements at s as floats at f (F16 through convert_f16_to_f32: F16C when
-// the active instruction set has it).
+// the active instruction set has it; the 8-bit dtypes through decode_run).
 void to_f32(const uint8_t* s, Dtype d, float* f, size_t n) {
     uint16_t h[kBlock];
     if (d == Dtype::F32) {
@@ -79,11 +81,13 @@ void to_f32(const uint8_t* s, Dtype d, float* f, size_t n) {
     } else if (d == Dtype::F16) {
         std::memcpy(h, s, 2 * n);  // s may be unaligned
         convert_f16_to_f32(h, f, static_cast<int64_t>(n));
-    } else {
+    } else if (d == Dtype::BF16) {
         uint32_t w[kBlock];
         std::memcpy(h, s, 2 * n);
         for (size_t i = 0; i < n; ++i) w[i] = static_cast<uint32_t>(h[i]) << 16;  // bf16_to_fp32
         std::memcpy(f, w, 4 * n);
+    } else {
+        decode_run(s, d, f, n);
     }
 }
 
@@ -98,32 +102,48 @@ void from_f32(const float* f, GgmlType type, uint8_t* out, size_t n) {
 }
 
 // x + shift as torch computes it in a tensor of dtype d: in float, an F16 result rounded back to F16
-// (BF16 sources were widened to F32 first).
+// (BF16 and 8-bit sources were widened to F32 first, scaled ones are F32 after dequant_simple).
 float shifted(float x, Dtype d, float shift) {
     const float y = x + shift;
     return d == Dtype::F16 ? fp16_to_fp32(fp32_to_fp16(y)) : y;
 }
 
-// n contiguous source elements at s (dtype d), each plus `shift` (shifted), to `type` at out, through
-// float a block at a time.
-void convert_run(const uint8_t* s, Dtype d, GgmlType type, uint8_t* out, uint64_t n, float shift) {
+// Where a run of source elements is and what is done to it on the way through float.
+struct Run {
+    Dtype d;
+    const Scale* scale;  // null: none
+    float shift;         // added after the scale (shifted)
+    uint64_t cols;       // source elements per row (where scale factors are found)
+};
+
+// n contiguous source elements at s, the first being source element `first`, decoded, scaled and
+// shifted as `run` says, to `type` at out, through float a block at a time. Returns false when a
+// value was NaN or infinite (checked only for a scaled or 8-bit source; any_non_finite checks the
+// others on their raw bits).
+bool convert_run(const uint8_t* s, const Run& run, uint64_t first, GgmlType type, uint8_t* out, uint64_t n) {
     float f[kBlock];
-    const uint64_t in = dtype_size(d);
+    const uint64_t in = dtype_size(run.d);
+    const bool check = run.scale || dtype_size(run.d) == 1;
     for (uint64_t i = 0; i < n; i += kBlock) {
         const size_t m = static_cast<size_t>(std::min<uint64_t>(kBlock, n - i));
-        to_f32(s + i * in, d, f, m);
-        if (shift != 0.0f)
-            for (size_t j = 0; j < m; ++j) f[j] = shifted(f[j], d, shift);
+        to_f32(s + i * in, run.d, f, m);
+        if (run.scale) run.scale->apply(f, m, first + i, run.cols);
+        if (check)
+            for (size_t j = 0; j < m; ++j)
+                if (!std::isfinite(f[j])) return false;
+        if (run.shift != 0.0f)
+            for (size_t j = 0; j < m; ++j) f[j] = shifted(f[j], run.scale ? Dtype::F32 : run.d, run.shift);
         from_f32(f, type, out + row_size(type, static_cast<int64_t>(i)), m);
     }
+    return true;
 }
 
-// True when the output bytes are the source bytes: same type, rows in order.
+// True when the output bytes are the source bytes: same type, rows in order, no scale.
 bool copies(const PlannedTensor& t) {
     const Dtype d = t.source.tensor->dtype;
     const bool same = (d == Dtype::F32 && t.type == GgmlType::F32) || (d == Dtype::F16 && t.type == GgmlType::F16) ||
                       (d == Dtype::BF16 && t.type == GgmlType::BF16);
-    return same && t.permute_heads == 0 && t.shift == 0.0f;
+    return same && !t.source.scale && t.permute_heads == 0 && t.shift == 0.0f;
 }
 
 // One tensor's conversion cut into tasks of `per_task` output elements (whole rows when permuted).
@@ -149,24 +169,29 @@ struct TensorJob {
     uint64_t begin(uint64_t k) const { return k * per_task; }
     uint64_t end(uint64_t k) const { return std::min(src.elements, (k + 1) * per_task); }
 
-    // Converts task k's output elements into out; returns the bytes written.
-    size_t convert(uint64_t k, uint8_t* out) const {
+    // Converts task k's output elements into out; returns the bytes written, or nothing when a
+    // value was not finite (convert_run).
+    std::optional<size_t> convert(uint64_t k, uint8_t* out) const {
         const uint64_t a = begin(k), b = end(k), in = dtype_size(src.dtype);
+        const Run run{src.dtype, t.source.scale.get(), t.shift, cols};
         if (t.permute_heads == 0) {
-            convert_run(p + a * in, src.dtype, t.type, out, b - a, t.shift);
+            if (!convert_run(p + a * in, run, a, t.type, out, b - a)) return std::nullopt;
         } else {
-            for (uint64_t r = a / cols; r < b / cols; ++r)
-                convert_run(p + source_row(r, rows, t.permute_heads) * cols * in, src.dtype, t.type,
-                            out + row_size(t.type, static_cast<int64_t>(r * cols - a)), cols, t.shift);
+            for (uint64_t r = a / cols; r < b / cols; ++r) {
+                const uint64_t from = source_row(r, rows, t.permute_heads) * cols;
+                if (!convert_run(p + from * in, run, from, t.type,
+                                 out + row_size(t.type, static_cast<int64_t>(r * cols - a)), cols))
+                    return std::nullopt;
+            }
         }
         return static_cast<size_t>(row_size(t.type, static_cast<int64_t>(b - a)));
     }
 
-    // The error for the tensor's first non-finite element in source order.
+    // The error for the tensor's first non-finite value in source order.
     FormatError non_finite() const {
-        const uint64_t i = first_non_finite(p, src.elements, src.dtype);
+        const uint64_t i = first_non_finite(t.source, p, src.elements, cols);
         return FormatError(ErrorKind::BadData, t.source.part->path(), "tensor '" + src.name + "'",
-                           fmt::format("non-finite value {} at element {}", element(p, src.dtype, i), i));
+                           fmt::format("non-finite value {} at element {}", element(t.source, p, i, cols), i));
     }
 };
 
@@ -179,11 +204,15 @@ void convert_source(ThreadPool& pool, const PlannedTensor& t, Emit&& emit) {
     const uint64_t in = dtype_size(job.src.dtype);
     auto compute = [&](int64_t task, unsigned, uint8_t* out) -> size_t {
         const auto k = static_cast<uint64_t>(task);
-        if (any_non_finite(job.p + job.begin(k) * in, job.end(k) - job.begin(k), job.src.dtype)) {
+        if (raw_checked(t.source) &&
+            any_non_finite(job.p + job.begin(k) * in, job.end(k) - job.begin(k), job.src.dtype)) {
             bad[k] = 1;
             return 0;
         }
-        return job.copy ? 0 : job.convert(k, out);
+        if (job.copy) return 0;
+        const std::optional<size_t> n = job.convert(k, out);
+        bad[k] = n ? 0 : 1;
+        return n.value_or(0);
     };
     uint64_t released_at = 0;
     auto sink = [&](int64_t task, std::span<const uint8_t> out) {
@@ -240,9 +269,9 @@ void write_source_reference(const PlannedTensor& t, GgufOutput& w) {
     for (uint64_t r = 0; r < rows; ++r) {
         const uint64_t base = source_row(r, rows, t.permute_heads) * cols;
         for (uint64_t c = 0; c < cols; ++c) {
-            float x = element(p, src.dtype, base + c);
+            float x = element(t.source, p, base + c, cols);
             if (!std::isfinite(x)) throw TensorJob(t).non_finite();
-            if (t.shift != 0.0f) x = shifted(x, src.dtype, t.shift);
+            if (t.shift != 0.0f) x = shifted(x, t.source.scale ? Dtype::F32 : src.dtype, t.shift);
             row[c] = x;
             if (t.type == GgmlType::F32) {
                 std::memcpy(buf.data() + 4 * c, &x, 4);

@@ -1,6 +1,8 @@
 #include "converters/synth/synth_hf.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <system_error>
@@ -9,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "converters/hf/checkpoint.h"
+#include "converters/hf/dequant.h"
 #include "converters/hf/safetensors.h"
 #include "converters/synth/rng.h"
 #include "libformat/error.h"
@@ -23,7 +26,72 @@ struct HfTensor {
     hf::TensorDecl decl;
     float scale;  // weights ~ scale * heavy(); norms are 1 + small noise
     bool norm;
+    // FP8 (SynthHfOptions::fp8): an F8_E4M3 weight, or (scale_of set) the F32 scales of the weight
+    // `scale_of` positions before; rows x cols of the weight per scale element.
+    uint64_t block[2] = {0, 0};
+    size_t scale_of = 0;
 };
+
+// The F8_E4M3 byte nearest x (ties to the even code), saturating at +-448 (synthetic data only).
+uint8_t to_e4m3(float x) {
+    static const std::vector<float> values = [] {  // codes 0x00..0x7E, ascending
+        std::vector<float> v;
+        for (uint8_t b = 0; b < 0x7F; ++b) v.push_back(hf::decode_element(&b, hf::Dtype::F8E4M3, 0));
+        return v;
+    }();
+    const float a = std::min(std::fabs(x), 448.0f);
+    auto hi = static_cast<size_t>(std::lower_bound(values.begin(), values.end(), a) - values.begin());
+    if (hi == values.size()) hi = values.size() - 1;
+    size_t code = hi;
+    if (hi > 0) {
+        const float dl = a - values[hi - 1], dh = values[hi] - a;
+        if (dl < dh || (dl == dh && (hi - 1) % 2 == 0)) code = hi - 1;
+    }
+    return static_cast<uint8_t>(code | (std::signbit(x) && code != 0 ? 0x80u : 0u));
+}
+
+// The scale of block (br, bc) of weight number `id` whose values are ~ ws * heavy(): 1/64 to 8/64 of ws.
+float block_scale(float ws, size_t id, uint64_t br, uint64_t bc) {
+    return ws * static_cast<float>(1 + (id * 131 + br * 31 + bc * 7) % 8) / 64.0f;
+}
+
+// Turns the projections of `t` into SynthHfOptions::fp8's F8_E4M3 weights, each followed by its scales.
+void make_fp8(std::vector<HfTensor>& t, const std::string& mode, const std::string& dir) {
+    uint64_t br = 0, bc = 0;
+    if (mode != "row" && mode != "tensor") {
+        char x = 0;
+        unsigned long long r = 0, c = 0;
+        char rest = 0;
+        if (std::sscanf(mode.c_str(), "%llu%c%llu%c", &r, &x, &c, &rest) != 3 || x != 'x' || r == 0 || c == 0)
+            throw FormatError(ErrorKind::Usage, dir, "--hf-fp8", "'" + mode + "' is not RxC, row or tensor");
+        br = r;
+        bc = c;
+    }
+    std::vector<HfTensor> out;
+    for (HfTensor& w : t) {
+        const std::string& n = w.decl.name;
+        const bool proj = n.ends_with("_proj.weight") || n.ends_with(".w1.weight") || n.ends_with(".w2.weight") ||
+                          n.ends_with(".w3.weight");
+        if (!proj || w.decl.shape.size() != 2) {
+            out.push_back(std::move(w));
+            continue;
+        }
+        const uint64_t rows = w.decl.shape[0], cols = w.decl.shape[1];
+        w.decl.dtype = hf::Dtype::F8E4M3;
+        w.block[0] = mode == "row" ? 1 : mode == "tensor" ? rows : br;
+        w.block[1] = mode == "row" || mode == "tensor" ? cols : bc;
+        HfTensor s = w;
+        s.decl.name = n + "_scale_inv";
+        s.decl.dtype = hf::Dtype::F32;
+        s.decl.shape = mode == "tensor" ? std::vector<uint64_t>{}
+                       : mode == "row"  ? std::vector<uint64_t>{rows, 1}
+                                        : std::vector<uint64_t>{(rows + br - 1) / br, (cols + bc - 1) / bc};
+        s.scale_of = 1;
+        out.push_back(std::move(w));
+        out.push_back(std::move(s));
+    }
+    t = std::move(out);
+}
 
 // How a MoE family names its router and experts: Mixtral's block_sparse_moe.{gate, experts.X.w1..w3},
 // Qwen's mlp.{gate, experts.X.gate_proj|up_proj|down_proj}; Qwen2Moe's adds a shared expert
@@ -144,14 +212,25 @@ std::vector<HfTensor> hf_plan(const SynthOptions& o, const SynthHfOptions& h, co
     return t;
 }
 
-uint64_t bytes_of(const hf::TensorDecl& d) {
-    uint64_t n = hf::dtype_size(d.dtype);
+uint64_t elements_of(const hf::TensorDecl& d) {
+    uint64_t n = 1;
     for (uint64_t x : d.shape) n *= x;
     return n;
 }
 
+uint64_t bytes_of(const hf::TensorDecl& d) { return elements_of(d) * hf::dtype_size(d.dtype); }
+
+// An FP8 release's (DeepSeek-V3's, Qwen3-*-FP8's) quantization_config for h.fp8; null without one.
+nlohmann::ordered_json quantization_config(const SynthHfOptions& h) {
+    if (h.fp8.empty()) return nullptr;
+    nlohmann::ordered_json q = {{"activation_scheme", "dynamic"}, {"fmt", "e4m3"}, {"quant_method", "fp8"}};
+    unsigned long long r = 0, k = 0;
+    if (std::sscanf(h.fp8.c_str(), "%llux%llu", &r, &k) == 2) q["weight_block_size"] = {r, k};
+    return q;
+}
+
 // config.json as the family's own checkpoints have it (Qwen: their rope_theta, eps, window keys).
-std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const HfFamily& fam, hf::Dtype dt) {
+nlohmann::ordered_json config_json(const SynthOptions& o, const SynthHfOptions& h, const HfFamily& fam, hf::Dtype dt) {
     const char* torch_dtype = dt == hf::Dtype::F32 ? "float32" : dt == hf::Dtype::F16 ? "float16" : "bfloat16";
     const bool qwen = std::string_view(fam.model_type).starts_with("qwen");
     nlohmann::ordered_json c = {{"architectures", {fam.arch}},     {"model_type", fam.model_type},
@@ -246,22 +325,33 @@ std::string config_json(const SynthOptions& o, const SynthHfOptions& h, const Hf
                                       {"num_hidden_layers", 0},
                                       {"patch_size", 14},
                                       {"vision_use_head", false}}}};
-        return m.dump(2) + "\n";
+        return m;
     }
-    return c.dump(2) + "\n";
+    return c;
 }
 
-// Streams one tensor's values (drawn from `rng`) into `out` as its dtype, or as a hole when sparse.
-void write_values(AtomicFile& out, const HfTensor& t, SynthRng& rng, bool sparse) {
-    const uint64_t n = bytes_of(t.decl) / hf::dtype_size(t.decl.dtype);
+// Streams tensor number `id`'s values (drawn from `rng`) into `out` as its dtype, or as a hole when
+// sparse. An FP8 weight holds each value over its block's scale; its scales are block_scale's.
+void write_values(AtomicFile& out, const HfTensor& t, size_t id, SynthRng& rng, bool sparse) {
+    const uint64_t n = elements_of(t.decl);
     if (sparse) return out.skip(bytes_of(t.decl));
+    const uint64_t cols = t.block[0] == 0 || t.scale_of ? 1 : t.decl.shape[1];
+    const uint64_t scale_cols = t.scale_of && t.decl.shape.size() == 2 ? t.decl.shape[1] : 1;
     std::vector<uint8_t> buf;
     for (uint64_t done = 0; done < n;) {
         const uint64_t m = std::min<uint64_t>(n - done, 1 << 16);
         buf.resize(m * hf::dtype_size(t.decl.dtype));
         for (uint64_t i = 0; i < m; ++i) {
+            const uint64_t e = done + i;
+            if (t.scale_of) {  // the scales of the weight before
+                const float s = block_scale(t.scale, id - t.scale_of, e / scale_cols, e % scale_cols);
+                std::memcpy(buf.data() + 4 * i, &s, 4);
+                continue;
+            }
             const float x = t.norm ? 1.0f + 0.1f * rng.heavy() : t.scale * rng.heavy();
-            if (t.decl.dtype == hf::Dtype::F32) {
+            if (t.decl.dtype == hf::Dtype::F8E4M3) {
+                buf[i] = to_e4m3(x / block_scale(t.scale, id, e / cols / t.block[0], e % cols / t.block[1]));
+            } else if (t.decl.dtype == hf::Dtype::F32) {
                 std::memcpy(buf.data() + 4 * i, &x, 4);
             } else {
                 const uint16_t h = t.decl.dtype == hf::Dtype::F16 ? fp32_to_fp16(x) : fp32_to_bf16(x);
@@ -308,7 +398,8 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir))
         throw FormatError(ErrorKind::Io, dir, "", "cannot create the directory" + (ec ? ": " + ec.message() : ""));
-    const std::vector<HfTensor> plan = hf_plan(o, h, fam, dt);
+    std::vector<HfTensor> plan = hf_plan(o, h, fam, dt);
+    if (!h.fp8.empty()) make_fp8(plan, h.fp8, dir);
     // Shards: greedy, a new one when the next tensor would pass the cap.
     std::vector<std::vector<size_t>> shards(1);
     uint64_t in_shard = 0, total = 0, params = 0;
@@ -321,7 +412,7 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
         shards.back().push_back(i);
         in_shard += b;
         total += b;
-        params += b / hf::dtype_size(dt);
+        params += elements_of(plan[i].decl);
     }
     const size_t n = shards.size();
     auto shard_name = [&](size_t k) {
@@ -333,7 +424,9 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
         files.back()->write(text.data(), text.size());
         files.back()->complete();
     };
-    text_file("config.json", config_json(o, h, fam, dt));
+    nlohmann::ordered_json config = config_json(o, h, fam, dt);
+    if (const nlohmann::ordered_json q = quantization_config(h); !q.is_null()) config["quantization_config"] = q;
+    text_file("config.json", config.dump(2) + "\n");
     SynthRng rng(o.seed);
     nlohmann::json weight_map = nlohmann::json::object();
     for (size_t k = 0; k < n; ++k) {
@@ -345,7 +438,7 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
         files.push_back(std::make_unique<AtomicFile>((fs::path(dir) / shard_name(k)).string()));
         const std::vector<uint8_t> head = hf::header_bytes(decls, {{"format", "pt"}});
         files.back()->write(head.data(), head.size());
-        for (size_t i : shards[k]) write_values(*files.back(), plan[i], rng, o.sparse);
+        for (size_t i : shards[k]) write_values(*files.back(), plan[i], i, rng, o.sparse);
         files.back()->complete();
     }
     if (n > 1)

@@ -26,6 +26,12 @@ struct SynthHfOptions {
     // Qwen MoE families: each block's experts as mlp.experts.gate_up_proj [X, 2F, E] and
     // mlp.experts.down_proj [X, E, F] (newer transformers' fused form) instead of one tensor each.
     bool fused_experts = false;
+    // Non-empty: an FP8 release's layout (quantization_config.quant_method "fp8"): every projection
+    // (*_proj.weight, Mixtral's w1..w3) F8_E4M3 with an F32 <name>_scale_inv beside it, the values
+    // those two decode to as dequant_simple decodes them. "RxC": scales per R x C block
+    // (weight_block_size [R, C], the last block row/column cut to the matrix); "row": [rows, 1], one per
+    // row; "tensor": [] (0-d), one per matrix (no weight_block_size).
+    std::string fp8;
 };
 
 // The architectures SynthHfOptions::arch takes, comma-separated.

@@ -61,11 +61,12 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         fs::remove_all(out_dir);
         ++checked;
     }
-    // 24 cases (8 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE, one with rows that
+    // 28 cases (8 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE, one with rows that
     // are not Q8_0 blocks; 2 Mixtral; 2 Qwen2, one BPE; 3 Qwen3, one with YaRN; Qwen2Moe and 2 Qwen3Moe,
-    // one with fused experts, BPE; 3 Gemma3 and a multimodal Gemma3; 2 Phi3, one with LongRoPE) x 5
+    // one with fused experts, BPE; 3 Gemma3 and a multimodal Gemma3; 2 Phi3, one with LongRoPE; 4 FP8
+    // releases: llama with block and with row scales, Mixtral per matrix, Qwen3Moe 128 x 128) x 5
     // outtypes (auto, f32, f16, bf16, q8_0)
-    EXPECT_EQ(checked, 120);
+    EXPECT_EQ(checked, 140);
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF

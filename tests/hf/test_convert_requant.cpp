@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 // Checkpoints whose rows are multiples of 256 (K-quants without fallbacks), one per family: the q/k
 // permutation (Llama), biases (Qwen2), q/k norms and a wider head (Qwen3), stacked experts and an
 // F32 router (Mixtral), shifted norms and a tied embedding (Gemma3), fused projections (Phi3); BF16,
-// F16 and F32 sources.
+// F16 and F32 sources; an FP8 release (Mixtral, 128 x 128 block scales).
 const char* const kCheckpoints[][2] = {
     {"llama", "--type BF16 --n-embd 256 --n-ff 768 --n-vocab 416 --n-layer 2"},
     {"qwen2", "--hf-arch Qwen2ForCausalLM --type F16 --n-embd 256 --n-ff 512 --n-vocab 416 --n-layer 1"},
@@ -40,6 +40,9 @@ const char* const kCheckpoints[][2] = {
      "--hf-arch Gemma3ForCausalLM --type F16 --n-embd 256 --n-ff 512 --n-vocab 416 --n-layer 1 "
      "--head-dim 64 --tied"},
     {"phi3", "--hf-arch Phi3ForCausalLM --type BF16 --n-embd 256 --n-ff 512 --n-vocab 416 --n-layer 1"},
+    {"mixtral-fp8",
+     "--hf-arch MixtralForCausalLM --type BF16 --n-embd 256 --n-ff 512 --n-vocab 416 --n-layer 1 --n-expert 4 "
+     "--n-expert-used 2 --hf-fp8 128x128"},
 };
 
 // Runs `cmd`, expecting exit status `rc`; returns its output (stderr merged).

@@ -193,3 +193,36 @@ PY
 hostile_case "convert --preset: infinite weight" 2 "$CV" --preset Q8_0 "$TMP/nan" "$TMP/o.gguf"
 expect_err_contains "tensor 'model.layers.0.mlp.up_proj.weight': non-finite value inf at element 3"
 expect_err_one_line; expect_no_file "$TMP/o.gguf"
+
+# FP8 releases (quantization_config.quant_method fp8): NaN codes, scales that do not fit, methods not done.
+mkfp8() {
+    rm -rf "${TMP:?}/$1"
+    "$SY" --hf -q --type BF16 --n-embd 64 --n-ff 96 --n-vocab 416 --hf-fp8 32x48 "$TMP/$1"
+    cp "$TOK" "$TMP/$1/"
+}
+mkfp8 fp8ok
+hostile_case "convert: sane FP8 checkpoint" 0 "$CV" -q "$TMP/fp8ok" "$TMP/o.gguf"
+rm -f "$TMP/o.gguf"
+mkfp8 fp8nan
+python3 - "$TMP/fp8nan/model.safetensors" <<'PY'
+import json, struct, sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); n = struct.unpack("<Q", b[:8])[0]
+b[8 + n + json.loads(b[8:8 + n])["model.layers.1.mlp.down_proj.weight"]["data_offsets"][0] + 40] = 0x7F  # E4M3 NaN
+open(p, "wb").write(b)
+PY
+refused "FP8 NaN code" fp8nan "tensor 'model.layers.1.mlp.down_proj.weight': non-finite value nan at element 40"
+hostile_case "convert --preset: FP8 NaN code" 2 "$CV" --preset Q8_0 "$TMP/fp8nan" "$TMP/o.gguf"
+expect_err_contains "non-finite value nan at element 40"; expect_err_one_line; expect_no_file "$TMP/o.gguf"
+mkfp8 fp8block
+sed -i 's/^      48$/      16/' "$TMP/fp8block/config.json"
+refused "FP8 block size the scales do not fit" fp8block "does not cover the matrix"
+mkfp8 fp8gptq
+sed -i 's/"quant_method": "fp8"/"quant_method": "gptq"/' "$TMP/fp8gptq/config.json"
+refused "quantization method not converted" fp8gptq "\"gptq\" is not converted"
+mkfp8 fp8orphan
+python3 - "$TMP/fp8orphan/model.safetensors" <<'PY'
+import sys
+p = sys.argv[1]; b = open(p, "rb").read()
+open(p, "wb").write(b.replace(b'"model.layers.0.mlp.up_proj.weight"', b'"model.layers.0.mlp.up_proj.weighz"', 1))
+PY
+refused "FP8 scale without its weight" fp8orphan "scales 'model.layers.0.mlp.up_proj.weight', which the checkpoint does not hold"

@@ -5,6 +5,7 @@
 // writes a Hugging Face checkpoint directory instead (gguf-convert's input; --hf-arch picks the
 // family: llama, Qwen2, Qwen3).
 #include <chrono>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -16,6 +17,28 @@
 #include "tools/common/cli_parse.h"
 #include "tools/common/split_cli.h"
 #include "tools/common/tool_support.h"
+
+namespace {
+
+// The options that shape a Hugging Face checkpoint (each needs --hf).
+std::vector<CLI::Option*> add_hf_options(CLI::App& app, oiw::SynthHfOptions& hfo) {
+    auto* hf_arch = app.add_option(
+        "--hf-arch", hfo.arch,
+        fmt::format("with --hf: the family's tensors and config.json ({})", oiw::synth_hf_architectures()));
+    auto* head_dim = app.add_option("--head-dim", hfo.head_dim, "with --hf: attention head width (0: n_embd / n_head)")
+                         ->check(CLI::NonNegativeNumber);
+    auto* fused = app.add_flag("--hf-fused-experts", hfo.fused_experts,
+                               "with --hf and a Qwen MoE family: each block's experts as the two tensors newer "
+                               "transformers write (mlp.experts.gate_up_proj [X, 2F, E], mlp.experts.down_proj "
+                               "[X, E, F])");
+    auto* fp8 = app.add_option("--hf-fp8", hfo.fp8,
+                               "with --hf: an FP8 release's layout: the projections F8_E4M3 with F32 *_scale_inv "
+                               "scales per RxC block (e.g. 128x128: weight_block_size), per row (row) or per matrix "
+                               "(tensor), quantization_config.quant_method fp8");
+    return {hf_arch, head_dim, fused, fp8};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     oiw::SynthOptions o;
@@ -48,15 +71,7 @@ int main(int argc, char** argv) {
                  "write a Hugging Face checkpoint (config.json of --hf-arch's family and model.safetensors; "
                  "--type F32, F16 or BF16; with --split-max-size, model-0000K-of-0000N.safetensors "
                  "shards and model.safetensors.index.json) into the directory OUT");
-    auto* hf_arch = app.add_option(
-        "--hf-arch", hfo.arch,
-        fmt::format("with --hf: the family's tensors and config.json ({})", oiw::synth_hf_architectures()));
-    auto* head_dim = app.add_option("--head-dim", hfo.head_dim, "with --hf: attention head width (0: n_embd / n_head)")
-                         ->check(CLI::NonNegativeNumber);
-    auto* fused = app.add_flag("--hf-fused-experts", hfo.fused_experts,
-                               "with --hf and a Qwen MoE family: each block's experts as the two tensors newer "
-                               "transformers write (mlp.experts.gate_up_proj [X, 2F, E], mlp.experts.down_proj "
-                               "[X, E, F])");
+    const std::vector<CLI::Option*> hf_only = add_hf_options(app, hfo);
     app.add_flag("--json", json, "report as JSON on stdout");
     app.add_flag("-q,--quiet", quiet, "print nothing on success");
     oiw::add_split_options(app, split);
@@ -76,12 +91,10 @@ int main(int argc, char** argv) {
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--hf",
                                    "takes --split-max-size only (not --imatrix, --shard, --split-max-tensors, "
                                    "--no-tensor-first-split)");
-        if (!hf && (hf_arch->count() || head_dim->count() || fused->count()))
-            throw oiw::FormatError(oiw::ErrorKind::Usage, "",
-                                   hf_arch->count()    ? "--hf-arch"
-                                   : head_dim->count() ? "--head-dim"
-                                                       : "--hf-fused-experts",
-                                   "needs --hf (a Hugging Face checkpoint)");
+        for (const CLI::Option* opt : hf_only)
+            if (!hf && opt->count())
+                throw oiw::FormatError(oiw::ErrorKind::Usage, "", opt->get_name(),
+                                       "needs --hf (a Hugging Face checkpoint)");
         hfo.max_shard_bytes = so.max_bytes;
         const uint64_t params =
             hf ? oiw::write_synth_hf(out, o, hfo, &files) : oiw::write_synth_model(out, o, so, &files);

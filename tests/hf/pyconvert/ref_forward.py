@@ -9,7 +9,7 @@
 # norm_topk_prob is false, Qwen2Moe's sigmoid-gated shared expert, the fused experts of newer
 # transformers split first; Gemma3's scaled embedding, (1 + w) norms around attention and MLP, local
 # layers with their own RoPE base, query_pre_attn_scalar, GELU (tanh) MLP and final logit soft-
-# capping),
+# capping; FP8 releases' F8_E4M3 weights times their block scales),
 # for scripts/check-convert-logits. Prints one line of logits per position.
 #   ref_forward.py CHECKPOINT_DIR ID ID ...
 import json
@@ -22,6 +22,36 @@ import numpy as np
 import torch
 
 DTYPES = {"F32": np.float32, "F16": np.float16}
+
+
+def e4m3_table():
+    """float8_e4m3fn's 256 values: sign, 4 exponent bits (bias 7), 3 mantissa bits; no infinities."""
+    v = np.zeros(256)
+    for b in range(256):
+        e, m = (b >> 3) & 15, b & 7
+        mag = math.ldexp(m / 8, -6) if e == 0 else math.ldexp(1 + m / 8, e - 7)
+        v[b] = math.nan if (e, m) == (15, 7) else (-mag if b & 0x80 else mag)
+    return v
+
+
+E4M3 = e4m3_table()
+
+
+def dequant_fp8(dir_, out):
+    """An FP8 release's weights (quantization_config.quant_method fp8): each <w>_scale_inv
+    multiplies its weight per weight_block_size block (the last ones cut), or broadcast per row or
+    per tensor without one, as transformers' fine-grained FP8 dequantizes."""
+    with open(os.path.join(dir_, "config.json")) as f:
+        q = json.load(f).get("quantization_config") or {}
+    block = q.get("weight_block_size")
+    for name in [n for n in out if n.endswith("_scale_inv")]:
+        s, w = out.pop(name), name[: -len("_scale_inv")]
+        rows, cols = out[w].shape
+        if block:
+            s = s.repeat_interleave(block[0], 0).repeat_interleave(block[1], 1)[:rows, :cols]
+        else:
+            s = s.reshape(-1, 1) if s.numel() == rows else s.reshape(1, 1)
+        out[w] = out[w] * s
 
 
 def load(dir_):
@@ -39,11 +69,14 @@ def load(dir_):
             raw = b[8 + hl + lo:8 + hl + hi]
             if e["dtype"] == "BF16":
                 a = (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+            elif e["dtype"] == "F8_E4M3":
+                a = E4M3[np.frombuffer(raw, dtype=np.uint8)]
             else:
                 a = np.frombuffer(raw, dtype=DTYPES[e["dtype"]])
             name = name.replace("language_model.", "")  # Gemma3ForConditionalGeneration's text model
             out[name] = torch.from_numpy(a.astype(np.float64).reshape(e["shape"]))
             f16[name] = e["dtype"] == "F16"
+    dequant_fp8(dir_, out)
     for name in [n for n in out if n.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj"))]:
         # newer transformers' fused Qwen MoE experts: [X, 2F, E] (gate rows, then up) and [X, E, F]
         t, base = out.pop(name), name.rsplit(".", 1)[0]
