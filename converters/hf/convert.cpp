@@ -680,7 +680,7 @@ void put_authorship(KvWriter& kv, const CardMetadata& m) {
 // leaves unset, the sampling keys of generation_config.json, the --metadata file over all of them,
 // --model-name over the name; then the name and size label of last resort.
 CardMetadata add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
-                         const std::vector<PlannedTensor>& tensors, int64_t total_params, const NamingOptions& naming,
+                         const std::vector<PlannedTensor>& tensors, int64_t total_params, const PlanOptions& naming,
                          std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
     CardMetadata m;
@@ -1650,10 +1650,10 @@ std::string default_file_name(const ConvertPlan& plan, const std::string& output
         return o;
     };
     std::string f = plan.basename ? dashed(*plan.basename, true) : plan.name ? dashed(*plan.name, true) : "ggml-model";
-    if (plan.size_label) f += "-" + *plan.size_label;
+    if (plan.size_label && !plan.vocab_only) f += "-" + *plan.size_label;
     if (plan.finetune) f += "-" + dashed(*plan.finetune, false);
     if (plan.version) f += "-" + dashed(*plan.version, false);
-    return f + "-" + upper_ascii(dashed(output_type, false));
+    return f + (plan.vocab_only ? "-vocab" : "-" + upper_ascii(dashed(output_type, false)));
 }
 
 std::string fill_templated_filename(const std::string& name, const std::string& output_type) {
@@ -1695,7 +1695,7 @@ const char* supported_architectures() {
     return names.c_str();
 }
 
-ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const NamingOptions& naming) {
+ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const PlanOptions& opt) {
     const fs::path dir(ck.dir());
     const std::string cfg_path = (dir / "config.json").string();
     const std::optional<Json> cfg = read_optional_json(cfg_path);
@@ -1721,13 +1721,19 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const NamingOpti
     plan.arch = spec->arch;
     KvWriter kv(cfg_path);
     kv.str("general.architecture", plan.arch);
-    if (spec->extra) spec->extra(kv, hp, plan.tensors);
+    KvWriter no_keys(cfg_path);  // --vocab-only: write_vocab never runs generate_extra_tensors (its keys unwritten)
+    if (spec->extra) spec->extra(opt.vocab_only ? no_keys : kv, hp, plan.tensors);
     for (PlannedTensor& t : plan_tensors(*spec, ck, hp, ot, n_block)) plan.tensors.push_back(std::move(t));
     if (spec->adjust) spec->adjust(ck, hp, plan.tensors);
     q8_0_fallback(plan.tensors);
     for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
+    if (opt.vocab_only) {  // write_vocab: prepare_tensors never runs, the writer counts no parameters
+        plan.tensors.clear();
+        plan.total_params = 0;
+        plan.vocab_only = true;
+    }
     const CardMetadata m =
-        add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), naming, plan.notes);
+        add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), opt, plan.notes);
     plan.name = m.name;
     plan.basename = m.basename;
     plan.finetune = m.finetune;

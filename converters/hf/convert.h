@@ -84,13 +84,15 @@ struct ConvertPlan {
     // prepare_metadata leaves it, and the output type's name ("F16", "Q8_0").
     std::optional<std::string> name, basename, finetune, version, size_label;
     std::string output_type;
+    bool vocab_only = false;  // PlanOptions::vocab_only: no tensors
 
     // Bytes of the tensors' data as planned (what write_convert's progress counts).
     uint64_t total_bytes() const;
 };
 
 // gguf.naming_convention: "<basename, else name, else ggml-model>[-<size label>][-<finetune>]
-// [-<version>]-<OUTPUT_TYPE>" (spaces as '-', and '/' in the name), e.g. "Qwen3-0.6B-F16".
+// [-<version>]-<OUTPUT_TYPE>" (spaces as '-', and '/' in the name), e.g. "Qwen3-0.6B-F16"; a
+// vocab-only plan's is "<name>[-<finetune>][-<version>]-vocab".
 std::string default_file_name(const ConvertPlan& plan, const std::string& output_type);
 
 // gguf.fill_templated_filename: `name` with {ftype} / {outtype} / {} as the output type in lower
@@ -101,12 +103,15 @@ std::string fill_templated_filename(const std::string& name, const std::string& 
 // Plans the conversion of `ck` (its directory's config.json, tokenizer files and
 // generation_config.json). Throws FormatError naming the file and key or tensor: Unsupported for
 // an architecture, tokenizer or dtype not handled, BadJson for a missing or mistyped key.
-// `naming` takes the Python converter's --metadata and --model-name.
-struct NamingOptions {
+// `opt` takes the Python converter's --metadata, --model-name and --vocab-only.
+struct PlanOptions {
     std::optional<std::string> metadata_file;  // a JSON object of general.* keys over the card's and heuristics'
     std::optional<std::string> model_name;     // general.name whatever else says ("" writes none)
+    // write_vocab: the keys only, no tensors, planned as with 0 parameters (no size label from the
+    // tensors); the tensors are still planned (and checked) first.
+    bool vocab_only = false;
 };
-ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const NamingOptions& naming = {});
+ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const PlanOptions& opt = {});
 
 // How write_convert runs.
 struct WriteOptions {

@@ -51,10 +51,11 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         const fs::path out_dir = root / fmt::format("out-{}-{}", name, outtype);
         fs::create_directory(out_dir);
         std::string log;
-        ASSERT_EQ(run(fmt::format("{} -q {} {} --outtype {}", tool_path("gguf-convert"), built[name].string(),
-                                  out_dir.string(), outtype),
-                      &log, true),
-                  0)
+        const std::string opt = outtype == "vocab" ? "--vocab-only" : "--outtype " + outtype;
+        ASSERT_EQ(
+            run(fmt::format("{} -q {} {} {}", tool_path("gguf-convert"), built[name].string(), out_dir.string(), opt),
+                &log, true),
+            0)
             << log;
         ASSERT_EQ(listing(out_dir), std::vector<std::string>{file_name});
         EXPECT_EQ(sha256_hex(read_file((out_dir / file_name).string())), sha);
@@ -64,9 +65,9 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
     // 28 cases (8 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE, one with rows that
     // are not Q8_0 blocks; 2 Mixtral; 2 Qwen2, one BPE; 3 Qwen3, one with YaRN; Qwen2Moe and 2 Qwen3Moe,
     // one with fused experts, BPE; 3 Gemma3 and a multimodal Gemma3; 2 Phi3, one with LongRoPE; 4 FP8
-    // releases: llama with block and with row scales, Mixtral per matrix, Qwen3Moe 128 x 128) x 5
-    // outtypes (auto, f32, f16, bf16, q8_0)
-    EXPECT_EQ(checked, 140);
+    // releases: llama with block and with row scales, Mixtral per matrix, Qwen3Moe 128 x 128) x (5
+    // outtypes (auto, f32, f16, bf16, q8_0) and --vocab-only)
+    EXPECT_EQ(checked, 168);
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF

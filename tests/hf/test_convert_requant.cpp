@@ -199,6 +199,8 @@ TEST(HfConvertRequant, RefusalsExitTwoAndLeaveNothing) {
         {"--preset Q4_K_M --outtype q4", "--outtype"},
         {"--preset Q4_K_M --outtype q8_0", "q8_0 is an output type"},
         {"--plan /nonexistent-plan.txt", "/nonexistent-plan.txt"},
+        {"--preset Q4_K_M --vocab-only", "--vocab-only: writes one file of keys"},
+        {"--vocab-only --split-max-size 1M", "--vocab-only: writes one file of keys"},
     };
     for (const auto& c : cases) {
         const std::string text = expect_run(conv + out.string() + " " + c.opts, 2);

@@ -34,11 +34,14 @@ using namespace oiw;
 using namespace oiw::test;
 namespace fs = std::filesystem;
 
-// write_convert of `dir` at `outtype` to `out` with `opt`; the file's SHA-256.
+// write_convert of `dir` at `outtype` (or "vocab": --vocab-only) to `out` with `opt`; the file's SHA-256.
 std::string convert_sha(const fs::path& dir, const std::string& outtype, const fs::path& out,
                         const hf::WriteOptions& opt) {
     const hf::Checkpoint ck(dir.string());
-    hf::write_convert(hf::plan_convert(ck, *hf::out_type_from_name(outtype)), out.string(), opt);
+    hf::PlanOptions po;
+    po.vocab_only = outtype == "vocab";
+    hf::write_convert(hf::plan_convert(ck, *hf::out_type_from_name(po.vocab_only ? "auto" : outtype), po), out.string(),
+                      opt);
     return sha256_hex(read_file(out.string()));
 }
 

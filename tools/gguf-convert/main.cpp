@@ -27,7 +27,7 @@ namespace {
 
 struct Options {
     std::string dir, out, outtype = "auto";
-    oiw::hf::NamingOptions naming;
+    oiw::hf::PlanOptions convert;  // --model-name, --metadata, --vocab-only
     bool dry_run = false, json = false, quiet = false;
     unsigned threads = 0;
     oiw::SplitCli split;
@@ -204,9 +204,12 @@ int main(int argc, char** argv) {
                        "multiple of 32 in f16), or auto (the checkpoint's 16-bit "
                        "type, else f16); 1-D tensors, norms and biases stay f32. With --preset: the type "
                        "the preset quantizes from (default f16)");
-    app.add_option("--model-name", o.naming.model_name, "general.name, over the model card's and the directory's");
-    app.add_option("--metadata", o.naming.metadata_file,
+    app.add_option("--model-name", o.convert.model_name, "general.name, over the model card's and the directory's");
+    app.add_option("--metadata", o.convert.metadata_file,
                    "JSON file of general.* keys (convert_hf_to_gguf.py's override file) over the model card's");
+    app.add_flag("--vocab-only", o.convert.vocab_only,
+                 "write the keys and vocabulary only, no tensors (the Python converter's --vocab-only; default "
+                 "name Name-vocab.gguf)");
     app.add_option("--preset", o.preset,
                    "quantize on the way out as gguf-requant --preset does (Q4_K_M, Q8_0, ...): the bytes of "
                    "--outtype f16 then gguf-requant, without the intermediate file");
@@ -241,9 +244,13 @@ int main(int argc, char** argv) {
                                     !o.embd_type.empty() || o.requant.plan.pure || o.requant.plan.leave_output_tensor;
         if (!quantize && requant_option)
             throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--imatrix/--tensor-type/...", "need --preset or --plan");
+        if (o.convert.vocab_only &&
+            (quantize || o.split.max_size || o.split.shard || o.split.max_tensors || o.split.no_tensor_first_split))
+            throw oiw::FormatError(oiw::ErrorKind::Usage, "", "--vocab-only",
+                                   "writes one file of keys: not with --preset, --plan or the split options");
         if (quantize) requant_options(o, rules);
         const oiw::hf::Checkpoint ck(o.dir);
-        const oiw::hf::ConvertPlan plan = oiw::hf::plan_convert(ck, *ot, o.naming);
+        const oiw::hf::ConvertPlan plan = oiw::hf::plan_convert(ck, *ot, o.convert);
         if (!o.out.empty() || !o.dry_run)
             o.out = resolve_out(o.out.empty() ? o.dir : o.out, plan, quantize ? o.preset : plan.output_type);
         std::optional<oiw::RequantJob> job;
