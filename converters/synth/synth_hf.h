@@ -31,7 +31,7 @@ struct SynthHfOptions {
     // those two decode to as dequant_simple decodes them. "RxC": scales per R x C block
     // (weight_block_size [R, C], the last block row/column cut to the matrix); "row": [rows, 1], one per
     // row; "tensor": [] (0-d), one per matrix (no weight_block_size).
-    std::string fp8;
+    std::string fp8 = {};
 };
 
 // The architectures SynthHfOptions::arch takes, comma-separated.
