@@ -1,5 +1,6 @@
 #include "converters/hf/convert.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -353,13 +354,12 @@ struct Dequant {
 std::vector<uint64_t> block_size(const Json* v, const std::string& file, const std::string& key) {
     std::vector<uint64_t> out;
     if (!v || v->is_null()) return out;
-    if (!v->is_array() || v->empty() || v->size() > 2)
-        throw FormatError(ErrorKind::BadJson, file, key, v->dump() + " is not a block size [rows, columns]");
-    for (const Json& x : *v) {
-        if (!x.is_number_unsigned() || x.get<uint64_t>() == 0 || x.get<uint64_t>() > (1u << 20))
-            throw FormatError(ErrorKind::BadJson, file, key, v->dump() + " is not a block size [rows, columns]");
-        out.push_back(x.get<uint64_t>());
-    }
+    const bool ok =
+        v->is_array() && !v->empty() && v->size() <= 2 && std::all_of(v->begin(), v->end(), [](const Json& x) {
+            return x.is_number_unsigned() && x.get<uint64_t>() > 0 && x.get<uint64_t>() <= (1u << 20);
+        });
+    if (!ok) throw FormatError(ErrorKind::BadJson, file, key, v->dump() + " is not a block size [rows, columns]");
+    for (const Json& x : *v) out.push_back(x.get<uint64_t>());
     return out;
 }
 
@@ -374,15 +374,12 @@ Dequant plan_dequant(const Checkpoint& ck, const Hparams& hp) {
     if (!method || method->is_null()) return dq;
     const std::string m = method->is_string() ? method->get<std::string>() : method->dump();
     std::vector<std::pair<std::string, std::string>> suffixes;  // scale suffix -> what replaces it for the weight
+    std::vector<std::string> unused;                            // suffixes of tensors dropped unread
     std::vector<uint64_t> block;
     if (m == "fp8") {
         block = block_size(member(*qc, "weight_block_size"), hp.file(), "quantization_config.weight_block_size");
         suffixes = {{"_scale_inv", ""}, {".qscale_weight", ".weight"}};
-        for (const TensorRef& r : ck.tensors()) {
-            const std::string n = filtered_name(r.tensor->name);
-            if (n.ends_with(".activation_scale") || n.ends_with("_activation_scale") || n.ends_with(".qscale_act"))
-                dq.dropped.insert(n);
-        }
+        unused = {".activation_scale", "_activation_scale", ".qscale_act"};
     } else if (m == "compressed-tensors") {
         const Json* format = member(*qc, "format");
         const Json* groups = member(*qc, "config_groups");
@@ -410,7 +407,9 @@ Dequant plan_dequant(const Checkpoint& ck, const Hparams& hp) {
     std::map<std::string, TensorRef, std::less<>> by_name;
     for (const TensorRef& r : ck.tensors())
         if (const std::string n = filtered_name(r.tensor->name); !n.empty()) by_name.emplace(n, r);
-    for (const auto& [n, r] : by_name)
+    for (const auto& [n, r] : by_name) {
+        if (std::any_of(unused.begin(), unused.end(), [&name = n](const std::string& u) { return name.ends_with(u); }))
+            dq.dropped.insert(n);
         for (const auto& [suffix, replace] : suffixes) {
             if (!n.ends_with(suffix)) continue;
             const std::string weight = n.substr(0, n.size() - suffix.size()) + replace;
@@ -421,6 +420,7 @@ Dequant plan_dequant(const Checkpoint& ck, const Hparams& hp) {
             dq.scales[weight] = std::make_shared<const Scale>(plan_scale(*r.part, *r.tensor, *w->second.tensor, block));
             dq.dropped.insert(n);
         }
+    }
     return dq;
 }
 
@@ -1721,16 +1721,15 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const PlanOption
     plan.arch = spec->arch;
     KvWriter kv(cfg_path);
     kv.str("general.architecture", plan.arch);
-    KvWriter no_keys(cfg_path);  // --vocab-only: write_vocab never runs generate_extra_tensors (its keys unwritten)
-    if (spec->extra) spec->extra(opt.vocab_only ? no_keys : kv, hp, plan.tensors);
-    for (PlannedTensor& t : plan_tensors(*spec, ck, hp, ot, n_block)) plan.tensors.push_back(std::move(t));
-    if (spec->adjust) spec->adjust(ck, hp, plan.tensors);
-    q8_0_fallback(plan.tensors);
-    for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
-    if (opt.vocab_only) {  // write_vocab: prepare_tensors never runs, the writer counts no parameters
-        plan.tensors.clear();
-        plan.total_params = 0;
-        plan.vocab_only = true;
+    // --vocab-only is write_vocab: neither generate_extra_tensors nor prepare_tensors runs (no
+    // tensor, none of their keys, 0 parameters)
+    plan.vocab_only = opt.vocab_only;
+    if (!opt.vocab_only) {
+        if (spec->extra) spec->extra(kv, hp, plan.tensors);
+        for (PlannedTensor& t : plan_tensors(*spec, ck, hp, ot, n_block)) plan.tensors.push_back(std::move(t));
+        if (spec->adjust) spec->adjust(ck, hp, plan.tensors);
+        q8_0_fallback(plan.tensors);
+        for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
     }
     const CardMetadata m =
         add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), opt, plan.notes);

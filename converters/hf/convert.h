@@ -107,8 +107,8 @@ std::string fill_templated_filename(const std::string& name, const std::string& 
 struct PlanOptions {
     std::optional<std::string> metadata_file;  // a JSON object of general.* keys over the card's and heuristics'
     std::optional<std::string> model_name;     // general.name whatever else says ("" writes none)
-    // write_vocab: the keys only, no tensors, planned as with 0 parameters (no size label from the
-    // tensors); the tensors are still planned (and checked) first.
+    // write_vocab: the keys only; the tensors are neither planned nor read (0 parameters, no size
+    // label from them), as the Python converter's --vocab-only never reaches them.
     bool vocab_only = false;
 };
 ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const PlanOptions& opt = {});

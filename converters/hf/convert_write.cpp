@@ -101,38 +101,33 @@ void from_f32(const float* f, GgmlType type, uint8_t* out, size_t n) {
         quantize_chunk(type, f, out, 1, static_cast<int64_t>(n), nullptr);
 }
 
-// x + shift as torch computes it in a tensor of dtype d: in float, an F16 result rounded back to F16
-// (BF16 and 8-bit sources were widened to F32 first, scaled ones are F32 after dequant_simple).
-float shifted(float x, Dtype d, float shift) {
+// x + shift as torch computes it in the source's tensor (Gemma3's norms): in float, rounded back to
+// F16 for an unscaled F16 source (BF16 and 8-bit sources were widened to F32 first, scaled ones are
+// F32 after dequant_simple).
+float shifted(float x, const TensorRef& r, float shift) {
     const float y = x + shift;
-    return d == Dtype::F16 ? fp16_to_fp32(fp32_to_fp16(y)) : y;
+    return r.tensor->dtype == Dtype::F16 && !r.scale ? fp16_to_fp32(fp32_to_fp16(y)) : y;
 }
 
-// Where a run of source elements is and what is done to it on the way through float.
-struct Run {
-    Dtype d;
-    const Scale* scale;  // null: none
-    float shift;         // added after the scale (shifted)
-    uint64_t cols;       // source elements per row (where scale factors are found)
-};
-
-// n contiguous source elements at s, the first being source element `first`, decoded, scaled and
-// shifted as `run` says, to `type` at out, through float a block at a time. Returns false when a
-// value was NaN or infinite (checked only for a scaled or 8-bit source; any_non_finite checks the
-// others on their raw bits).
-bool convert_run(const uint8_t* s, const Run& run, uint64_t first, GgmlType type, uint8_t* out, uint64_t n) {
+// n contiguous source elements of `r` at s, the first being source element `first` (`cols` per
+// row), decoded, scaled and shifted, to `type` at out, through float a block at a time. Returns
+// false when a value was NaN or infinite (checked here only where raw_checked does not hold;
+// any_non_finite checks the others on their raw bits).
+bool convert_run(const uint8_t* s, const TensorRef& r, float shift, uint64_t first, uint64_t cols, GgmlType type,
+                 uint8_t* out, uint64_t n) {
     float f[kBlock];
-    const uint64_t in = dtype_size(run.d);
-    const bool check = run.scale || dtype_size(run.d) == 1;
+    const Dtype d = r.tensor->dtype;
+    const uint64_t in = dtype_size(d);
+    const bool check = !raw_checked(r);
     for (uint64_t i = 0; i < n; i += kBlock) {
         const size_t m = static_cast<size_t>(std::min<uint64_t>(kBlock, n - i));
-        to_f32(s + i * in, run.d, f, m);
-        if (run.scale) run.scale->apply(f, m, first + i, run.cols);
+        to_f32(s + i * in, d, f, m);
+        if (r.scale) r.scale->apply(f, m, first + i, cols);
         if (check)
             for (size_t j = 0; j < m; ++j)
                 if (!std::isfinite(f[j])) return false;
-        if (run.shift != 0.0f)
-            for (size_t j = 0; j < m; ++j) f[j] = shifted(f[j], run.scale ? Dtype::F32 : run.d, run.shift);
+        if (shift != 0.0f)
+            for (size_t j = 0; j < m; ++j) f[j] = shifted(f[j], r, shift);
         from_f32(f, type, out + row_size(type, static_cast<int64_t>(i)), m);
     }
     return true;
@@ -173,13 +168,12 @@ struct TensorJob {
     // value was not finite (convert_run).
     std::optional<size_t> convert(uint64_t k, uint8_t* out) const {
         const uint64_t a = begin(k), b = end(k), in = dtype_size(src.dtype);
-        const Run run{src.dtype, t.source.scale.get(), t.shift, cols};
         if (t.permute_heads == 0) {
-            if (!convert_run(p + a * in, run, a, t.type, out, b - a)) return std::nullopt;
+            if (!convert_run(p + a * in, t.source, t.shift, a, cols, t.type, out, b - a)) return std::nullopt;
         } else {
             for (uint64_t r = a / cols; r < b / cols; ++r) {
                 const uint64_t from = source_row(r, rows, t.permute_heads) * cols;
-                if (!convert_run(p + from * in, run, from, t.type,
+                if (!convert_run(p + from * in, t.source, t.shift, from, cols, t.type,
                                  out + row_size(t.type, static_cast<int64_t>(r * cols - a)), cols))
                     return std::nullopt;
             }
@@ -271,7 +265,7 @@ void write_source_reference(const PlannedTensor& t, GgufOutput& w) {
         for (uint64_t c = 0; c < cols; ++c) {
             float x = element(t.source, p, base + c, cols);
             if (!std::isfinite(x)) throw TensorJob(t).non_finite();
-            if (t.shift != 0.0f) x = shifted(x, t.source.scale ? Dtype::F32 : src.dtype, t.shift);
+            if (t.shift != 0.0f) x = shifted(x, t.source, t.shift);
             row[c] = x;
             if (t.type == GgmlType::F32) {
                 std::memcpy(buf.data() + 4 * c, &x, 4);

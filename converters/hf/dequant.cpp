@@ -78,8 +78,7 @@ void decode_run(const uint8_t* p, Dtype d, float* f, size_t n) {
 }
 
 float Scale::at(uint64_t row, uint64_t col) const {
-    const uint64_t k = row / div[0] * stride[0] + col / div[1] * stride[1];
-    return decode_element(part->bytes(*tensor).data(), tensor->dtype, k);
+    return decode_element(part->bytes(*tensor).data(), tensor->dtype, index(row, col));
 }
 
 void Scale::apply(float* f, size_t n, uint64_t first, uint64_t cols) const {
@@ -88,7 +87,7 @@ void Scale::apply(float* f, size_t n, uint64_t first, uint64_t cols) const {
     for (size_t j = 0; j < n;) {
         // one run of columns sharing a factor: up to the next block edge or the row's end
         const uint64_t edge = std::min(cols, (col / div[1] + 1) * div[1]);
-        const float s = decode_element(p, tensor->dtype, row / div[0] * stride[0] + col / div[1] * stride[1]);
+        const float s = decode_element(p, tensor->dtype, index(row, col));
         const size_t run = static_cast<size_t>(std::min<uint64_t>(edge - col, n - j));
         for (size_t k = 0; k < run; ++k) f[j + k] *= s;
         j += run;

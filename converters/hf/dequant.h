@@ -45,6 +45,10 @@ struct Scale {
     float at(uint64_t row, uint64_t col) const;
     // f[j] *= the factor of the weight's element first + j (row-major, `cols` per row), j < n.
     void apply(float* f, size_t n, uint64_t first, uint64_t cols) const;
+
+private:
+    // The scale element of weight element (row, col).
+    uint64_t index(uint64_t row, uint64_t col) const { return row / div[0] * stride[0] + col / div[1] * stride[1]; }
 };
 
 // The scale of `weight` (a matrix [R, C]) from `scale` with the configured block size (`block`

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -55,18 +56,24 @@ float block_scale(float ws, size_t id, uint64_t br, uint64_t bc) {
     return ws * static_cast<float>(1 + (id * 131 + br * 31 + bc * 7) % 8) / 64.0f;
 }
 
-// Turns the projections of `t` into SynthHfOptions::fp8's F8_E4M3 weights, each followed by its scales.
-void make_fp8(std::vector<HfTensor>& t, const std::string& mode, const std::string& dir) {
-    uint64_t br = 0, bc = 0;
-    if (mode != "row" && mode != "tensor") {
-        char x = 0;
-        unsigned long long r = 0, c = 0;
-        char rest = 0;
-        if (std::sscanf(mode.c_str(), "%llu%c%llu%c", &r, &x, &c, &rest) != 3 || x != 'x' || r == 0 || c == 0)
-            throw FormatError(ErrorKind::Usage, dir, "--hf-fp8", "'" + mode + "' is not RxC, row or tensor");
-        br = r;
-        bc = c;
-    }
+// SynthHfOptions::fp8 parsed: scales per `block` [rows, cols] ("RxC"), per row or per matrix.
+struct Fp8Layout {
+    enum Kind { Block, Row, Tensor } kind = Block;
+    uint64_t block[2] = {0, 0};
+};
+
+Fp8Layout fp8_layout(const std::string& mode, const std::string& dir) {
+    if (mode == "row") return {Fp8Layout::Row, {0, 0}};
+    if (mode == "tensor") return {Fp8Layout::Tensor, {0, 0}};
+    char x = 0, rest = 0;
+    unsigned long long r = 0, c = 0;
+    if (std::sscanf(mode.c_str(), "%llu%c%llu%c", &r, &x, &c, &rest) != 3 || x != 'x' || r == 0 || c == 0)
+        throw FormatError(ErrorKind::Usage, dir, "--hf-fp8", "'" + mode + "' is not RxC, row or tensor");
+    return {Fp8Layout::Block, {r, c}};
+}
+
+// Turns the projections of `t` into F8_E4M3 weights laid out as `f`, each followed by its scales.
+void make_fp8(std::vector<HfTensor>& t, const Fp8Layout& f) {
     std::vector<HfTensor> out;
     for (HfTensor& w : t) {
         const std::string& n = w.decl.name;
@@ -78,14 +85,15 @@ void make_fp8(std::vector<HfTensor>& t, const std::string& mode, const std::stri
         }
         const uint64_t rows = w.decl.shape[0], cols = w.decl.shape[1];
         w.decl.dtype = hf::Dtype::F8E4M3;
-        w.block[0] = mode == "row" ? 1 : mode == "tensor" ? rows : br;
-        w.block[1] = mode == "row" || mode == "tensor" ? cols : bc;
+        w.block[0] = f.kind == Fp8Layout::Row ? 1 : f.kind == Fp8Layout::Tensor ? rows : f.block[0];
+        w.block[1] = f.kind == Fp8Layout::Block ? f.block[1] : cols;
         HfTensor s = w;
         s.decl.name = n + "_scale_inv";
         s.decl.dtype = hf::Dtype::F32;
-        s.decl.shape = mode == "tensor" ? std::vector<uint64_t>{}
-                       : mode == "row"  ? std::vector<uint64_t>{rows, 1}
-                                        : std::vector<uint64_t>{(rows + br - 1) / br, (cols + bc - 1) / bc};
+        s.decl.shape = f.kind == Fp8Layout::Tensor ? std::vector<uint64_t>{}
+                       : f.kind == Fp8Layout::Row  ? std::vector<uint64_t>{rows, 1}
+                                                   : std::vector<uint64_t>{(rows + w.block[0] - 1) / w.block[0],
+                                                                           (cols + w.block[1] - 1) / w.block[1]};
         s.scale_of = 1;
         out.push_back(std::move(w));
         out.push_back(std::move(s));
@@ -220,12 +228,10 @@ uint64_t elements_of(const hf::TensorDecl& d) {
 
 uint64_t bytes_of(const hf::TensorDecl& d) { return elements_of(d) * hf::dtype_size(d.dtype); }
 
-// An FP8 release's (DeepSeek-V3's, Qwen3-*-FP8's) quantization_config for h.fp8; null without one.
-nlohmann::ordered_json quantization_config(const SynthHfOptions& h) {
-    if (h.fp8.empty()) return nullptr;
+// An FP8 release's (DeepSeek-V3's, Qwen3-*-FP8's) quantization_config for layout `f`.
+nlohmann::ordered_json quantization_config(const Fp8Layout& f) {
     nlohmann::ordered_json q = {{"activation_scheme", "dynamic"}, {"fmt", "e4m3"}, {"quant_method", "fp8"}};
-    unsigned long long r = 0, k = 0;
-    if (std::sscanf(h.fp8.c_str(), "%llux%llu", &r, &k) == 2) q["weight_block_size"] = {r, k};
+    if (f.kind == Fp8Layout::Block) q["weight_block_size"] = {f.block[0], f.block[1]};
     return q;
 }
 
@@ -394,12 +400,13 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
             ? hf::Dtype::BF16
             : throw FormatError(ErrorKind::Usage, dir, "",
                                 fmt::format("a checkpoint holds F32, F16 or BF16, not {}", type_name(o.type)));
+    const std::optional<Fp8Layout> fp8 = h.fp8.empty() ? std::nullopt : std::optional(fp8_layout(h.fp8, dir));
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir))
         throw FormatError(ErrorKind::Io, dir, "", "cannot create the directory" + (ec ? ": " + ec.message() : ""));
     std::vector<HfTensor> plan = hf_plan(o, h, fam, dt);
-    if (!h.fp8.empty()) make_fp8(plan, h.fp8, dir);
+    if (fp8) make_fp8(plan, *fp8);
     // Shards: greedy, a new one when the next tensor would pass the cap.
     std::vector<std::vector<size_t>> shards(1);
     uint64_t in_shard = 0, total = 0, params = 0;
@@ -425,7 +432,7 @@ uint64_t write_synth_hf(const std::string& dir, const SynthOptions& o, const Syn
         files.back()->complete();
     };
     nlohmann::ordered_json config = config_json(o, h, fam, dt);
-    if (const nlohmann::ordered_json q = quantization_config(h); !q.is_null()) config["quantization_config"] = q;
+    if (fp8) config["quantization_config"] = quantization_config(*fp8);
     text_file("config.json", config.dump(2) + "\n");
     SynthRng rng(o.seed);
     nlohmann::json weight_map = nlohmann::json::object();

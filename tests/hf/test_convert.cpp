@@ -36,15 +36,9 @@ namespace fs = std::filesystem;
 
 TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
     const auto root = temp_dir();
-    std::ifstream g(data_path("hf/goldens.txt"));
-    std::string line;
     int checked = 0;
     std::map<std::string, fs::path> built;
-    while (std::getline(g, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream f(line);
-        std::string name, outtype, sha, file_name;
-        f >> name >> outtype >> sha >> file_name;
+    for (const auto& [name, outtype, sha, file_name] : convert_goldens()) {
         SCOPED_TRACE(fmt::format("{} --outtype {}", name, outtype));
         if (!built.count(name)) built[name] = make_hf_case(name, root);
         // OUT a directory: the file is named as the Python converter names it there

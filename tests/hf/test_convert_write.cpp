@@ -37,17 +37,6 @@ using namespace oiw;
 using namespace oiw::test;
 namespace fs = std::filesystem;
 
-// write_convert of `dir` at `outtype` (or "vocab": --vocab-only) to `out` with `opt`; the file's SHA-256.
-std::string convert_sha(const fs::path& dir, const std::string& outtype, const fs::path& out,
-                        const hf::WriteOptions& opt) {
-    const hf::Checkpoint ck(dir.string());
-    hf::PlanOptions po;
-    po.vocab_only = outtype == "vocab";
-    hf::write_convert(hf::plan_convert(ck, *hf::out_type_from_name(po.vocab_only ? "auto" : outtype), po), out.string(),
-                      opt);
-    return sha256_hex(read_file(out.string()));
-}
-
 // The golden cases of tests/data/hf/goldens.txt: each case's (outtype, SHA-256) lines.
 struct GoldenCase {
     std::string name;
@@ -56,15 +45,9 @@ struct GoldenCase {
 
 std::vector<GoldenCase> golden_cases() {
     std::vector<GoldenCase> cases;
-    std::ifstream g(data_path("hf/goldens.txt"));
-    std::string line;
-    while (std::getline(g, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream f(line);
-        std::string name, outtype, sha;
-        f >> name >> outtype >> sha;
-        if (cases.empty() || cases.back().name != name) cases.push_back({name, {}});
-        cases.back().lines.emplace_back(outtype, sha);
+    for (const ConvertGolden& g : convert_goldens()) {
+        if (cases.empty() || cases.back().name != g.name) cases.push_back({g.name, {}});
+        cases.back().lines.emplace_back(g.outtype, g.sha);
     }
     return cases;
 }

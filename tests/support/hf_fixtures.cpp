@@ -1,11 +1,15 @@
 #include "tests/support/hf_fixtures.h"
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 #include <zstd.h>
 #include <nlohmann/json.hpp>
 
+#include "converters/hf/checkpoint.h"
 #include "tests/support/helpers.h"
 
 namespace oiw::test {
@@ -23,6 +27,31 @@ std::vector<uint8_t> safetensors_image(const std::vector<StEntry>& entries,
     std::string text = h.dump();
     text.append((8 - text.size() % 8) % 8, ' ');
     return safetensors_raw(text, data);
+}
+
+std::vector<ConvertGolden> convert_goldens() {
+    std::vector<ConvertGolden> out;
+    std::ifstream g(data_path("hf/goldens.txt"));
+    std::string line;
+    while (std::getline(g, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream f(line);
+        ConvertGolden c;
+        f >> c.name >> c.outtype >> c.sha >> c.file_name;
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::string convert_sha(const std::filesystem::path& dir, const std::string& outtype, const std::filesystem::path& out,
+                        const hf::WriteOptions& opt) {
+    const hf::Checkpoint ck(dir.string());
+    hf::PlanOptions po;
+    po.vocab_only = outtype == "vocab";
+    const auto ot = hf::out_type_from_name(po.vocab_only ? "auto" : outtype);
+    if (!ot) throw std::invalid_argument("no outtype " + outtype);
+    hf::write_convert(hf::plan_convert(ck, *ot, po), out.string(), opt);
+    return sha256_hex(read_file(out.string()));
 }
 
 std::filesystem::path make_hf_case(const std::string& name, const std::filesystem::path& root) {

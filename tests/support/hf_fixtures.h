@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "converters/hf/convert.h"
+
 namespace oiw::test {
 
 struct StEntry {
@@ -30,6 +32,19 @@ std::filesystem::path make_hf_case(const std::string& name, const std::filesyste
 
 // A gguf-synth --hf checkpoint with `args` and tests/data/hf/tokenizer.model, at `dir`.
 std::filesystem::path make_synth(const std::string& args, const std::filesystem::path& dir);
+
+// One line of tests/data/hf/goldens.txt: what convert_hf_to_gguf.py wrote for a case at an outtype
+// ("vocab": --vocab-only), its SHA-256 and default file name.
+struct ConvertGolden {
+    std::string name, outtype, sha, file_name;
+};
+// Every line of tests/data/hf/goldens.txt, in order.
+std::vector<ConvertGolden> convert_goldens();
+
+// hf::write_convert of the checkpoint `dir` at `outtype` ("f16", ..., or "vocab": --vocab-only) to
+// `out` with `opt` (an hf::WriteOptions); the written file's SHA-256.
+std::string convert_sha(const std::filesystem::path& dir, const std::string& outtype, const std::filesystem::path& out,
+                        const hf::WriteOptions& opt);
 
 // u64 length of `header` | `header` | `data`: any header at all.
 std::vector<uint8_t> safetensors_raw(std::string_view header, std::span<const uint8_t> data = {});
