@@ -157,7 +157,7 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
         {"60476e1243776c4fb1b993dbd7a5f15ac22f83c80afdf425fa5ae01c8d44ef86", "falcon-h1"},
         {"3eda48b4c4dc7de733d1a8b3e3b4a85243dbbf704da2ee9d42c6beced8897896", "falcon-h1"},
         {"48f8e02c0359c0bbdd82f26909171fac1c18a457bb47573ed1fe3bbb2c1cfd4b", "falcon-h1"},
-        {"0e9433cbbb161f89e264eb32e8e64bfe69e834973ffca5d41d3948a604a3e2a3", "pixtral"},
+        {"0e9433cbbb161f89e264eb32e8e64bfe69e834973ffca5d41d3948a604a3e2a3", "pixtral"},  // (the tekken regex)
         {"f6791d196f87ce6b56a7d234be618e0d58f8cda3549416635b2bebcd22cd95c4", "midm-2.0"},
         {"169bf0296a13c4d9b7672313f749eb36501d931022de052aad6e36f2bf34dd51", "lfm2"},
         {"a023e9fdc5a11f034d3ef515b92350e56fb2af1f66c6b6811a4444ea9bf8763d", "jina-v5-nano"},
@@ -167,6 +167,7 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
         {"d4c8f286ea6b520b3d495c4455483cfa2302c0cfcd4be05d781b6a8a0a7cdaf1", "megrez"},
         {"4a2e2abae11ca2b86d570fc5b44be4d5eb5e72cc8f22dd136a94b37da83ab665", "kormo"},
         {"862f827721df956049dff5ca81a57f29e575280bc622e290d3bf4e35eca29015", "f2llmv2"},
+        {"63b97e4253352e6f357cc59ea5b583e3a680eaeaf2632188c2b952de2588485e", "tekken"},  // Mistral-Nemo-Base-2407
     };
     std::vector<uint8_t> types(v.types.size() * 4);
     std::memcpy(types.data(), v.types.data(), types.size());
@@ -179,8 +180,9 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
                                                       {"tokenizer.ggml.merges", merges}},
                                                      file));
     std::vector<std::string> hashes;
-    for (const char* pre : {"gpt-2", "llama-bpe", "qwen2"}) {  // one name per pre-tokenizer implemented
-        vocab.set_pre(pre);
+    // One name per pre-tokenizer implemented, each regex as written (the hash is of Hugging Face's ids).
+    for (const char* pre : {"gpt-2", "llama-bpe", "qwen2", "tekken"}) {
+        vocab.set_pre(pre, true);
         // tokenizer.encode(chktxt): the post-processor's template around the text's tokens.
         std::vector<int32_t> ids = tmpl.prefix;
         for (int32_t id : vocab.tokenize(bpe_check_text(), false, true)) ids.push_back(id);
@@ -194,8 +196,8 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
     }
     throw FormatError(ErrorKind::Unsupported, file, "pre-tokenizer",
                       fmt::format("not recognised (chkhsh {} with the GPT-2 regex, {} with Llama 3's, {} with "
-                                  "Qwen2's): only these pre-tokenizers are implemented so far",
-                                  hashes[0], hashes[1], hashes[2]));
+                                  "Qwen2's, {} with tekken's): only these pre-tokenizers are implemented so far",
+                                  hashes[0], hashes[1], hashes[2], hashes[3]));
 }
 
 }  // namespace oiw::hf

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Writes unicode_ranges.cpp: the code point ranges of the general categories L* (letters) and
-# N* (numbers) that llama.cpp's GPT-2 pre-tokenizer tests (\p{L}, \p{N}), from Python's
-# unicodedata. Usage: python3 gen_unicode_ranges.py > unicode_ranges.cpp
+# N* (numbers) that llama.cpp's GPT-2 pre-tokenizer tests (\p{L}, \p{N}), and the two letter
+# classes of Mistral's tekken regex, [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}],
+# from Python's unicodedata. Usage: python3 gen_unicode_ranges.py > unicode_ranges.cpp
 import sys
 import unicodedata
 
@@ -35,4 +36,8 @@ print("namespace oiw::vocab {\n")
 emit("kLetterRanges", ranges(lambda c: c.startswith("L")))
 print()
 emit("kNumberRanges", ranges(lambda c: c.startswith("N")))
+print()
+emit("kTekkenUpperRanges", ranges(lambda c: c in ("Lu", "Lt", "Lm", "Lo") or c.startswith("M")))
+print()
+emit("kTekkenLowerRanges", ranges(lambda c: c in ("Ll", "Lm", "Lo") or c.startswith("M")))
 print("\n}  // namespace oiw::vocab")

@@ -10,6 +10,10 @@ extern const CodepointRange kLetterRanges[];
 extern const size_t kLetterRanges_count;
 extern const CodepointRange kNumberRanges[];
 extern const size_t kNumberRanges_count;
+extern const CodepointRange kTekkenUpperRanges[];
+extern const size_t kTekkenUpperRanges_count;
+extern const CodepointRange kTekkenLowerRanges[];
+extern const size_t kTekkenLowerRanges_count;
 
 namespace {
 
@@ -118,6 +122,8 @@ std::string encode_utf8(uint32_t cpt) {
 
 bool is_letter(uint32_t cpt) { return in_ranges(kLetterRanges, kLetterRanges_count, cpt); }
 bool is_number(uint32_t cpt) { return in_ranges(kNumberRanges, kNumberRanges_count, cpt); }
+bool is_tekken_upper(uint32_t cpt) { return in_ranges(kTekkenUpperRanges, kTekkenUpperRanges_count, cpt); }
+bool is_tekken_lower(uint32_t cpt) { return in_ranges(kTekkenLowerRanges, kTekkenLowerRanges_count, cpt); }
 
 bool is_whitespace(uint32_t cpt) {
     return (cpt >= 0x09 && cpt <= 0x0D) || cpt == 0x20 || cpt == 0x85 || cpt == 0xA0 || cpt == 0x1680 ||
@@ -174,6 +180,16 @@ size_t contraction(Cursor& c, size_t pos, bool fold) {
     return (n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l') ? pos + 3 : 0;
 }
 
+// \s*[\r\n]+|\s+(?!\S)|\s+ at `pos` (or one code point matching nothing): the end of the piece.
+size_t space_piece(Cursor& c, size_t pos) {
+    size_t n_ws = 0, after_newline = 0;
+    for (; c.cls(pos + n_ws) == kSpace; ++n_ws)
+        if (c.cpt(pos + n_ws) == '\r' || c.cpt(pos + n_ws) == '\n') after_newline = pos + n_ws + 1;
+    if (after_newline) return after_newline;                   // \s*[\r\n]+
+    if (n_ws > 1 && c.has(pos + n_ws)) return pos + n_ws - 1;  // \s+(?!\S)
+    return pos + std::max<size_t>(n_ws, 1);                    // \s+, or one code point matching nothing
+}
+
 // unicode_regex_split_custom_gpt2: the end of the piece starting at `pos`.
 size_t gpt2_piece(Cursor& c, size_t pos) {
     if (const size_t e = contraction(c, pos, false)) return e;
@@ -213,12 +229,50 @@ size_t llama3_piece(Cursor& c, size_t pos, size_t max_digits) {
         while (c.cpt(e) == '\r' || c.cpt(e) == '\n') ++e;
         return e;
     }
-    size_t n_ws = 0, after_newline = 0;
-    for (; c.cls(pos + n_ws) == kSpace; ++n_ws)
-        if (c.cpt(pos + n_ws) == '\r' || c.cpt(pos + n_ws) == '\n') after_newline = pos + n_ws + 1;
-    if (after_newline) return after_newline;                   // \s*[\r\n]+
-    if (n_ws > 1 && c.has(pos + n_ws)) return pos + n_ws - 1;  // \s+(?!\S)
-    return pos + std::max<size_t>(n_ws, 1);                    // \s+, or one code point matching nothing
+    return space_piece(c, pos);
+}
+
+// Mistral's tekken regex (unicode.h), its alternatives tried in order with a backtracking engine's
+// choices (std::regex's ECMAScript, Hugging Face's Oniguruma: greedy, the first match found wins).
+// `unicode`: the real categories; otherwise llama.cpp's collapsed ones (\p{Lu}... seen as \p{L}
+// minus a-z, \p{Ll}... as \p{L} minus A-Z, marks as no letter).
+size_t tekken_piece(Cursor& c, size_t pos, bool unicode) {
+    const auto upper = [&](size_t p) {
+        if (unicode) return c.has(p) && is_tekken_upper(c.cpt(p));
+        return c.cls(p) == kLetter && !(c.cpt(p) >= 'a' && c.cpt(p) <= 'z');
+    };
+    const auto lower = [&](size_t p) {
+        if (unicode) return c.has(p) && is_tekken_lower(c.cpt(p));
+        return c.cls(p) == kLetter && !(c.cpt(p) >= 'A' && c.cpt(p) <= 'Z');
+    };
+    // U*L+ (need_upper false) or U+L* from `i`: U* longest first, then shorter, until L+ can follow.
+    const auto letters = [&](size_t i, bool need_upper) -> size_t {
+        size_t k = i;
+        while (upper(k)) ++k;
+        for (size_t j = k + 1; j-- > i;) {
+            if (need_upper ? j == i : !lower(j)) continue;
+            size_t e = j;
+            while (lower(e)) ++e;
+            return e;
+        }
+        return 0;
+    };
+    const uint8_t k = c.cls(pos);
+    const bool prefix = k != kLetter && k != kNumber && c.cpt(pos) != '\r' && c.cpt(pos) != '\n';
+    for (bool need_upper : {false, true}) {  // [^\r\n\p{L}\p{N}]?U*L+ then [^\r\n\p{L}\p{N}]?U+L*
+        if (prefix)
+            if (const size_t e = letters(pos + 1, need_upper)) return e;
+        if (const size_t e = letters(pos, need_upper)) return e;
+    }
+    if (k == kNumber) return pos + 1;  // \p{N}
+    // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+    size_t e = c.cpt(pos) == ' ' && c.cls(pos + 1) == kOther ? pos + 1 : pos;
+    if (c.cls(e) == kOther) {
+        while (c.cls(e) == kOther) ++e;
+        while (c.cpt(e) == '\r' || c.cpt(e) == '\n' || c.cpt(e) == '/') ++e;
+        return e;
+    }
+    return space_piece(c, pos);
 }
 
 }  // namespace
@@ -237,9 +291,14 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
     std::vector<std::pair<size_t, size_t>> pieces;  // [begin, end) in code points
     for (size_t pos = 0; pos < end;) {
         cur.reach = 0;
-        const size_t e = p == PreTokenizer::Gpt2     ? gpt2_piece(cur, pos)
-                         : p == PreTokenizer::Llama3 ? llama3_piece(cur, pos, 3)
-                                                     : llama3_piece(cur, pos, 1);
+        size_t e = 0;
+        switch (p) {
+            case PreTokenizer::Gpt2: e = gpt2_piece(cur, pos); break;
+            case PreTokenizer::Llama3: e = llama3_piece(cur, pos, 3); break;
+            case PreTokenizer::Qwen2: e = llama3_piece(cur, pos, 1); break;
+            case PreTokenizer::Tekken: e = tekken_piece(cur, pos, false); break;
+            case PreTokenizer::TekkenUnicode: e = tekken_piece(cur, pos, true); break;
+        }
         // A piece is final when every position its rule read was settled (earlier pieces are).
         if (consumed && cur.reach > settled) break;
         pieces.emplace_back(pos, e);

@@ -1,6 +1,6 @@
 // The Unicode pieces of llama.cpp's tokenizers (src/unicode.cpp), reimplemented without a regex
 // library: its lenient UTF-8 decoder, the GPT-2 byte-to-unicode map and the GPT-2, Llama 3 and Qwen2
-// pre-tokenizers.
+// pre-tokenizers, and Mistral's tekken regex both as llama.cpp runs it and as written.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +29,9 @@ std::string encode_utf8(uint32_t cpt);
 bool is_letter(uint32_t cpt);
 bool is_number(uint32_t cpt);
 bool is_whitespace(uint32_t cpt);
+// The tekken regex's letter classes: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}].
+bool is_tekken_upper(uint32_t cpt);
+bool is_tekken_lower(uint32_t cpt);
 
 // GPT-2's bytes_to_unicode(): the UTF-8 text of the printable code point standing for byte b.
 const std::string& byte_to_unicode(uint8_t b);
@@ -40,6 +43,16 @@ enum class PreTokenizer {
     Llama3,  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
              // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
     Qwen2,   // the Llama3 regex with \p{N} in place of \p{N}{1,3}
+    // Mistral's tekken (Mistral-Nemo, Pixtral): [^\r\n\p{L}\p{N}]?U*L+|[^\r\n\p{L}\p{N}]?U+L*|\p{N}|
+    // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
+    // L = [\p{Ll}\p{Lm}\p{Lo}\p{M}], as llama.cpp runs it (std::regex over its collapsed code points:
+    // U = \p{L} but a-z, L = \p{L} but A-Z, marks in neither). It differs from the regex as written
+    // where marks sit among letters (Khmer, Devanagari ...) and where a non-ASCII letter's case
+    // decides ("aÑ": one piece in llama.cpp, "a" and "Ñ" as written).
+    Tekken,
+    // The tekken regex as written, with the real categories: how Hugging Face's tokenizers splits,
+    // so the ids the Python converter hashes to recognise the vocabulary (detect_bpe_pre).
+    TekkenUnicode,
 };
 
 // Splits `text` as pre-tokenizer `p` does and returns each piece with every UTF-8 byte replaced by

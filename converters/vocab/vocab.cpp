@@ -17,25 +17,38 @@ const std::string kTokens = "tokenizer.ggml.tokens";
 constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 // Pre-tokenizer names (tokenizer.ggml.pre) llama.cpp maps to the regexes implemented here
-// (llama-vocab.cpp's pre_type choice), with its other per-name settings: Llama 3's names also
-// set ignore_merges (a word that is a token is that token) and add BOS by default.
+// (llama-vocab.cpp's pre_type choice), with its other per-name settings: Llama 3's names and
+// tekken also set ignore_merges (a word that is a token is that token) and add BOS by default.
 struct PreName {
     std::string_view name;
     PreTokenizer pre;
+    bool ignore_merges_add_bos = false;
 };
 constexpr PreName kPreNames[] = {
-    {"gpt-2", PreTokenizer::Gpt2},      {"phi-2", PreTokenizer::Gpt2},
-    {"mpt", PreTokenizer::Gpt2},        {"olmo", PreTokenizer::Gpt2},
-    {"jais", PreTokenizer::Gpt2},       {"gigachat", PreTokenizer::Gpt2},
-    {"a.x-4.0", PreTokenizer::Gpt2},    {"mellum", PreTokenizer::Gpt2},
-    {"exaone4", PreTokenizer::Gpt2},    {"llama3", PreTokenizer::Llama3},
-    {"llama-v3", PreTokenizer::Llama3}, {"llama-bpe", PreTokenizer::Llama3},
-    {"falcon3", PreTokenizer::Llama3},  {"falcon-h1", PreTokenizer::Llama3},
-    {"pixtral", PreTokenizer::Llama3},  {"midm-2.0", PreTokenizer::Llama3},
-    {"lfm2", PreTokenizer::Llama3},     {"jina-v5-nano", PreTokenizer::Llama3},
-    {"qwen2", PreTokenizer::Qwen2},     {"deepseek-r1-qwen", PreTokenizer::Qwen2},
-    {"kormo", PreTokenizer::Qwen2},     {"f2llmv2", PreTokenizer::Qwen2},
+    {"gpt-2", PreTokenizer::Gpt2},
+    {"phi-2", PreTokenizer::Gpt2},
+    {"mpt", PreTokenizer::Gpt2},
+    {"olmo", PreTokenizer::Gpt2},
+    {"jais", PreTokenizer::Gpt2},
+    {"gigachat", PreTokenizer::Gpt2},
+    {"a.x-4.0", PreTokenizer::Gpt2},
+    {"mellum", PreTokenizer::Gpt2},
+    {"exaone4", PreTokenizer::Gpt2},
+    {"llama3", PreTokenizer::Llama3, true},
+    {"llama-v3", PreTokenizer::Llama3, true},
+    {"llama-bpe", PreTokenizer::Llama3, true},
+    {"falcon3", PreTokenizer::Llama3, true},
+    {"falcon-h1", PreTokenizer::Llama3, true},
+    {"pixtral", PreTokenizer::Llama3, true},
+    {"midm-2.0", PreTokenizer::Llama3, true},
+    {"lfm2", PreTokenizer::Llama3, true},
+    {"jina-v5-nano", PreTokenizer::Llama3, true},
+    {"qwen2", PreTokenizer::Qwen2},
+    {"deepseek-r1-qwen", PreTokenizer::Qwen2},
+    {"kormo", PreTokenizer::Qwen2},
+    {"f2llmv2", PreTokenizer::Qwen2},
     {"megrez", PreTokenizer::Qwen2},
+    {"tekken", PreTokenizer::Tekken, true},
 };
 
 // Texts llama.cpp marks as control tokens whatever their type (end-of-turn/-generation tokens).
@@ -109,14 +122,14 @@ std::pair<std::string, std::string> split_merge(const std::string& entry) {
     return {entry.substr(0, pos), entry.substr(pos + 1)};
 }
 
-void Vocab::set_pre(std::string_view name) {
+void Vocab::set_pre(std::string_view name, bool as_written) {
     pre_ = std::string(name);
     pre_supported_ = false, pre_kind_ = PreTokenizer::Gpt2, ignore_merges_ = false;
     for (const PreName& p : kPreNames) {
         if (p.name != name) continue;
         pre_supported_ = true;
-        pre_kind_ = p.pre;
-        ignore_merges_ = p.pre == PreTokenizer::Llama3;
+        pre_kind_ = as_written && p.pre == PreTokenizer::Tekken ? PreTokenizer::TekkenUnicode : p.pre;
+        ignore_merges_ = p.ignore_merges_add_bos;
     }
 }
 
@@ -175,7 +188,7 @@ Vocab Vocab::load(const Metadata& md) {
         v.model_ = Model::Bpe;
         v.bos_ = 11, v.eos_ = 11;
         v.set_pre(v.pre_);
-        v.add_bos_ = v.ignore_merges_;  // Llama 3's names add BOS by default
+        v.add_bos_ = v.ignore_merges_;  // Llama 3's names and tekken add BOS by default
         const std::string mkey = "tokenizer.ggml.merges";
         if (const GgufValue* m = md.find(mkey)) {
             for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings()) {

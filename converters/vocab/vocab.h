@@ -1,7 +1,7 @@
 // A GGUF vocabulary (tokenizer.ggml.*) and llama.cpp's tokenizers for two of its models:
 // "llama" (SentencePiece-style: dummy prefix, U+2581 for spaces, score-ordered bigram merges,
-// <0xNN> byte fallback) and "gpt2" (byte-level BPE with merge ranks, after the GPT-2, Llama 3 or
-// Qwen2 pre-tokenizer that tokenizer.ggml.pre names).
+// <0xNN> byte fallback) and "gpt2" (byte-level BPE with merge ranks, after the GPT-2, Llama 3,
+// Qwen2 or tekken pre-tokenizer that tokenizer.ggml.pre names).
 // Follows llama.cpp's src/llama-vocab.cpp (llm_tokenizer_spm_session, llm_tokenizer_bpe_session,
 // tokenizer_st_partition, llama_vocab::impl::tokenize).
 #pragma once
@@ -41,7 +41,9 @@ public:
     static Vocab load(const Metadata& md);
     // The vocabulary's tokenizer.ggml.pre taken as `name`: the pre-tokenizer and ignore_merges as
     // load() chooses them for that name (add_bos stays as loaded). For trying candidate names.
-    void set_pre(std::string_view name);
+    // `as_written`: the regex the name stands for as Hugging Face's tokenizers runs it where
+    // llama.cpp approximates it (tekken: PreTokenizer::TekkenUnicode).
+    void set_pre(std::string_view name, bool as_written = false);
 
     size_t size() const { return texts_.size(); }
     const std::string& text(int32_t id) const { return texts_[static_cast<size_t>(id)]; }
@@ -83,7 +85,7 @@ private:
     Model model_ = Model::Other;
     bool pre_supported_ = false;
     PreTokenizer pre_kind_ = PreTokenizer::Gpt2;
-    bool ignore_merges_ = false;  // a pre-tokenizer word that is a token is that token (Llama 3)
+    bool ignore_merges_ = false;  // a pre-tokenizer word that is a token is that token (Llama 3, tekken)
     std::string duplicate_;       // first duplicated token text, if any (llama.cpp refuses such vocabs)
     std::vector<std::string> texts_;
     std::vector<float> scores_;

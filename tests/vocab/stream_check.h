@@ -72,7 +72,11 @@ inline std::string random_text(std::mt19937& rng, size_t n_pieces) {
                                           "\xe4\xb8\xad\xe6\x96\x87",
                                           "\xf0\xa0\x80\x80" /* U+20000, a letter */,
                                           "\xe3\x80\x80" /* U+3000, a space */,
-                                          "\xd9\xa3" /* U+0663, a digit */};
+                                          "\xd9\xa3" /* U+0663, a digit */,
+                                          "/",
+                                          "ABc",
+                                          "\xc3\x91" /* U+00D1, an uppercase letter */,
+                                          "\xe1\x9e\x80\xe1\x9e\xb6" /* Khmer letter and vowel sign (a mark) */};
     std::uniform_int_distribution<size_t> pick(0, std::size(kPieces) - 1);
     std::string t;
     for (size_t i = 0; i < n_pieces; ++i) t += kPieces[pick(rng)];

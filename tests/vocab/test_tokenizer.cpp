@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 #include <random>
+#include <regex>
 
 #include "converters/vocab/unicode.h"
 #include "converters/vocab/vocab.h"
@@ -125,6 +128,149 @@ TEST(VocabTokenizer, Gpt2PretokenizerSplitsLikeTheRegex) {
     EXPECT_EQ(w, want);
 }
 
+// `utf8` as pretokenize returns a piece: each UTF-8 byte as byte_to_unicode.
+std::string byte_encoded(std::string_view utf8) {
+    std::string w;
+    for (char ch : utf8) w += oiw::vocab::byte_to_unicode(static_cast<uint8_t>(ch));
+    return w;
+}
+
+// llama.cpp's unicode_regex_split for a regex that names only \p{L} and \p{N} and has no custom
+// splitter (tekken's): the text collapsed to one char per code point (ASCII kept, other
+// whitespace 0x0B, other letters 0xD2, other numbers 0xD1, anything else a byte this regex
+// treats as "other"), \p{L} and \p{N} rewritten to those bytes plus their ASCII members
+// (bracketed outside a class), std::regex's ECMAScript over that, text between matches kept.
+std::vector<std::string> llama_cpp_regex_split(std::string_view text, std::string_view regex_expr) {
+    using namespace oiw::vocab;
+    const std::vector<uint32_t> cpts = decode_utf8(text);
+    std::string collapsed;
+    for (uint32_t c : cpts)
+        collapsed += c < 128            ? static_cast<char>(c)
+                     : is_whitespace(c) ? '\x0B'
+                     : is_letter(c)     ? '\xD2'
+                     : is_number(c)     ? '\xD1'
+                                        : '\xD0';
+    std::string re;
+    bool inside = false;
+    for (size_t i = 0; i < regex_expr.size(); ++i) {
+        const char ch = regex_expr[i];
+        if (ch == '[' && (i == 0 || regex_expr[i - 1] != '\\')) inside = true;
+        if (ch == ']' && inside && regex_expr[i - 1] != '\\') inside = false;
+        const std::string_view rest = regex_expr.substr(i);
+        if (rest.starts_with("\\p{L}") || rest.starts_with("\\p{N}")) {
+            const std::string members = rest[3] == 'L' ? "\xD2\x41-\x5A\x61-\x7A" : "\xD1\x30-\x39";
+            re += inside ? members : "[" + members + "]";
+            i += 4;
+            continue;
+        }
+        re += ch;
+    }
+    const std::regex expr(re, std::regex_constants::optimize | std::regex_constants::nosubs);
+    std::vector<size_t> lengths;
+    size_t at = 0;
+    for (auto it = std::sregex_iterator(collapsed.begin(), collapsed.end(), expr); it != std::sregex_iterator(); ++it) {
+        const auto pos = static_cast<size_t>(it->position());
+        if (pos > at) lengths.push_back(pos - at);
+        lengths.push_back(static_cast<size_t>(it->length()));
+        at = pos + static_cast<size_t>(it->length());
+    }
+    if (at < cpts.size()) lengths.push_back(cpts.size() - at);
+    std::vector<std::string> pieces;
+    size_t b = 0;
+    for (size_t n : lengths) {
+        std::string piece;
+        for (size_t i = b; i < b + n; ++i) piece += encode_utf8(cpts[i]);
+        pieces.push_back(byte_encoded(piece));
+        b += n;
+    }
+    return pieces;
+}
+
+// Code points where the tekken regex's categories matter: ASCII and non-ASCII cased letters, a
+// titlecase and a modifier letter, caseless letters (CJK, Khmer, Devanagari) with their marks, a
+// combining accent, digits of other scripts, Unicode spaces, '/', an emoji and ZWJ.
+std::string random_tekken_text(std::mt19937& rng) {
+    static const char* const kAlphabet[] = {"a",
+                                            "q",
+                                            "Z",
+                                            "B",
+                                            " ",
+                                            " ",
+                                            "\n",
+                                            "\r",
+                                            "\t",
+                                            "/",
+                                            "!",
+                                            "'",
+                                            ".",
+                                            "3",
+                                            "\xd9\xa3",
+                                            "\xc2\xbd",
+                                            "\xc3\xb1",
+                                            "\xc3\x91",
+                                            "\xc7\x85",
+                                            "\xca\xb0",
+                                            "\xe4\xb8\xad",
+                                            "\xe1\x9e\x80",
+                                            "\xe1\x9e\xb6",
+                                            "\xe1\x9f\x8b",
+                                            "\xcc\x81",
+                                            "\xc2\xa0",
+                                            "\xe3\x80\x80",
+                                            "\xe2\x80\xa8",
+                                            "\xf0\x9f\x98\x80",
+                                            "\xe2\x80\x8d",
+                                            "\xe0\xa4\x95",
+                                            "\xe0\xa4\xbf"};
+    std::uniform_int_distribution<size_t> pick(0, std::size(kAlphabet) - 1), len(1, 24);
+    std::string t;
+    for (size_t i = len(rng); i > 0; --i) t += kAlphabet[pick(rng)];
+    return t;
+}
+
+// PreTokenizer::Tekken is what llama.cpp's std::regex fallback does with its tekken regex
+// (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_TEKKEN), checked against std::regex itself.
+TEST(VocabTokenizer, TekkenSplitsLikeLlamaCppsStdRegex) {
+    const std::string_view kRegex =
+        R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+)"
+        R"(((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    using oiw::vocab::PreTokenizer;
+    // Where llama.cpp differs from the regex as written: "aÑ" is one piece (Ñ is a letter that is
+    // not A-Z), a Khmer vowel sign (a mark) is not a letter.
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Tekken, "a\xc3\x91"),
+              std::vector<std::string>{byte_encoded("a\xc3\x91")});
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::TekkenUnicode, "a\xc3\x91").size(), 2u);
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Tekken, "\xe1\x9e\x80\xe1\x9e\xb6").size(), 2u);
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::TekkenUnicode, "\xe1\x9e\x80\xe1\x9e\xb6").size(), 1u);
+    std::mt19937 rng(7);
+    size_t pieces = 0;
+    for (int i = 0; i < 3000; ++i) {
+        const std::string t = random_tekken_text(rng);
+        const auto want = llama_cpp_regex_split(t, kRegex);
+        ASSERT_EQ(oiw::vocab::pretokenize(PreTokenizer::Tekken, t), want) << "text '" << t << "'";
+        pieces += want.size();
+    }
+    EXPECT_GT(pieces, 15000u);  // ~6 per text: the texts are cut, not taken whole
+}
+
+// PreTokenizer::TekkenUnicode, the regex as Hugging Face's tokenizers runs it (what the Python
+// converter's chkhsh hashes), against Python's `regex` module on chktxt and 400 random texts
+// (tests/vocab/gen_tekken_splits.py wrote the file).
+TEST(VocabTokenizer, TekkenAsWrittenSplitsLikeTheRegex) {
+    const auto bytes = oiw::test::read_file(oiw::test::data_path("vocab/tekken-splits.json"));
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
+    size_t n = 0;
+    for (const auto& c : j.at("cases")) {
+        const auto text = c.at(0).get<std::string>();
+        std::vector<std::string> want;
+        for (const auto& p : c.at(1)) want.push_back(byte_encoded(p.get<std::string>()));
+        EXPECT_EQ(oiw::vocab::pretokenize(oiw::vocab::PreTokenizer::TekkenUnicode, text), want)
+            << "text '" << text << "'";
+        ++n;
+    }
+    EXPECT_EQ(n, 401u);
+}
+
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
     using oiw::vocab::decode_utf8;
     EXPECT_EQ(decode_utf8("a\xc3"), (std::vector<uint32_t>{'a', 0xFFFD}));           // truncated
@@ -143,6 +289,15 @@ TEST(TokenStream, SpmInPiecesEqualsWholeText) {
 }
 
 TEST(TokenStream, Gpt2InPiecesEqualsWholeText) { check_stream_equals_tokenize(vocab_fixture("ggml-vocab-gpt-2.gguf")); }
+
+// GPT-2's vocabulary with the tekken pre-tokenizer (and ignore_merges, BOS): a piece the stream
+// emits is one no later byte can change there too.
+TEST(TokenStream, TekkenInPiecesEqualsWholeText) {
+    const std::string path = oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf");
+    oiw::Metadata md = oiw::open_model(path).metadata();
+    md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string("tekken")});
+    oiw::test::check_stream_equals_tokenize(Vocab::load(md), path);
+}
 
 // A made-up SPM vocabulary whose tokens span spaces ("a\u2581b", "\u2581\u2581\u2581") and
 // newlines, with overlapping special tokens ("<x>", "x><x"): cuts must avoid every join a token

@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+# Writes tests/data/vocab/tekken-splits.json: how Mistral's tekken regex (tokenizer.json's Split
+# pattern, real Unicode categories) splits the Python converter's chktxt and 400 random texts over
+# an alphabet of the code points where the categories matter (cased and caseless letters, marks,
+# digits of other scripts, Unicode spaces, '/'), as Python's `regex` module (the engine the
+# converter stub in tests/hf/pyconvert uses) splits them. VocabTokenizer.TekkenAsWrittenSplitsLikeTheRegex
+# checks PreTokenizer::TekkenUnicode against it.
+#   python3 tests/vocab/gen_tekken_splits.py LLAMA_SRC > tests/data/vocab/tekken-splits.json
+import json
+import random
+import sys
+
+import regex
+
+PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+           r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
+           r" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+ALPHABET = ["a", "q", "Z", "B", " ", " ", "\n", "\r", "\t", "/", "!", "'", ".", "3", "\u0663", "\u00bd",
+            "\u00f1", "\u00d1", "\u01c5", "\u02b0", "\u4e2d", "\u1780", "\u17b6", "\u17cb", "\u0301",
+            "\u00a0", "\u3000", "\u2028", "\U0001f600", "\u200d", "\u0915", "\u093f"]
+
+src = open(f"{sys.argv[1]}/conversion/base.py", encoding="utf-8").read()
+line = next(l for l in src.splitlines() if "chktxt = " in l)
+chktxt = eval(line.split("chktxt = ", 1)[1])  # a string literal
+rng = random.Random(23)
+texts = [chktxt] + ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 24))) for _ in range(400)]
+cases = [[t, [m.group(0) for m in regex.finditer(PATTERN, t)]] for t in texts]
+json.dump({"pattern": PATTERN, "cases": cases}, sys.stdout, ensure_ascii=True, indent=0)
+print()
