@@ -168,6 +168,10 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
         {"4a2e2abae11ca2b86d570fc5b44be4d5eb5e72cc8f22dd136a94b37da83ab665", "kormo"},
         {"862f827721df956049dff5ca81a57f29e575280bc622e290d3bf4e35eca29015", "f2llmv2"},
         {"63b97e4253352e6f357cc59ea5b583e3a680eaeaf2632188c2b952de2588485e", "tekken"},  // Mistral-Nemo-Base-2407
+        {"ccc2ef013c104be7bae2965776d611e1d7a8a2a9c547dd93a682c9a9fc80352e", "gpt-4o"},  // Xenova/gpt-4o
+        {"d353350c764d8c3b39c763113960e4fb4919bea5fbf208a0e3b22e8469dc7406", "llama4"},  // Llama-4-Scout
+        {"f4f37b6c8eb9ea29b3eac6bb8c8487c5ab7885f8d8022e67edc1c68ce8403e95", "minimax-m2"},
+        {"e4d54df1ebc1f2b91acd986c5b51aa50837d5faf7c7398e73c1f9e9ee5d19869", "kanana2"},
     };
     std::vector<uint8_t> types(v.types.size() * 4);
     std::memcpy(types.data(), v.types.data(), types.size());
@@ -181,7 +185,7 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
                                                      file));
     std::vector<std::string> hashes;
     // One name per pre-tokenizer implemented, each regex as written (the hash is of Hugging Face's ids).
-    for (const char* pre : {"gpt-2", "llama-bpe", "qwen2", "tekken"}) {
+    for (const char* pre : {"gpt-2", "llama-bpe", "qwen2", "tekken", "gpt-4o"}) {
         vocab.set_pre(pre, true);
         // tokenizer.encode(chktxt): the post-processor's template around the text's tokens.
         std::vector<int32_t> ids = tmpl.prefix;
@@ -196,8 +200,9 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
     }
     throw FormatError(ErrorKind::Unsupported, file, "pre-tokenizer",
                       fmt::format("not recognised (chkhsh {} with the GPT-2 regex, {} with Llama 3's, {} with "
-                                  "Qwen2's, {} with tekken's): only these pre-tokenizers are implemented so far",
-                                  hashes[0], hashes[1], hashes[2], hashes[3]));
+                                  "Qwen2's, {} with tekken's, {} with GPT-4o's): only these pre-tokenizers are "
+                                  "implemented so far",
+                                  hashes[0], hashes[1], hashes[2], hashes[3], hashes[4]));
 }
 
 }  // namespace oiw::hf

@@ -1459,18 +1459,19 @@ void add_gemma3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std
     kv.boolean("tokenizer.ggml.add_space_prefix", false);
 }
 
-// Phi3MiniModel's refusals: a Phi-4 GPT2Tokenizer (BPE), a tokenizer_config without tokenizer_class
-// (its KeyError).
-void check_phi3(const Checkpoint& ck, const Hparams& /*hp*/) {
+// Phi3MiniModel.set_vocab's tokenizer_class: true for GPT2Tokenizer (Phi-4, Phi-4-mini: a
+// tokenizer.json BPE vocabulary). A tokenizer_config without tokenizer_class is its KeyError.
+bool phi3_gpt2_tokenizer(const Checkpoint& ck) {
     const fs::path tc_path = fs::path(ck.dir()) / "tokenizer_config.json";
-    if (const std::optional<Json> tc = read_optional_json(tc_path)) {
-        const Json* cls = member(*tc, "tokenizer_class");
-        if (!cls) throw FormatError(ErrorKind::BadJson, tc_path.string(), "tokenizer_class", "missing");
-        if (*cls == "GPT2Tokenizer")
-            throw FormatError(ErrorKind::Unsupported, tc_path.string(), "tokenizer_class",
-                              "GPT2Tokenizer (a BPE vocabulary) is not converted yet");
-    }
+    const std::optional<Json> tc = read_optional_json(tc_path);
+    if (!tc) return false;
+    const Json* cls = member(*tc, "tokenizer_class");
+    if (!cls) throw FormatError(ErrorKind::BadJson, tc_path.string(), "tokenizer_class", "missing");
+    return *cls == "GPT2Tokenizer";
 }
+
+// Phi3MiniModel's refusal before anything is planned: a tokenizer_config without tokenizer_class.
+void check_phi3(const Checkpoint& ck, const Hparams& /*hp*/) { phi3_gpt2_tokenizer(ck); }
 
 // Phi3's rotated dimensions: int(partial_rotary_factor * hidden_size) // num_attention_heads.
 uint64_t phi3_rope_dims(const Hparams& hp) {
@@ -1553,10 +1554,15 @@ void add_phi3_extra(KvWriter& kv, const Hparams& hp, std::vector<PlannedTensor>&
     out.push_back(computed_tensor(hp, "rope_factors_short.weight", std::move(short_f), "rope_scaling.short_factor"));
 }
 
-// Phi3MiniModel.set_vocab: the pieces (none may lie past vocab_size), then added_tokens.json, then
+// Phi3MiniModel.set_vocab: a GPT2Tokenizer's _set_vocab_gpt2; otherwise the SentencePiece pieces
+// (none may lie past vocab_size), then added_tokens.json, then
 // tokenizer_config's added_tokens_decoder and tokenizer.json's added_tokens, each USER_DEFINED (CONTROL
 // when special) with score -1000 and no further rule; then SpecialVocab.
 void add_phi3_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std::vector<std::string>& notes) {
+    if (phi3_gpt2_tokenizer(ck)) {
+        add_bpe_vocab(kv, ck, hp, read_tokenizer_json(fs::path(ck.dir())), notes);
+        return;
+    }
     const fs::path dir(ck.dir());
     if (!has_tokenizer_model(ck))
         throw FormatError(ErrorKind::Unsupported, ck.dir(), "", "no tokenizer.model (Phi3 reads SentencePiece)");

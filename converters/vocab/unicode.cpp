@@ -169,10 +169,14 @@ private:
 uint32_t ascii_lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 
 // 's|'t|'re|'ve|'m|'ll|'d at `pos`, case-insensitive when `fold` (ASCII folding is unicode_tolower
-// here: no other code point lower-cases to s, t, m, d, r, e, v or l): the end of the match, or 0.
-size_t contraction(Cursor& c, size_t pos, bool fold) {
+// here: no other code point lower-cases to s, t, m, d, r, e, v or l; `long_s` adds Unicode's case
+// folding of U+017F to s, as a regex engine's (?i:) does): the end of the match, or 0.
+size_t contraction(Cursor& c, size_t pos, bool fold, bool long_s = false) {
     if (c.cpt(pos) != '\'' || !c.has(pos + 1)) return 0;
-    const auto low = [&](size_t p) { return fold ? ascii_lower(c.cpt(p)) : c.cpt(p); };
+    const auto low = [&](size_t p) {
+        const uint32_t cp = c.cpt(p);
+        return !fold ? cp : long_s && cp == 0x17F ? uint32_t{'s'} : ascii_lower(cp);
+    };
     const uint32_t n1 = low(pos + 1);
     if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') return pos + 2;
     if (!c.has(pos + 2)) return 0;
@@ -232,11 +236,12 @@ size_t llama3_piece(Cursor& c, size_t pos, size_t max_digits) {
     return space_piece(c, pos);
 }
 
-// Mistral's tekken regex (unicode.h), its alternatives tried in order with a backtracking engine's
-// choices (std::regex's ECMAScript, Hugging Face's Oniguruma: greedy, the first match found wins).
-// `unicode`: the real categories; otherwise llama.cpp's collapsed ones (\p{Lu}... seen as \p{L}
-// minus a-z, \p{Ll}... as \p{L} minus A-Z, marks as no letter).
-size_t tekken_piece(Cursor& c, size_t pos, bool unicode) {
+// Mistral's tekken regex and GPT-4o's (unicode.h), their alternatives tried in order with a
+// backtracking engine's choices (std::regex's ECMAScript, Hugging Face's Oniguruma: greedy, the first
+// match found wins). `unicode`: the real categories; otherwise llama.cpp's collapsed ones (\p{Lu}...
+// seen as \p{L} minus a-z, \p{Ll}... as \p{L} minus A-Z, marks as no letter). `gpt4o`: a
+// contraction may end the letters, and numbers go up to 3 digits.
+size_t tekken_piece(Cursor& c, size_t pos, bool unicode, bool gpt4o) {
     const auto upper = [&](size_t p) {
         if (unicode) return c.has(p) && is_tekken_upper(c.cpt(p));
         return c.cls(p) == kLetter && !(c.cpt(p) >= 'a' && c.cpt(p) <= 'z');
@@ -253,6 +258,8 @@ size_t tekken_piece(Cursor& c, size_t pos, bool unicode) {
             if (need_upper ? j == i : !lower(j)) continue;
             size_t e = j;
             while (lower(e)) ++e;
+            if (gpt4o)  // (?i:'s|'t|'re|'ve|'m|'ll|'d)?
+                if (const size_t ce = contraction(c, e, true, unicode)) return ce;
             return e;
         }
         return 0;
@@ -264,7 +271,11 @@ size_t tekken_piece(Cursor& c, size_t pos, bool unicode) {
             if (const size_t e = letters(pos + 1, need_upper)) return e;
         if (const size_t e = letters(pos, need_upper)) return e;
     }
-    if (k == kNumber) return pos + 1;  // \p{N}
+    if (k == kNumber) {  // \p{N}, GPT-4o's \p{N}{1,3}
+        size_t e = pos + 1;
+        while (gpt4o && e - pos < 3 && c.cls(e) == kNumber) ++e;
+        return e;
+    }
     // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
     size_t e = c.cpt(pos) == ' ' && c.cls(pos + 1) == kOther ? pos + 1 : pos;
     if (c.cls(e) == kOther) {
@@ -296,8 +307,10 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::Gpt2: e = gpt2_piece(cur, pos); break;
             case PreTokenizer::Llama3: e = llama3_piece(cur, pos, 3); break;
             case PreTokenizer::Qwen2: e = llama3_piece(cur, pos, 1); break;
-            case PreTokenizer::Tekken: e = tekken_piece(cur, pos, false); break;
-            case PreTokenizer::TekkenUnicode: e = tekken_piece(cur, pos, true); break;
+            case PreTokenizer::Tekken: e = tekken_piece(cur, pos, false, false); break;
+            case PreTokenizer::TekkenUnicode: e = tekken_piece(cur, pos, true, false); break;
+            case PreTokenizer::Gpt4o: e = tekken_piece(cur, pos, false, true); break;
+            case PreTokenizer::Gpt4oUnicode: e = tekken_piece(cur, pos, true, true); break;
         }
         // A piece is final when every position its rule read was settled (earlier pieces are).
         if (consumed && cur.reach > settled) break;

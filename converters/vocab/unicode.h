@@ -1,6 +1,6 @@
 // The Unicode pieces of llama.cpp's tokenizers (src/unicode.cpp), reimplemented without a regex
 // library: its lenient UTF-8 decoder, the GPT-2 byte-to-unicode map and the GPT-2, Llama 3 and Qwen2
-// pre-tokenizers, and Mistral's tekken regex both as llama.cpp runs it and as written.
+// pre-tokenizers, and Mistral's tekken and GPT-4o's regexes both as llama.cpp runs them and as written.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +53,12 @@ enum class PreTokenizer {
     // The tekken regex as written, with the real categories: how Hugging Face's tokenizers splits,
     // so the ids the Python converter hashes to recognise the vocabulary (detect_bpe_pre).
     TekkenUnicode,
+    // GPT-4o's (Phi-4-mini, Llama 4, MiniMax-M2, Kanana-2): tekken's with
+    // (?i:'s|'t|'re|'ve|'m|'ll|'d)? after both letter alternatives and \p{N}{1,3} for \p{N}, as
+    // llama.cpp runs it (its collapsed categories, the contractions ASCII-cased: '[sS]...) ...
+    Gpt4o,
+    // ... and as written (Hugging Face's tokenizers: (?i:) also folds U+017F to s).
+    Gpt4oUnicode,
 };
 
 // Splits `text` as pre-tokenizer `p` does and returns each piece with every UTF-8 byte replaced by

@@ -49,6 +49,10 @@ constexpr PreName kPreNames[] = {
     {"f2llmv2", PreTokenizer::Qwen2},
     {"megrez", PreTokenizer::Qwen2},
     {"tekken", PreTokenizer::Tekken, true},
+    {"gpt-4o", PreTokenizer::Gpt4o},
+    {"llama4", PreTokenizer::Gpt4o},
+    {"kanana2", PreTokenizer::Gpt4o},
+    {"minimax-m2", PreTokenizer::Gpt4o},
 };
 
 // Texts llama.cpp marks as control tokens whatever their type (end-of-turn/-generation tokens).
@@ -128,7 +132,10 @@ void Vocab::set_pre(std::string_view name, bool as_written) {
     for (const PreName& p : kPreNames) {
         if (p.name != name) continue;
         pre_supported_ = true;
-        pre_kind_ = as_written && p.pre == PreTokenizer::Tekken ? PreTokenizer::TekkenUnicode : p.pre;
+        pre_kind_ = !as_written                     ? p.pre
+                    : p.pre == PreTokenizer::Tekken ? PreTokenizer::TekkenUnicode
+                    : p.pre == PreTokenizer::Gpt4o  ? PreTokenizer::Gpt4oUnicode
+                                                    : p.pre;
         ignore_merges_ = p.ignore_merges_add_bos;
     }
 }

@@ -1,7 +1,7 @@
 // A GGUF vocabulary (tokenizer.ggml.*) and llama.cpp's tokenizers for two of its models:
 // "llama" (SentencePiece-style: dummy prefix, U+2581 for spaces, score-ordered bigram merges,
 // <0xNN> byte fallback) and "gpt2" (byte-level BPE with merge ranks, after the GPT-2, Llama 3,
-// Qwen2 or tekken pre-tokenizer that tokenizer.ggml.pre names).
+// Qwen2, tekken or GPT-4o pre-tokenizer that tokenizer.ggml.pre names).
 // Follows llama.cpp's src/llama-vocab.cpp (llm_tokenizer_spm_session, llm_tokenizer_bpe_session,
 // tokenizer_st_partition, llama_vocab::impl::tokenize).
 #pragma once
@@ -42,7 +42,7 @@ public:
     // The vocabulary's tokenizer.ggml.pre taken as `name`: the pre-tokenizer and ignore_merges as
     // load() chooses them for that name (add_bos stays as loaded). For trying candidate names.
     // `as_written`: the regex the name stands for as Hugging Face's tokenizers runs it where
-    // llama.cpp approximates it (tekken: PreTokenizer::TekkenUnicode).
+    // llama.cpp approximates it (tekken, GPT-4o: PreTokenizer::TekkenUnicode, Gpt4oUnicode).
     void set_pre(std::string_view name, bool as_written = false);
 
     size_t size() const { return texts_.size(); }

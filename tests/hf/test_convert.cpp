@@ -56,12 +56,13 @@ TEST(HfConvert, MatchesConvertHfToGgufOnEveryGoldenCase) {
         fs::remove_all(out_dir);
         ++checked;
     }
-    // 28 cases (8 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE, one with rows that
+    // 29 cases (8 llama / Mistral, one with a BPE vocabulary, one with llama3 RoPE, one with rows that
     // are not Q8_0 blocks; 2 Mixtral; 2 Qwen2, one BPE; 3 Qwen3, one with YaRN; Qwen2Moe and 2 Qwen3Moe,
-    // one with fused experts, BPE; 3 Gemma3 and a multimodal Gemma3; 2 Phi3, one with LongRoPE; 4 FP8
-    // releases: llama with block and with row scales, Mixtral per matrix, Qwen3Moe 128 x 128) x (5
-    // outtypes (auto, f32, f16, bf16, q8_0) and --vocab-only)
-    EXPECT_EQ(checked, 168);
+    // one with fused experts, BPE; 3 Gemma3 and a multimodal Gemma3; 3 Phi3, one with LongRoPE, one
+    // Phi-4-mini-like (GPT2Tokenizer BPE, partial rotary, GQA, LongRoPE); 4 FP8 releases: llama with
+    // block and with row scales, Mixtral per matrix, Qwen3Moe 128 x 128) x (5 outtypes (auto, f32,
+    // f16, bf16, q8_0) and --vocab-only)
+    EXPECT_EQ(checked, 174);
 }
 
 // The permutation, checked on values rather than hashes: GGUF row (h, i, j) of attn_q holds HF
@@ -819,9 +820,16 @@ TEST(HfConvert, Phi3KeepsItsFusedProjections) {
          "more pieces than vocab_size"},
     };
     expect_config_refusals(dir, cases);
+    // A GPT2Tokenizer reads tokenizer.json (Phi-4; the golden case Phi-4-mini-gpt2 converts one):
+    // without it, refused as the Python converter's AutoTokenizer fails.
     write_text(dir / "tokenizer_config.json", R"({"tokenizer_class": "GPT2Tokenizer"})");
-    EXPECT_NE(error_of([&] { hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16); }).find("GPT2Tokenizer"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of([&] { hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16); }).find("tokenizer.json"),
+        std::string::npos);
+    write_text(dir / "tokenizer_config.json", R"({"add_bos_token": false})");
+    EXPECT_NE(
+        error_of([&] { hf::plan_convert(hf::Checkpoint(dir.string()), hf::OutType::F16); }).find("tokenizer_class"),
+        std::string::npos);
 }
 
 // RoPE scaling as the Python converter writes it: Llama 3's rope_freqs.weight computed (first of

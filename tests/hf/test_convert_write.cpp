@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, HfConvertWriteGolden, ::testing::ValuesIn(golden
                              return n;
                          });
 
-TEST(HfConvertWrite, EveryGoldenCaseHasAThreadTest) { EXPECT_EQ(golden_cases().size(), 28u); }
+TEST(HfConvertWrite, EveryGoldenCaseHasAThreadTest) { EXPECT_EQ(golden_cases().size(), 29u); }
 
 // Overwrites every tensor of the checkpoint's model.safetensors with random finite bit patterns
 // and the values where conversions differ most: signed zeros, subnormals, F16's largest and its
@@ -293,15 +293,23 @@ TEST(HfConvertWrite, FailedOrKilledRunsLeaveNoFile) {
     };
     for (const Case c : {Case{SIGKILL, false}, Case{SIGTERM, true}, Case{SIGINT, false}}) {
         SCOPED_TRACE(fmt::format("{}, {} temp files", strsignal(c.sig), c.named ? "named" : "unnamed"));
-        const pid_t pid = spawn(
-            {tool, dir.string(), (out / "m.gguf").string(), "--outtype", "f16", "-t", "1", "--split-max-size", "20M"},
-            c.named ? std::vector<std::string>{"OIW_ATOMIC_NO_TMPFILE=1"} : std::vector<std::string>{});
-        ASSERT_GT(pid, 0);
-        const bool seen = wait_for([&] { return open_into(pid, out) >= 2 || listing(out).size() >= 2; });
-        ::kill(pid, c.sig);
         int st = 0;
-        ::waitpid(pid, &st, 0);
-        ASSERT_TRUE(seen) << "the run never completed shard 1";
+        for (int attempt = 0;; ++attempt) {
+            const pid_t pid =
+                spawn({tool, dir.string(), (out / "m.gguf").string(), "--outtype", "f16", "-t", "1", "--split-max-size",
+                       "20M"},
+                      c.named ? std::vector<std::string>{"OIW_ATOMIC_NO_TMPFILE=1"} : std::vector<std::string>{});
+            ASSERT_GT(pid, 0);
+            const bool seen = wait_for([&] { return open_into(pid, out) >= 2 || listing(out).size() >= 2; });
+            ::kill(pid, c.sig);
+            ::waitpid(pid, &st, 0);
+            ASSERT_TRUE(seen) << "the run never completed shard 1";
+            // A run that finished before the signal reached it (a loaded machine) is not the case
+            // under test: again, up to 3 runs.
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || attempt == 2) break;
+            fs::remove_all(out);
+            fs::create_directories(out);
+        }
         EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == c.sig) << st;
         EXPECT_TRUE(listing(out).empty()) << listing(out).front();
     }

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-# Writes tests/data/vocab/tekken-splits.json: how Mistral's tekken regex (tokenizer.json's Split
-# pattern, real Unicode categories) splits the Python converter's chktxt and 400 random texts over
-# an alphabet of the code points where the categories matter (cased and caseless letters, marks,
-# digits of other scripts, Unicode spaces, '/'), as Python's `regex` module (the engine the
+# Writes tests/data/vocab/tekken-splits.json: how Mistral's tekken regex and GPT-4o's
+# (tokenizer.json's Split patterns, real Unicode categories) split the Python converter's chktxt
+# and 400 random texts each over an alphabet of the code points where the categories matter (cased
+# and caseless letters, marks, digits of other scripts, Unicode spaces, '/'; for GPT-4o also
+# contractions and U+017F, which (?i:) folds to s), as Python's `regex` module (the engine the
 # converter stub in tests/hf/pyconvert uses) splits them. VocabTokenizer.TekkenAsWrittenSplitsLikeTheRegex
-# checks PreTokenizer::TekkenUnicode against it.
+# checks PreTokenizer::TekkenUnicode and Gpt4oUnicode against it.
 #   python3 tests/vocab/gen_tekken_splits.py LLAMA_SRC > tests/data/vocab/tekken-splits.json
 import json
 import random
@@ -12,18 +13,28 @@ import sys
 
 import regex
 
-PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
-           r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
-           r" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+          r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
+          r" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+GPT4O = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+         r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+         r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 ALPHABET = ["a", "q", "Z", "B", " ", " ", "\n", "\r", "\t", "/", "!", "'", ".", "3", "\u0663", "\u00bd",
             "\u00f1", "\u00d1", "\u01c5", "\u02b0", "\u4e2d", "\u1780", "\u17b6", "\u17cb", "\u0301",
             "\u00a0", "\u3000", "\u2028", "\U0001f600", "\u200d", "\u0915", "\u093f"]
+CONTRACTIONS = ["'", "'", "s", "S", "ll", "LL", "re", "Ve", "d", "M", "t", "\u017f", "12", "4"]
 
 src = open(f"{sys.argv[1]}/conversion/base.py", encoding="utf-8").read()
 line = next(l for l in src.splitlines() if "chktxt = " in l)
 chktxt = eval(line.split("chktxt = ", 1)[1])  # a string literal
-rng = random.Random(23)
-texts = [chktxt] + ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 24))) for _ in range(400)]
-cases = [[t, [m.group(0) for m in regex.finditer(PATTERN, t)]] for t in texts]
-json.dump({"pattern": PATTERN, "cases": cases}, sys.stdout, ensure_ascii=True, indent=0)
+
+
+def cases(pattern, alphabet, seed):
+    rng = random.Random(seed)
+    texts = [chktxt] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24))) for _ in range(400)]
+    return {"pattern": pattern, "cases": [[t, [m.group(0) for m in regex.finditer(pattern, t)]] for t in texts]}
+
+
+json.dump({"tekken": cases(TEKKEN, ALPHABET, 23), "gpt-4o": cases(GPT4O, ALPHABET + CONTRACTIONS, 24)},
+          sys.stdout, ensure_ascii=True, indent=0)
 print()

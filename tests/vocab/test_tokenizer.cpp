@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 #include <regex>
+#include <tuple>
 
 #include "converters/vocab/unicode.h"
 #include "converters/vocab/vocab.h"
@@ -188,8 +189,9 @@ std::vector<std::string> llama_cpp_regex_split(std::string_view text, std::strin
 
 // Code points where the tekken regex's categories matter: ASCII and non-ASCII cased letters, a
 // titlecase and a modifier letter, caseless letters (CJK, Khmer, Devanagari) with their marks, a
-// combining accent, digits of other scripts, Unicode spaces, '/', an emoji and ZWJ.
-std::string random_tekken_text(std::mt19937& rng) {
+// combining accent, digits of other scripts, Unicode spaces, '/', an emoji and ZWJ; with
+// `contractions` also GPT-4o's contractions in both cases, U+017F and ASCII digit runs.
+std::string random_tekken_text(std::mt19937& rng, bool contractions) {
     static const char* const kAlphabet[] = {"a",
                                             "q",
                                             "Z",
@@ -222,53 +224,72 @@ std::string random_tekken_text(std::mt19937& rng) {
                                             "\xe2\x80\x8d",
                                             "\xe0\xa4\x95",
                                             "\xe0\xa4\xbf"};
-    std::uniform_int_distribution<size_t> pick(0, std::size(kAlphabet) - 1), len(1, 24);
+    static const char* const kContractions[] = {"'",  "'", "s", "S", "ll",       "LL", "re",
+                                                "Ve", "d", "M", "t", "\xc5\xbf", "12", "4"};
+    const size_t n = std::size(kAlphabet), m = contractions ? std::size(kContractions) : 0;
+    std::uniform_int_distribution<size_t> pick(0, n + m - 1), len(1, 24);
     std::string t;
-    for (size_t i = len(rng); i > 0; --i) t += kAlphabet[pick(rng)];
+    for (size_t i = len(rng); i > 0; --i) {
+        const size_t k = pick(rng);
+        t += k < n ? kAlphabet[k] : kContractions[k - n];
+    }
     return t;
 }
 
-// PreTokenizer::Tekken is what llama.cpp's std::regex fallback does with its tekken regex
-// (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_TEKKEN), checked against std::regex itself.
+// PreTokenizer::Tekken and Gpt4o are what llama.cpp's std::regex fallback does with its tekken
+// and GPT-4o regexes (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_TEKKEN / _GPT4O), checked against
+// std::regex itself.
 TEST(VocabTokenizer, TekkenSplitsLikeLlamaCppsStdRegex) {
-    const std::string_view kRegex =
+    const std::string_view kTekken =
         R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+)"
         R"(((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    const std::string_view kGpt4o =
+        R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|)"
+        R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|)"
+        R"(\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
     using oiw::vocab::PreTokenizer;
     // Where llama.cpp differs from the regex as written: "aÑ" is one piece (Ñ is a letter that is
-    // not A-Z), a Khmer vowel sign (a mark) is not a letter.
+    // not A-Z), a Khmer vowel sign (a mark) is not a letter, U+017F does not fold to s.
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Tekken, "a\xc3\x91"),
               std::vector<std::string>{byte_encoded("a\xc3\x91")});
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::TekkenUnicode, "a\xc3\x91").size(), 2u);
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Tekken, "\xe1\x9e\x80\xe1\x9e\xb6").size(), 2u);
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::TekkenUnicode, "\xe1\x9e\x80\xe1\x9e\xb6").size(), 1u);
-    std::mt19937 rng(7);
-    size_t pieces = 0;
-    for (int i = 0; i < 3000; ++i) {
-        const std::string t = random_tekken_text(rng);
-        const auto want = llama_cpp_regex_split(t, kRegex);
-        ASSERT_EQ(oiw::vocab::pretokenize(PreTokenizer::Tekken, t), want) << "text '" << t << "'";
-        pieces += want.size();
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Gpt4o, "it'S 12345").size(), 4u);   // "it'S" " " "123" "45"
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Gpt4o, "it'\xc5\xbf").size(), 2u);  // "it" "'ſ"
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Gpt4oUnicode, "it'\xc5\xbf").size(), 1u);
+    for (const auto& [pre, regex, contractions] :
+         {std::tuple{PreTokenizer::Tekken, kTekken, false}, std::tuple{PreTokenizer::Gpt4o, kGpt4o, true}}) {
+        std::mt19937 rng(7);
+        size_t pieces = 0;
+        for (int i = 0; i < 3000; ++i) {
+            const std::string t = random_tekken_text(rng, contractions);
+            const auto want = llama_cpp_regex_split(t, regex);
+            ASSERT_EQ(oiw::vocab::pretokenize(pre, t), want) << "text '" << t << "'";
+            pieces += want.size();
+        }
+        EXPECT_GT(pieces, 15000u);  // ~6 per text: the texts are cut, not taken whole
     }
-    EXPECT_GT(pieces, 15000u);  // ~6 per text: the texts are cut, not taken whole
 }
 
-// PreTokenizer::TekkenUnicode, the regex as Hugging Face's tokenizers runs it (what the Python
-// converter's chkhsh hashes), against Python's `regex` module on chktxt and 400 random texts
-// (tests/vocab/gen_tekken_splits.py wrote the file).
+// PreTokenizer::TekkenUnicode and Gpt4oUnicode, the regexes as Hugging Face's tokenizers runs them
+// (what the Python converter's chkhsh hashes), against Python's `regex` module on chktxt and 400
+// random texts each (tests/vocab/gen_tekken_splits.py wrote the file).
 TEST(VocabTokenizer, TekkenAsWrittenSplitsLikeTheRegex) {
     const auto bytes = oiw::test::read_file(oiw::test::data_path("vocab/tekken-splits.json"));
     const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
-    size_t n = 0;
-    for (const auto& c : j.at("cases")) {
-        const auto text = c.at(0).get<std::string>();
-        std::vector<std::string> want;
-        for (const auto& p : c.at(1)) want.push_back(byte_encoded(p.get<std::string>()));
-        EXPECT_EQ(oiw::vocab::pretokenize(oiw::vocab::PreTokenizer::TekkenUnicode, text), want)
-            << "text '" << text << "'";
-        ++n;
+    for (const auto& [name, pre] : {std::pair{"tekken", oiw::vocab::PreTokenizer::TekkenUnicode},
+                                    std::pair{"gpt-4o", oiw::vocab::PreTokenizer::Gpt4oUnicode}}) {
+        size_t n = 0;
+        for (const auto& c : j.at(name).at("cases")) {
+            const auto text = c.at(0).get<std::string>();
+            std::vector<std::string> want;
+            for (const auto& p : c.at(1)) want.push_back(byte_encoded(p.get<std::string>()));
+            EXPECT_EQ(oiw::vocab::pretokenize(pre, text), want) << name << ": text '" << text << "'";
+            ++n;
+        }
+        EXPECT_EQ(n, 401u) << name;
     }
-    EXPECT_EQ(n, 401u);
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
@@ -290,13 +311,16 @@ TEST(TokenStream, SpmInPiecesEqualsWholeText) {
 
 TEST(TokenStream, Gpt2InPiecesEqualsWholeText) { check_stream_equals_tokenize(vocab_fixture("ggml-vocab-gpt-2.gguf")); }
 
-// GPT-2's vocabulary with the tekken pre-tokenizer (and ignore_merges, BOS): a piece the stream
-// emits is one no later byte can change there too.
-TEST(TokenStream, TekkenInPiecesEqualsWholeText) {
+// GPT-2's vocabulary with the tekken pre-tokenizer (and ignore_merges, BOS) and with GPT-4o's: a
+// piece the stream emits is one no later byte can change there too.
+TEST(TokenStream, TekkenAndGpt4oInPiecesEqualWholeText) {
     const std::string path = oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf");
     oiw::Metadata md = oiw::open_model(path).metadata();
-    md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string("tekken")});
-    oiw::test::check_stream_equals_tokenize(Vocab::load(md), path);
+    for (const char* pre : {"tekken", "gpt-4o"}) {
+        SCOPED_TRACE(pre);
+        md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
+        oiw::test::check_stream_equals_tokenize(Vocab::load(md), path);
+    }
 }
 
 // A made-up SPM vocabulary whose tokens span spaces ("a\u2581b", "\u2581\u2581\u2581") and

@@ -61,10 +61,16 @@ class _BpeTokenizer:
         parts = pre.get("pretokenizers", [pre]) if pre.get("type") == "Sequence" else [pre]
         self._split = None
         for p in parts:
+            # An isolated Split, or one that removes what its regex does not match (invert): the
+            # same pieces, these regexes matching every character. ByteLevel's own regex (GPT-2's)
+            # when use_regex.
             if p.get("type") == "Split":
-                if p.get("behavior") != "Isolated" or p.get("invert"):
-                    raise OSError("transformers stub: only an isolated Split is implemented")
+                isolated = p.get("behavior") == "Isolated" and not p.get("invert")
+                if not isolated and not (p.get("behavior") == "Removed" and p.get("invert")):
+                    raise OSError("transformers stub: only an isolated or inverted removing Split is implemented")
                 self._split = regex.compile(p["pattern"]["Regex"])
+            elif p.get("type") == "ByteLevel" and p.get("use_regex") and not p.get("add_prefix_space"):
+                self._split = regex.compile(r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+")
             elif p.get("type") != "ByteLevel" or p.get("add_prefix_space") or p.get("use_regex"):
                 raise OSError("transformers stub: pre-tokenizer %r is not implemented" % p.get("type"))
         if self._split is None:
