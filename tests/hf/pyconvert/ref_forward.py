@@ -3,7 +3,8 @@
 # Qwen3MoeForCausalLM / Gemma3ForCausalLM / Gemma3ForConditionalGeneration (its text model) /
 # Phi3ForCausalLM checkpoint (Phi3's fused qkv_proj and gate_up_proj split first), computed in
 # float64 straight from its safetensors and config.json (as transformers' modeling code does:
-# RMSNorm, rotate_half RoPE with linear, llama3, YaRN or LongRoPE (Phi3) scaling, grouped-query
+# RMSNorm, rotate_half RoPE (on the first partial_rotary_factor of each head) with linear, llama3,
+# YaRN or LongRoPE (Phi3) scaling, grouped-query
 # causal attention with Qwen2's q/k/v biases and Qwen3's per-head q/k norms, SwiGLU; Mixtral's and
 # Qwen MoE's softmax router over the experts, top num_experts_per_tok renormalised unless
 # norm_topk_prob is false, Qwen2Moe's sigmoid-gated shared expert, the fused experts of newer
@@ -108,6 +109,7 @@ def main():
     w, f16 = load(dir_)
     e, nh, nkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim") or e // nh
+    rd = int(hd * cfg.get("partial_rotary_factor", 1.0))  # rotated dims per head (Phi3's partial rotary)
     eps, theta = cfg.get("rms_norm_eps", 1e-6), cfg.get("rope_theta", 10000.0)
     scaling = cfg.get("rope_scaling") or {}
     rope_type = (scaling.get("rope_type") or scaling.get("type") or "default").lower()
@@ -133,10 +135,10 @@ def main():
             fast, slow = scaling.get("beta_fast") or 32, scaling.get("beta_slow") or 1
 
             def corr_dim(rot):
-                return hd * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(theta))
+                return rd * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(theta))
 
-            lo, hi = max(math.floor(corr_dim(fast)), 0), min(math.ceil(corr_dim(slow)), hd - 1)
-            ramp = torch.clamp((torch.arange(hd // 2, dtype=torch.float64) - lo) / (hi - lo if hi != lo else 0.001), 0, 1)
+            lo, hi = max(math.floor(corr_dim(fast)), 0), min(math.ceil(corr_dim(slow)), rd - 1)
+            ramp = torch.clamp((torch.arange(rd // 2, dtype=torch.float64) - lo) / (hi - lo if hi != lo else 0.001), 0, 1)
             extrapolate = 1 - ramp
             attn = scaling.get("attention_factor") or (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
             return inv / factor * (1 - extrapolate) + inv * extrapolate, attn
@@ -151,7 +153,7 @@ def main():
 
     def angles(base, scaled):
         pos = torch.arange(t, dtype=torch.float64)
-        inv, attn = 1.0 / base ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd), 1.0
+        inv, attn = 1.0 / base ** (torch.arange(0, rd, 2, dtype=torch.float64) / rd), 1.0
         if scaled:
             inv, attn = scaled_inv_freq(inv)
         ang = torch.cat([pos[:, None] * inv[None, :]] * 2, dim=-1)
@@ -160,9 +162,10 @@ def main():
     rope_global = angles(theta, True)
     rope_local = angles(cfg.get("rope_local_base_freq", 10000.0), False)
 
-    def rope(x, cs):
-        x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
-        return x * cs[0] + torch.cat([-x2, x1], dim=-1) * cs[1]
+    def rope(x, cs):  # the first rd dims of each head rotated, the rest passed through
+        xr, xp = x[..., :rd], x[..., rd:]
+        x1, x2 = xr[..., : rd // 2], xr[..., rd // 2:]
+        return torch.cat([xr * cs[0] + torch.cat([-x2, x1], dim=-1) * cs[1], xp], dim=-1)
 
     def norm(x, name):  # Gemma3RMSNorm scales by (1 + w)
         if not gemma:
