@@ -10,10 +10,12 @@ extern const CodepointRange kLetterRanges[];
 extern const size_t kLetterRanges_count;
 extern const CodepointRange kNumberRanges[];
 extern const size_t kNumberRanges_count;
-extern const CodepointRange kTekkenUpperRanges[];
-extern const size_t kTekkenUpperRanges_count;
-extern const CodepointRange kTekkenLowerRanges[];
-extern const size_t kTekkenLowerRanges_count;
+extern const CodepointRange kUpperTitleRanges[];  // Lu, Lt
+extern const size_t kUpperTitleRanges_count;
+extern const CodepointRange kLowerRanges[];  // Ll
+extern const size_t kLowerRanges_count;
+extern const CodepointRange kModifierOtherMarkRanges[];  // Lm, Lo, M*
+extern const size_t kModifierOtherMarkRanges_count;
 
 namespace {
 
@@ -122,8 +124,14 @@ std::string encode_utf8(uint32_t cpt) {
 
 bool is_letter(uint32_t cpt) { return in_ranges(kLetterRanges, kLetterRanges_count, cpt); }
 bool is_number(uint32_t cpt) { return in_ranges(kNumberRanges, kNumberRanges_count, cpt); }
-bool is_tekken_upper(uint32_t cpt) { return in_ranges(kTekkenUpperRanges, kTekkenUpperRanges_count, cpt); }
-bool is_tekken_lower(uint32_t cpt) { return in_ranges(kTekkenLowerRanges, kTekkenLowerRanges_count, cpt); }
+bool is_tekken_upper(uint32_t cpt) {
+    return in_ranges(kUpperTitleRanges, kUpperTitleRanges_count, cpt) ||
+           in_ranges(kModifierOtherMarkRanges, kModifierOtherMarkRanges_count, cpt);
+}
+bool is_tekken_lower(uint32_t cpt) {
+    return in_ranges(kLowerRanges, kLowerRanges_count, cpt) ||
+           in_ranges(kModifierOtherMarkRanges, kModifierOtherMarkRanges_count, cpt);
+}
 
 bool is_whitespace(uint32_t cpt) {
     return (cpt >= 0x09 && cpt <= 0x0D) || cpt == 0x20 || cpt == 0x85 || cpt == 0xA0 || cpt == 0x1680 ||
