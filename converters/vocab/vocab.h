@@ -58,6 +58,8 @@ public:
     // A byte token: type BYTE or text "<0xNN>".
     bool is_byte_token(int32_t id) const;
     bool add_bos() const { return add_bos_; }
+    // tokenizer.ggml.bos_token_id, or -1 when the vocabulary has none.
+    int32_t bos_id() const { return bos_; }
     // BPE merges in rank order (empty for SPM).
     const std::vector<std::pair<std::string, std::string>>& merges() const { return merges_; }
 

@@ -26,6 +26,7 @@ TEST(Completion, OptionsPresetsAndTypes) {
     EXPECT_EQ(complete("gguf-requant m.gguf --preset Q4_K", 3), "Q4_K_S Q4_K_M\n");
     EXPECT_EQ(complete("gguf-requant m.gguf --output-tensor-type IQ4", 3), "IQ4_NL IQ4_XS\n");
     EXPECT_EQ(complete("gguf-inspect diff --da", 2), "--data\n");  // the subcommand's own options
+    EXPECT_EQ(complete("gguf-eval m.gguf --kl", 2), "--kl-divergence-base\n");
     EXPECT_EQ(complete("gguf-prune-vocab --keep-r", 1), "--keep-range\n");
     EXPECT_EQ(complete("oiw4-check bench --ro", 2), "--rows\n");
 }
@@ -35,7 +36,7 @@ TEST(ManPages, OnePerToolFromItsHelp) {
     const fs::path dir = fs::path(OIW_BIN_DIR) / ".." / "share" / "man" / "man1";
     if (!fs::exists(dir / "gguf-requant.1")) GTEST_SKIP() << "no man pages in this build (help2man not installed)";
     for (const std::string tool : {"gguf-inspect", "gguf-requant", "gguf-plan", "gguf-edit", "gguf-synth",
-                                   "gguf-prune-vocab", "oiw4-convert", "oiw4-check"}) {
+                                   "gguf-prune-vocab", "gguf-convert", "gguf-eval", "oiw4-convert", "oiw4-check"}) {
         SCOPED_TRACE(tool);
         const auto bytes = test::read_file((dir / (tool + ".1")).string());
         const std::string page(bytes.begin(), bytes.end());

@@ -39,4 +39,5 @@ _oiw_tool() {
 }
 
 complete -o filenames -o bashdefault -F _oiw_tool \
-    gguf-inspect gguf-requant gguf-plan gguf-edit gguf-synth gguf-prune-vocab oiw4-convert oiw4-check
+    gguf-inspect gguf-requant gguf-plan gguf-edit gguf-synth gguf-prune-vocab gguf-convert gguf-eval oiw4-convert \
+    oiw4-check
