@@ -13,10 +13,12 @@
 
 #include "converters/eval/forward.h"
 #include "converters/eval/perplexity.h"
+#include "converters/hf/convert.h"
 #include "converters/repack/oiw4_convert.h"
 #include "converters/vocab/vocab.h"
 #include "libformat/model.h"
 #include "tests/support/helpers.h"
+#include "tests/support/hf_fixtures.h"
 #include "tests/support/oiw4_fixtures.h"
 
 namespace oiw {
@@ -87,6 +89,34 @@ TEST(Eval, PerplexityAndKldMatchLlamaPerplexity) {
             EXPECT_LE(r.kld->p99, r.kld->max);
             EXPECT_GT(r.kld->same_top, 0.4);
         }
+    }
+}
+
+// qwen2 (q/k/v biases, tied embeddings, the Qwen2 BPE vocabulary) and qwen3 (q/k norms): the
+// synthetic checkpoints of tests/data/hf/cases converted to f16 by gguf-convert, against
+// llama-perplexity on the same files (-c 64 --chunks 4; scripts/check-eval-vs-llama prints them).
+TEST(Eval, QwenFamilyMatchesLlamaPerplexity) {
+    const struct {
+        const char* hf_case;
+        const char* arch;
+        double llama_ppl;
+    } cases[] = {{"Qwen2.5-0.5B-Instruct", "qwen2", 349357.9578}, {"Qwen3-0.6B", "qwen3", 829.2169}};
+    const auto root = test::temp_dir();
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.hf_case);
+        const auto dir = test::make_hf_case(c.hf_case, root);
+        const auto gguf = root / (std::string(c.hf_case) + "-f16.gguf");
+        test::convert_sha(dir, "f16", gguf, hf::WriteOptions{});
+        const auto model = load(gguf.string());
+        EXPECT_EQ(model->hparams().arch, c.arch);
+        const vocab::Vocab v = vocab::Vocab::load(open_model(gguf.string()).metadata());
+        eval::EvalOptions o = opts();
+        o.bos = v.add_bos() && v.bos_id() >= 0 ? std::optional<int32_t>(v.bos_id()) : std::nullopt;
+        const auto tokens = v.tokenize(test::read_text(test::data_path("eval/words.txt")), true, false);
+        const eval::EvalResult r = eval::evaluate(*model, nullptr, tokens, o);
+        EXPECT_NEAR(r.ppl / c.llama_ppl, 1.0, kPplRelTol) << r.ppl << " vs " << c.llama_ppl;
+        std::printf("%s (%s): PPL %.4f vs %.4f (%+.2e)\n", c.hf_case, c.arch, r.ppl, c.llama_ppl,
+                    r.ppl / c.llama_ppl - 1);
     }
 }
 
