@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "converters/matmul/parallel.h"
 #include "converters/quant/kernels.h"
 #include "converters/repack/oiw4_convert.h"
 #include "libformat/fp16.h"
@@ -262,23 +261,10 @@ Forward::Forward(std::shared_ptr<const matmul::TensorSource> src, const Metadata
 Forward::~Forward() = default;
 
 void Forward::apply(const matmul::MatVec& w, const float* x, float* y, int64_t tokens) const {
-    // One token: its rows split over the threads. Several: the tokens split over the threads, each
-    // product on one (the same arithmetic either way: every row's sum is the kernel's alone).
-    const int inner = tokens == 1 ? threads_ : 1;
-    matmul::parallel_rows(tokens, tokens == 1 ? 1 : threads_, 1, [&](int64_t t0, int64_t t1) {
-        std::vector<double> yd;
-        for (int64_t t = t0; t < t1; ++t) {
-            const float* xt = x + t * w.cols();
-            float* yt = y + t * w.rows();
-            if (sem_ == Semantics::Integer) {
-                w.integer(xt, yt, inner);
-            } else {
-                yd.resize(static_cast<size_t>(w.rows()));
-                w.exact(xt, yd.data(), inner);
-                for (int64_t r = 0; r < w.rows(); ++r) yt[r] = static_cast<float>(yd[static_cast<size_t>(r)]);
-            }
-        }
-    });
+    if (sem_ == Semantics::Integer) return w.integer_batch(x, tokens, y, threads_);
+    std::vector<double> yd(static_cast<size_t>(tokens * w.rows()));
+    w.exact_batch(x, tokens, yd.data(), threads_);
+    for (size_t i = 0; i < yd.size(); ++i) y[i] = static_cast<float>(yd[i]);
 }
 
 void Forward::embed(std::span<const int32_t> tokens, float* x) const {

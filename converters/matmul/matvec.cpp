@@ -1,6 +1,7 @@
 // MatVec implementations over ggml rows, oiw4 planes and Q4_Kx8 blocks, and the GGUF and OIW4 sources.
 #include "converters/matmul/matvec.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "converters/matmul/kernels.h"
@@ -47,10 +48,63 @@ public:
         });
     }
 
+    void exact_batch(const float* x, int64_t n, double* y, int threads) const override {
+        threads = threads_for(rows() * n, cols(), threads);
+        const uint64_t rs = row_size(t_, cols_);
+        parallel_rows(rows_, threads, 1, [&](int64_t r0, int64_t r1) {
+            std::vector<float> w(static_cast<size_t>(cols_));
+            for (int64_t r = r0; r < r1; ++r) {
+                dequantize_row(t_, b_ + r * rs, w.data(), cols_);  // = dot_exact's scratch
+                batch_sums(
+                    w.data(), x, n, [&](int64_t t, double v) { y[t * rows_ + r] = v; },
+                    [](float a, float b) { return static_cast<double>(a) * static_cast<double>(b); });
+            }
+        });
+    }
+    void integer_batch(const float* x, int64_t n, float* y, int threads) const override {
+        const bool plain = t_ == GgmlType::F32 || t_ == GgmlType::F16 || t_ == GgmlType::BF16;
+        if (!plain) return MatVec::integer_batch(x, n, y, threads);
+        const GgmlType partner = *dot_partner(t_);
+        // F32 / F16 / BF16: dot_f32 / half_dot sum (float) w[i] * a[i] in f64 from index 0, w and a
+        // the values of the row and of the activation rounded to the partner (its own type).
+        std::vector<float> a(static_cast<size_t>(n * cols_));
+        for (int64_t t = 0; t < n; ++t) {
+            const QuantizedVector q = quantize_activation(partner, x + t * cols_, cols_);
+            dequantize_row(partner, q.bytes.data(), a.data() + t * cols_, cols_);
+        }
+        threads = threads_for(rows() * n, cols(), threads);
+        const uint64_t rs = row_size(t_, cols_);
+        parallel_rows(rows_, threads, 1, [&](int64_t r0, int64_t r1) {
+            std::vector<float> w(static_cast<size_t>(cols_));
+            for (int64_t r = r0; r < r1; ++r) {
+                dequantize_row(t_, b_ + r * rs, w.data(), cols_);
+                batch_sums(
+                    w.data(), a.data(), n, [&](int64_t t, double v) { y[t * rows_ + r] = static_cast<float>(v); },
+                    [](float p, float q) { return static_cast<double>(p * q); });
+            }
+        });
+    }
+
 private:
     GgmlType t_;
     const uint8_t* b_;
     int64_t rows_, cols_;
+
+    // For every vector t < n of x (rows of cols_): the sum over i of term(w[i], x_t[i]) in f64 from
+    // index 0, handed to put(t, sum); eight vectors' sums run side by side, each in its own order.
+    template <typename Put, typename Term>
+    void batch_sums(const float* w, const float* x, int64_t n, Put put, Term term) const {
+        constexpr int64_t kLanes = 8;
+        for (int64_t t0 = 0; t0 < n; t0 += kLanes) {
+            const int64_t m = std::min(kLanes, n - t0);
+            double s[kLanes] = {};
+            const float* xs[kLanes];
+            for (int64_t k = 0; k < kLanes; ++k) xs[k] = x + (t0 + std::min(k, m - 1)) * cols_;
+            for (int64_t i = 0; i < cols_; ++i)
+                for (int64_t k = 0; k < kLanes; ++k) s[k] += term(w[i], xs[k][i]);
+            for (int64_t k = 0; k < m; ++k) put(t0 + k, s[k]);
+        }
+    }
 };
 
 class Oiw4MatVec final : public MatVec {
@@ -209,6 +263,19 @@ std::unique_ptr<MatVec> ggml_matvec(GgmlType type, const uint8_t* bytes, int64_t
 }
 std::unique_ptr<MatVec> oiw4_matvec(const Oiw4Planes& planes) { return std::make_unique<Oiw4MatVec>(planes); }
 std::unique_ptr<MatVec> q4kx8_matvec(const Q4Kx8View& view) { return std::make_unique<Q4Kx8MatVec>(view); }
+
+// The vectors split over the threads, each product on one (rows are independent: same results).
+void MatVec::exact_batch(const float* x, int64_t n, double* y, int threads) const {
+    parallel_rows(n, threads, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) exact(x + t * cols(), y + t * rows(), 1);
+    });
+}
+
+void MatVec::integer_batch(const float* x, int64_t n, float* y, int threads) const {
+    parallel_rows(n, threads, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) integer(x + t * cols(), y + t * rows(), 1);
+    });
+}
 
 std::unique_ptr<TensorSource> open_tensor_source(const std::string& path) {
     if (is_oiw4_file(path)) return std::make_unique<Oiw4Source>(path);

@@ -26,6 +26,12 @@ public:
     virtual void exact(const float* x, double* y, int threads) const = 0;
     // y[r] = row r . x (integer path, x quantized to the partner), rows split over `threads`.
     virtual void integer(const float* x, float* y, int threads) const = 0;
+    // exact / integer for n vectors at once: x holds n rows of cols(), y receives n rows of rows();
+    // every result is bit-identical to the one-vector call's. The default splits the vectors over
+    // the threads; a ggml matrix splits its rows, decodes each once for the whole batch and runs the
+    // batch's sums side by side (integer path: F32, F16 and BF16 weights; other types as the default).
+    virtual void exact_batch(const float* x, int64_t n, double* y, int threads) const;
+    virtual void integer_batch(const float* x, int64_t n, float* y, int threads) const;
 };
 
 // A ggml-typed matrix: `bytes` hold rows x row_size(type, cols) (a view: must outlive the MatVec).

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "converters/matmul/matvec.h"
+#include "converters/quant/quants.h"
 #include "converters/repack/repack.h"
 #include "converters/requant/requant.h"
 #include "converters/requant/requant_plan.h"
@@ -83,6 +84,44 @@ TEST(MatmulLossless, SharedFixtures) {
     EXPECT_GT(check_file(test::shared_path("fixtures/tiny-llama-Q4_0.gguf")), 10);
     EXPECT_GT(check_file(test::shared_path("fixtures/tiny-llama-Q4_K_M.gguf")), 5);
     EXPECT_GT(check_file(test::shared_path("fixtures/tiny-moe-Q4_K_M.gguf")), 5);
+}
+
+// MatVec::exact_batch / integer_batch give the one-vector calls' bits for every vector, on the
+// ggml types with their own batch loop (F32, F16, BF16) and through the default (the others,
+// packed encodings), for batch sizes around the 8 side-by-side sums and several thread counts.
+TEST(MatmulBatch, BitIdenticalToOneVectorCalls) {
+    std::mt19937_64 rng(7);
+    std::normal_distribution<float> z;
+    const int64_t rows = 40, cols = 512;
+    std::vector<float> w(static_cast<size_t>(rows * cols));
+    for (float& v : w) v = z(rng);
+    for (const GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_K,
+                             GgmlType::Q6_K, GgmlType::IQ4_XS}) {
+        std::vector<uint8_t> bytes(row_size(t, cols) * rows);
+        if (t == GgmlType::F32)
+            std::memcpy(bytes.data(), w.data(), bytes.size());
+        else
+            quantize_chunk(t, w.data(), bytes.data(), rows, cols, nullptr);
+        const auto m = ggml_matvec(t, bytes.data(), rows, cols);
+        for (const int64_t n : {1, 7, 8, 9, 17}) {
+            std::vector<float> x(static_cast<size_t>(n * cols));
+            for (float& v : x) v = z(rng);
+            std::vector<double> eb(static_cast<size_t>(n * rows)), e1(static_cast<size_t>(rows));
+            std::vector<float> ib(eb.size()), i1(static_cast<size_t>(rows));
+            for (const int threads : {1, 3}) {
+                m->exact_batch(x.data(), n, eb.data(), threads);
+                m->integer_batch(x.data(), n, ib.data(), threads);
+                for (int64_t k = 0; k < n; ++k) {
+                    m->exact(x.data() + k * cols, e1.data(), 1);
+                    m->integer(x.data() + k * cols, i1.data(), 1);
+                    SCOPED_TRACE(std::string(type_name(t)) + " n=" + std::to_string(n) + " vector " +
+                                 std::to_string(k));
+                    EXPECT_EQ(std::memcmp(eb.data() + k * rows, e1.data(), e1.size() * 8), 0);
+                    EXPECT_EQ(std::memcmp(ib.data() + k * rows, i1.data(), i1.size() * 4), 0);
+                }
+            }
+        }
+    }
 }
 
 }  // namespace
