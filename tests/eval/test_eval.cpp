@@ -232,6 +232,16 @@ TEST(EvalCli, ReportsAndJsonAndErrors) {
     const eval::EvalResult r = eval::evaluate(*model, base.get(), text_tokens(src), o);
     EXPECT_DOUBLE_EQ(j["nll"].get<double>(), r.nll);
     EXPECT_DOUBLE_EQ(j["kld"]["mean"].get<double>(), r.kld->mean);
+    // A split model (gguf-edit --split), opened from any shard: the same figures as the whole file.
+    const auto dir = test::temp_dir();
+    ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " --split --split-max-tensors 8 " + q(src) + " " +
+                        q((dir / "mini").string()) + " >/dev/null"),
+              0);
+    std::string whole, split;
+    const std::string common = " -f " + q(text) + " -c 64 --chunks 2 --json";
+    ASSERT_EQ(test::run(tool + " " + q(src) + common, &whole), 0);
+    ASSERT_EQ(test::run(tool + " " + q((dir / "mini-00002-of-00003.gguf").string()) + common, &split), 0) << split;
+    EXPECT_EQ(nlohmann::json::parse(whole)["nll"], nlohmann::json::parse(split)["nll"]);
     // Text report.
     ASSERT_EQ(test::run(tool + " " + q(src) + " -f " + q(text) + " --ctx 64 --chunks 1", &out), 0) << out;
     EXPECT_NE(out.find("PPL        "), std::string::npos) << out;
