@@ -390,16 +390,22 @@ void Forward::feed_forward(const Layer& L, const std::vector<float>& cur, int64_
     }
 }
 
-std::vector<float> Forward::logits(std::span<const int32_t> tokens) const {
-    const Hparams& h = hp_;
-    const auto T = static_cast<int64_t>(tokens.size());
-    const int64_t E = h.n_embd;
-    std::vector<float> x(static_cast<size_t>(T * E)), cur(x.size()), o(x.size());
+std::vector<float> Forward::embeddings(std::span<const int32_t> tokens) const {
+    std::vector<float> x(tokens.size() * static_cast<size_t>(hp_.n_embd));
     embed(tokens, x.data());
+    return x;
+}
+
+void Forward::layers(std::vector<float>& x, int64_t first, int64_t last) const {
+    const Hparams& h = hp_;
+    const int64_t E = h.n_embd;
+    const auto T = static_cast<int64_t>(x.size()) / E;
+    std::vector<float> cur(x.size()), o(x.size());
     auto norm = [&](const std::vector<float>& w) {
         for (int64_t t = 0; t < T; ++t) rms_norm(&x[t * E], w.data(), &cur[t * E], E, h.eps);
     };
-    for (const Layer& L : layers_) {
+    for (int64_t il = std::max<int64_t>(first, 0); il < std::min(last, h.n_layer); ++il) {
+        const Layer& L = layers_[static_cast<size_t>(il)];
         norm(L.attn_norm);
         attention(L, cur, T, o.data());
         for (size_t i = 0; i < x.size(); ++i) x[i] += o[i];
@@ -407,10 +413,22 @@ std::vector<float> Forward::logits(std::span<const int32_t> tokens) const {
         feed_forward(L, cur, T, o.data());
         for (size_t i = 0; i < x.size(); ++i) x[i] += o[i];
     }
-    norm(output_norm_);
-    std::vector<float> out(static_cast<size_t>(T * h.n_vocab));
+}
+
+std::vector<float> Forward::head(const std::vector<float>& x) const {
+    const int64_t E = hp_.n_embd;
+    const auto T = static_cast<int64_t>(x.size()) / E;
+    std::vector<float> cur(x.size());
+    for (int64_t t = 0; t < T; ++t) rms_norm(&x[t * E], output_norm_.data(), &cur[t * E], E, hp_.eps);
+    std::vector<float> out(static_cast<size_t>(T * hp_.n_vocab));
     apply(output_ ? *output_ : *embd_, cur.data(), out.data(), T);
     return out;
+}
+
+std::vector<float> Forward::logits(std::span<const int32_t> tokens) const {
+    std::vector<float> x = embeddings(tokens);
+    layers(x, 0, hp_.n_layer);
+    return head(x);
 }
 
 }  // namespace oiw::eval

@@ -57,6 +57,13 @@ public:
     // Logits of every position of `tokens` (row t = position t, n_vocab each), the sequence
     // starting at position 0. Throws FormatError(Usage) for an id outside the vocabulary.
     std::vector<float> logits(std::span<const int32_t> tokens) const;
+    // logits() in its three steps, so a caller can resume a pass from a stored layer input
+    // (gguf-plan --calibrate): the embeddings of `tokens` (row t = position t, n_embd each);
+    // layers [first, last) applied in place to `x` (positions 0 .. rows-1); the final norm and the
+    // output matrix. logits(t) == head(layers(embeddings(t), 0, n_layer)) bit for bit.
+    std::vector<float> embeddings(std::span<const int32_t> tokens) const;
+    void layers(std::vector<float>& x, int64_t first, int64_t last) const;
+    std::vector<float> head(const std::vector<float>& x) const;
 
 private:
     struct Layer;

@@ -164,15 +164,20 @@ double plan_error(const PlanTable& table, const std::vector<double>& gain, const
 
 namespace {
 
-// Each tensor's gain: that of the first --gains rule (then the default rules) whose pattern it
-// matches, else 1.
-std::vector<double> tensor_gains(const PlanTable& table, const std::vector<GainRule>& user_gains) {
+// Each tensor's gain: that of the first --gains rule whose pattern it matches, else its measured
+// gain when there are measured ones, else that of the first default rule it matches, else 1.
+std::vector<double> tensor_gains(const PlanTable& table, const std::vector<GainRule>& user_gains,
+                                 const std::vector<double>& measured) {
+    if (!measured.empty() && measured.size() != table.tensors.size())
+        throw FormatError(ErrorKind::Usage, "", "gains",
+                          fmt::format("{} measured gains for {} tensors", measured.size(), table.tensors.size()));
     std::vector<GainRule> gains = user_gains;
-    for (auto& g : default_gains()) gains.push_back(g);
+    if (measured.empty())
+        for (auto& g : default_gains()) gains.push_back(g);
     std::vector<Pattern> gain_res;
     gain_res.reserve(gains.size());
     for (const auto& g : gains) gain_res.emplace_back(g.pattern, "gain pattern");
-    std::vector<double> out(table.tensors.size(), 1.0);
+    std::vector<double> out = measured.empty() ? std::vector<double>(table.tensors.size(), 1.0) : measured;
     for (size_t i = 0; i < out.size(); ++i)
         for (size_t k = 0; k < gains.size(); ++k)
             if (gain_res[k].search(table.tensors[i].name)) {
@@ -292,7 +297,7 @@ void plan_totals(const PlanTable& table, PlanResult& r) {
 PlanResult choose_plan(const PlanTable& table, const ChooseOptions& opt) {
     PlanResult r;
     r.budget = opt.budget;
-    r.gain = tensor_gains(table, opt.gains);
+    r.gain = tensor_gains(table, opt.gains, opt.measured);
     const std::vector<std::vector<size_t>> groups = tie_groups(table, opt.ties);
     std::vector<Pattern> pin_res;
     pin_res.reserve(opt.pins.size());

@@ -72,6 +72,7 @@ struct ChooseOptions {
     std::vector<GainRule> gains;       // first match wins; default_gains() are tried after these
     std::vector<TensorTypeRule> pins;  // REGEX=TYPE: matching tensors get TYPE (first match wins)
     std::vector<std::string> ties;     // tensors matching one regex within one layer share a type
+    std::vector<double> measured;      // parallel to the table (gguf-plan --calibrate): replaces default_gains()
 };
 
 struct PlanResult {

@@ -213,7 +213,7 @@ TEST(EvalCli, ReportsAndJsonAndErrors) {
     const std::string quant = test::mini_requant("mini-llama", "Q4_0");
     std::string out;
     ASSERT_EQ(test::run(tool + " -m " + q(quant) + " -f " + q(text) + " -c 64 --chunks 2 --kl-divergence-base " +
-                            q(src) + " --json -t 2",
+                            q(src) + " --semantics integer --json -t 2",
                         &out),
               0)
         << out;

@@ -68,3 +68,26 @@ open(sys.argv[2], "wb").write(bytes(data))
 PY
 hostile_case "eval: NaN weights" 2 "$EV" "$TMP/nan.gguf" -f "$TXT" -c 64 --chunks 1
 expect_err_contains "non-finite logit"; expect_err_one_line
+
+# gguf-plan --calibrate runs the same pass: the same refusals, one line, exit 2, no plan written.
+PL="$BIN/gguf-plan"
+hostile_case "plan --calibrate: plain run" 0 "$PL" "$MINI" --no-cache --target-bpw 4.5 --calibrate "$TXT" \
+  --calibrate-ctx 64 --calibrate-chunks 1 -o "$TMP/ok.plan"
+hostile_case "plan --calibrate: text shorter than a chunk" 2 "$PL" "$MINI" --no-cache --target-bpw 4.5 \
+  --calibrate "$TMP/short.txt" -o "$TMP/c1.plan"
+expect_err_contains "fewer than one chunk of 128"; expect_err_one_line; expect_no_file "$TMP/c1.plan"
+hostile_case "plan --calibrate: text is a directory" 2 "$PL" "$MINI" --no-cache --target-bpw 4.5 --calibrate "$TMP" \
+  -o "$TMP/c2.plan"
+expect_err_one_line; expect_no_file "$TMP/c2.plan"
+hostile_case "plan --calibrate: unknown architecture" 2 "$PL" "$TMP/arch.gguf" --no-cache --target-bpw 4.5 \
+  --calibrate "$TXT" -o "$TMP/c3.plan"
+expect_err_contains "(llama, qwen2, qwen3, qwen3moe)"; expect_err_one_line; expect_no_file "$TMP/c3.plan"
+hostile_case "plan --calibrate: a layer missing" 2 "$PL" "$TMP/layers.gguf" --no-cache --target-bpw 4.5 \
+  --calibrate "$TXT" -o "$TMP/c4.plan"
+expect_err_one_line; expect_no_file "$TMP/c4.plan"
+hostile_case "plan --calibrate: --calibrate-chunks 0" 2 "$PL" "$MINI" --no-cache --target-bpw 4.5 --calibrate "$TXT" \
+  --calibrate-chunks 0 -o "$TMP/c5.plan"
+expect_err_contains "not a positive count"; expect_err_one_line; expect_no_file "$TMP/c5.plan"
+hostile_case "plan --calibrate: NaN weights" 2 "$PL" "$TMP/nan.gguf" --no-cache --target-bpw 4.5 --calibrate "$TXT" \
+  --calibrate-ctx 64 --calibrate-chunks 1 -o "$TMP/c6.plan"
+expect_err_one_line; expect_no_file "$TMP/c6.plan"

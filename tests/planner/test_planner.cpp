@@ -187,7 +187,7 @@ TEST(Planner, LargerBudgetNeverGivesLargerErrorAndNeverExceedsIt) {
     const uint64_t lo = preset_job(kLlama, "Q2_K").file_size, hi = preset_job(kLlama, "Q8_0").file_size;
     double last = std::numeric_limits<double>::infinity();
     for (uint64_t b = lo; b <= hi; b += (hi - lo) / 40) {
-        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(b)}, {}, {}, {}});
+        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(b)}, {}, {}, {}, {}});
         EXPECT_LE(r.file_size, b);
         EXPECT_LE(r.error, last) << b;
         EXPECT_LE(r.lower_bound, r.error + 1e-12);
@@ -209,7 +209,7 @@ TEST(Planner, UnalignedFileSizeBudgetsAreNeverExceeded) {
     for (int k = 0; k < n; ++k) {
         const uint64_t above = (hi - lo) * static_cast<uint64_t>(k) / n + lo - t.fixed_file_bytes;
         const uint64_t b = t.fixed_file_bytes + above / 32 * 32 + 1 + static_cast<uint64_t>(k % 31);
-        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(b)}, {}, {}, {}});
+        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(b)}, {}, {}, {}, {}});
         ASSERT_GT(r.grid_unit, 1u);
         ASSERT_LE(r.file_size, b) << "budget " << b << " (" << k << " of the sweep)";
         const bool is_tight = b - r.file_size < r.grid_unit;
@@ -226,16 +226,16 @@ TEST(Planner, UnalignedFileSizeBudgetsAreNeverExceeded) {
 
 TEST(Planner, BpwAndBytesPerTokenBudgetsHold) {
     const PlanTable& t = table_of(kMoe);
-    const PlanResult a = choose_plan(t, {{BudgetKind::Bpw, 4.5}, {}, {}, {}});
+    const PlanResult a = choose_plan(t, {{BudgetKind::Bpw, 4.5}, {}, {}, {}, {}});
     EXPECT_LE(a.bpw, 4.5);
     EXPECT_GT(a.bpw, 4.3);
-    const PlanResult b = choose_plan(t, {{BudgetKind::BytesPerToken, 700000}, {}, {}, {}});
+    const PlanResult b = choose_plan(t, {{BudgetKind::BytesPerToken, 700000}, {}, {}, {}, {}});
     EXPECT_LE(b.bytes_per_token, 700000u);
     EXPECT_GT(b.bytes_per_token, 650000u);
 }
 
 TEST(Planner, ImpossibleBudgetIsAUsageError) {
-    EXPECT_THROW(choose_plan(table_of(kLlama), {{BudgetKind::FileSize, 100000}, {}, {}, {}}), FormatError);
+    EXPECT_THROW(choose_plan(table_of(kLlama), {{BudgetKind::FileSize, 100000}, {}, {}, {}, {}}), FormatError);
 }
 
 // attn_q and attn_v of a layer, by name part, -> their types.
@@ -251,7 +251,7 @@ std::map<int, std::pair<GgmlType, GgmlType>> q_and_v(const PlanTable& t, const P
 
 TEST(Planner, PinsAndTiesAreRespected) {
     const PlanTable& t = table_of(kLlama);
-    ChooseOptions o{{BudgetKind::Bpw, 4.0}, {}, {{"ffn_gate", GgmlType::Q8_0}}, {}};
+    ChooseOptions o{{BudgetKind::Bpw, 4.0}, {}, {{"ffn_gate", GgmlType::Q8_0}}, {}, {}};
     // Unconstrained, attn_v (gain 2) gets more bits than attn_q: the tie below changes the plan.
     const auto free = q_and_v(t, choose_plan(t, o));
     ASSERT_NE(free.at(0).first, free.at(0).second);
@@ -267,7 +267,7 @@ TEST(Planner, PinsAndTiesAreRespected) {
     EXPECT_EQ(n_pinned, 2);
     EXPECT_LE(r.bpw, 4.0);
     // A pin the row length does not allow is refused (ffn_down rows are 320 long).
-    EXPECT_THROW(choose_plan(t, {{BudgetKind::Bpw, 8}, {}, {{"ffn_down", GgmlType::Q4_K}}, {}}), FormatError);
+    EXPECT_THROW(choose_plan(t, {{BudgetKind::Bpw, 8}, {}, {{"ffn_down", GgmlType::Q4_K}}, {}, {}}), FormatError);
 }
 
 TEST(Planner, GainsFileOverridesTheDefaults) {
@@ -280,8 +280,8 @@ TEST(Planner, GainsFileOverridesTheDefaults) {
     EXPECT_EQ(gains[0].gain, 50);
     EXPECT_EQ(gains[1].gain, 0.5);
     const PlanTable& t = table_of(kLlama);
-    const PlanResult base = choose_plan(t, {{BudgetKind::Bpw, 4.0}, {}, {}, {}});
-    ChooseOptions o{{BudgetKind::Bpw, 4.0}, gains, {}, {}};
+    const PlanResult base = choose_plan(t, {{BudgetKind::Bpw, 4.0}, {}, {}, {}, {}});
+    ChooseOptions o{{BudgetKind::Bpw, 4.0}, gains, {}, {}, {}};
     const PlanResult r = choose_plan(t, o);
     for (size_t i = 0; i < t.tensors.size(); ++i)
         if (t.tensors[i].name.find("attn_q") != std::string::npos) {
@@ -300,7 +300,7 @@ TEST(Planner, GainsFileOverridesTheDefaults) {
 
 TEST(Planner, PlanFileRoundTripsAndRejectsUnanchoredLines) {
     const PlanTable& t = table_of(kLlama);
-    const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}});
+    const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}, {}});
     const auto dir = temp_dir();
     const std::string path = (dir / "a.plan").string();
     std::ofstream(path) << format_plan_file(t, r);
@@ -447,7 +447,7 @@ TEST(Planner, HostileNamesStayOneLineInPlanFilesAndSidecars) {
     const std::vector<std::string> evil = {std::string("blk.0.a\n^x$=F32\r.weight"),
                                            std::string("blk.0.\x1b[2J\x07\0z.weight", 20), "blk.0.(a|b)\\x0a.weight"};
     for (size_t i = 0; i < evil.size(); ++i) t.tensors[i].name = evil[i];
-    const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}});
+    const PlanResult r = choose_plan(t, {{BudgetKind::Bpw, 5}, {}, {}, {}, {}});
     const std::string text = format_plan_file(t, r);
     for (char c : text) EXPECT_FALSE((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) << int(c);
     const auto dir = temp_dir();
@@ -502,7 +502,8 @@ void beats_presets(const Mini& m) {
         std::vector<GgmlType> types;
         for (const auto& c : t.tensors) types.push_back(by_name.at(c.name));
         const auto start = std::chrono::steady_clock::now();
-        const PlanResult r = choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(job.file_size)}, {}, {}, {}});
+        const PlanResult r =
+            choose_plan(t, {{BudgetKind::FileSize, static_cast<double>(job.file_size)}, {}, {}, {}, {}});
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         const double preset_err = plan_error(t, r.gain, types);
         const std::vector<double> ones(t.tensors.size(), 1.0);

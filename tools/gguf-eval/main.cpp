@@ -21,7 +21,7 @@
 namespace {
 
 struct ToolOptions {
-    std::string model, text, base, semantics = "integer";
+    std::string model, text, base, semantics = "exact";
     int64_t ctx = 256, chunks = -1;
     bool json = false;
     unsigned threads = 0;
@@ -37,8 +37,9 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_option("--chunks", o.chunks, "at most this many chunks (default: every whole chunk)");
     app.add_option("--base,--kl-divergence-base", o.base, "source model: also report KL divergence against it");
     app.add_option("--semantics", o.semantics,
-                   "integer: as llama.cpp's CPU backend computes (activations quantized to each weight's dot "
-                   "partner, F16 KV cache); exact: f32 activations, f64 sums")
+                   "exact (default): f32 activations, f64 sums; integer: as llama.cpp's CPU backend computes "
+                   "(activations quantized to each weight's dot partner, F16 KV cache), for comparing with "
+                   "llama-perplexity")
         ->check(CLI::IsMember({"integer", "exact"}));
     app.add_flag("--json", o.json, "one JSON document on stdout");
     oiw::add_threads_option(app, o.threads);

@@ -6,10 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "converters/planner/calibrate.h"
 #include "converters/planner/errtable.h"
 #include "converters/planner/planner.h"
+#include "converters/requant/imatrix.h"
 #include "libformat/escape.h"
 #include "libformat/io/atomic_file.h"
+#include "libformat/io/text_file.h"
+#include "libformat/parallel.h"
 #include "tools/common/tool_support.h"
 #include "tools/gguf-plan/options.h"
 
@@ -52,6 +56,39 @@ PlanTable cached_table(const Model& in, const ToolOptions& o) {
     return t;
 }
 
+// The measured gains of --calibrate, from their sidecar (the error table's, + ".calib") when it
+// matches, else measured with progress on a TTY (and the sidecar rewritten).
+Calibration calibrated_gains(const Model& in, const PlanTable& table, const ToolOptions& o) {
+    const std::string text = read_text_file(o.calibrate);
+    CalibrateOptions co = o.calib;
+    co.threads = static_cast<int>(thread_count(o.threads, 1 << 20));
+    const std::string cache = o.cache.empty() ? "" : o.cache + ".calib";
+    const std::string key = calibration_key(errtable_key(in, o.types, o.imatrix, o.excluded), text, co);
+    if (!cache.empty())
+        if (const auto cached = read_errtable_sidecar(cache))
+            if (auto c = parse_calibration(*cached, table, key)) {
+                fmt::print(stderr, "gguf-plan: calibration from {}\n", escape_text(cache));
+                return *c;
+            }
+    const auto imatrix = o.imatrix.empty() ? Imatrix{} : load_imatrix(o.imatrix);
+    std::unique_ptr<Progress> bar;
+    Calibration c =
+        calibrate(in, table, text, imatrix.entries, co, [&](size_t done, size_t total, const std::string& t) {
+            if (!bar) bar = std::make_unique<Progress>("gguf-plan: calibrating", total, 0);
+            bar->update(done - 1, 0, t);
+        });
+    if (bar) bar->done();
+    if (!cache.empty()) try {
+            const std::string s = format_calibration(c, table, key);
+            AtomicFile f(cache, in.files(), false);
+            f.write(s.data(), s.size());
+            f.commit();
+        } catch (const FormatError& e) {
+            fmt::print(stderr, "gguf-plan: warning: calibration not cached: {}\n", e.what());
+        }
+    return c;
+}
+
 }  // namespace oiw::plan_cli
 
 int main(int argc, char** argv) {
@@ -62,8 +99,15 @@ int main(int argc, char** argv) {
         const auto start = std::chrono::steady_clock::now();
         Model in = open_model(o.in);
         const PlanTable table = plan_cli::cached_table(in, o);
+        ChooseOptions choose = o.choose;
+        if (!o.calibrate.empty()) {
+            const Calibration c = plan_cli::calibrated_gains(in, table, o);
+            choose.measured = c.gain;
+            fmt::print(stderr, "gguf-plan: gains calibrated on {} positions of {} ({} chunks of {})\n", c.scored,
+                       escape_text(o.calibrate), c.chunks, o.calib.ctx);
+        }
         const auto measured = std::chrono::steady_clock::now();
-        const PlanResult r = choose_plan(table, o.choose);
+        const PlanResult r = choose_plan(table, choose);
         // The size gguf-requant --dry-run computes for this plan must be the solver's.
         const PlanFile pf = plan_file_of(table, r);
         RequantOptions ro = requant_options_for(pf, o.imatrix);

@@ -56,6 +56,11 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     app.add_option("--pin", pins, "REGEX=TYPE: matching tensors get TYPE (repeatable, first match wins)");
     app.add_option("--tie", o.choose.ties, "REGEX: matching tensors of one layer share a type (repeatable)");
     app.add_option("--gains", gains, "file of REGEX=GAIN lines tried before the default gains");
+    app.add_option("--calibrate", o.calibrate,
+                   "text file: measure each tensor's gain as the KL divergence its quantization adds on this text "
+                   "(through gguf-eval's forward pass) instead of the default gains");
+    app.add_option("--calibrate-ctx", o.calib.ctx, "tokens per calibration chunk")->default_val(128);
+    app.add_option("--calibrate-chunks", o.calib.chunks, "at most this many calibration chunks")->default_val(4);
     bool no_cache = false;
     app.add_option("--cache", o.cache,
                    "error-table sidecar (default: IN.errtable; re-planning the same input skips the measurement)");

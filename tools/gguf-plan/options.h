@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "converters/planner/calibrate.h"
 #include "converters/planner/planner.h"
 
 namespace oiw::plan_cli {
@@ -14,6 +15,8 @@ struct ToolOptions {
     std::vector<GgmlType> excluded;  // --profile: types without a SIMD dot there
     ChooseOptions choose;            // budget, gains, pins, ties
     std::string cache;               // error-table sidecar ("" with --no-cache)
+    std::string calibrate;           // --calibrate TEXT: gains measured through the forward pass
+    CalibrateOptions calib;          // --calibrate-ctx, --calibrate-chunks (threads: --threads)
     bool json = false;
     unsigned threads = 0;  // measurement threads (0: all cores)
     bool quiet = false;    // -q: no summary line
