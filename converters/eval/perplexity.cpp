@@ -19,6 +19,12 @@ std::vector<double> log_softmax(std::span<const float> logits) {
     return out;
 }
 
+double kl_divergence(std::span<const double> base, std::span<const double> model) {
+    double kld = 0;
+    for (size_t i = 0; i < base.size(); ++i) kld += std::exp(base[i]) * (base[i] - model[i]);
+    return kld;
+}
+
 EvalResult evaluate(const Forward& model, const Forward* base, std::span<const int32_t> tokens, const EvalOptions& o,
                     const std::function<void(int64_t, int64_t)>& progress) {
     if (o.ctx < 4) throw FormatError(ErrorKind::Usage, "", "--ctx", fmt::format("{} is below 4", o.ctx));
@@ -73,8 +79,7 @@ EvalResult evaluate(const Forward& model, const Forward* base, std::span<const i
             const std::span<const float> brow(lb.data() + j * nv, static_cast<size_t>(nv));
             const std::vector<double> pb = log_softmax(brow);
             base_nll -= pb[next];
-            double kld = 0;
-            for (size_t i = 0; i < pb.size(); ++i) kld += std::exp(pb[i]) * (pb[i] - pm[i]);
+            const double kld = kl_divergence(pb, pm);
             klds.push_back(kld);
             if (std::max_element(row.begin(), row.end()) - row.begin() ==
                 std::max_element(brow.begin(), brow.end()) - brow.begin())

@@ -37,6 +37,9 @@ struct EvalResult {
 // exponentials summed in f64).
 std::vector<double> log_softmax(std::span<const float> logits);
 
+// KL(base || model) of two log_softmax rows: sum_i exp(base_i) * (base_i - model_i), summed in order.
+double kl_divergence(std::span<const double> base, std::span<const double> model);
+
 // Evaluates `model` (and, when given, `base` on the same chunks) over `tokens`. Throws
 // FormatError(BadData) on a non-finite logit (naming the position), FormatError(Usage) for a ctx
 // below 4, a chunk count below 1, tokens that do not fill one chunk (naming both counts), or when the two

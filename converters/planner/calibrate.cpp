@@ -160,9 +160,7 @@ Calibration calibrate(const Model& in, const PlanTable& table, const std::string
                         fmt::format("non-finite logit at {} with the tensor as {}", j, type_name(pc.types[k])));
                 const std::vector<double> pm = eval::log_softmax(row);
                 const std::vector<double>& pb = b.logp[static_cast<size_t>(j - first)];
-                double kld = 0;
-                for (size_t v = 0; v < pb.size(); ++v) kld += std::exp(pb[v]) * (pb[v] - pm[v]);
-                sum += kld;
+                sum += eval::kl_divergence(pb, pm);
             }
         }
         cal.kld[i] = sum / static_cast<double>(cal.scored);
