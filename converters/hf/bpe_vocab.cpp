@@ -138,6 +138,35 @@ BpeTemplate read_bpe_template(const Json& tok) {
     return t;
 }
 
+BpeTemplate encode_template(const Json& tok, const std::optional<Json>& config, const BpeVocab& v,
+                            const std::string& config_file) {
+    const Json* cls = config ? member(*config, "tokenizer_class") : nullptr;
+    const std::string name = cls && cls->is_string() ? cls->get<std::string>() : "";
+    const bool gemma = name == "GemmaTokenizer" || name == "GemmaTokenizerFast";
+    if (!gemma && name != "LlamaTokenizer" && name != "LlamaTokenizerFast") return read_bpe_template(tok);
+    // add_<which>_token (default `on`) and <which>_token (default `fallback`; a string or an AddedToken's
+    // content) as the tokenizer's __init__ takes them: the token's id, or nothing when not added.
+    const auto special = [&](const char* which, bool on, const char* fallback) -> std::vector<int32_t> {
+        const std::string flag = fmt::format("add_{}_token", which), key = fmt::format("{}_token", which);
+        if (const Json* f = member(*config, flag)) {
+            if (!f->is_boolean()) throw FormatError(ErrorKind::BadJson, config_file, flag, "not a boolean");
+            on = f->get<bool>();
+        }
+        if (!on) return {};
+        const Json* t = member(*config, key);
+        const Json* content = t && t->is_object() ? member(*t, "content") : t;
+        if (content && content->is_null())
+            throw FormatError(ErrorKind::BadJson, config_file, key, fmt::format("null while {} is true", flag));
+        if (content && !content->is_string())
+            throw FormatError(ErrorKind::BadJson, config_file, key, "not a string or an AddedToken");
+        const std::string text = content ? content->get<std::string>() : fallback;
+        for (size_t id = 0; id < v.tokens.size(); ++id)
+            if (v.tokens[id] == text) return {static_cast<int32_t>(id)};
+        throw FormatError(ErrorKind::BadData, config_file, key, fmt::format("'{}' is not in the vocabulary", text));
+    };
+    return {special("bos", true, gemma ? "<bos>" : "<s>"), special("eos", false, gemma ? "<eos>" : "</s>")};
+}
+
 std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std::string& file) {
     // get_vocab_base_pre's table (llama.cpp 1348f67), for the names whose pre-tokenizer is
     // implemented here.
@@ -172,6 +201,16 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
         {"d353350c764d8c3b39c763113960e4fb4919bea5fbf208a0e3b22e8469dc7406", "llama4"},  // Llama-4-Scout
         {"f4f37b6c8eb9ea29b3eac6bb8c8487c5ab7885f8d8022e67edc1c68ce8403e95", "minimax-m2"},
         {"e4d54df1ebc1f2b91acd986c5b51aa50837d5faf7c7398e73c1f9e9ee5d19869", "kanana2"},
+        {"877081d19cf6996e2c4ff0e1236341e9b7bde288f5311a56a937f0afbbb3aeb5", "deepseek-v3"},  // DeepSeek-V3
+        {"bba3b3366b646dbdded5dbc42d59598b849371afc42f7beafa914afaa5b70aa6", "hunyuan-dense"},
+        {"b4b8ca1f9769494fbd956ebc4c249de6131fb277a4a3345a7a92c7dd7a55808d", "joyai-llm"},
+        {"855059429035d75a914d1eda9f10a876752e281a054a7a3d421ef0533e5b6249", "smollm"},  // SmolLM-135M
+        {"35d91631860c815f952d711435f48d356ebac988362536bed955d43bfa436e34", "starcoder"},
+        {"6221ad2852e85ce96f791f476e0b390cf9b474c9e3d1362f53a24a06dc8220ff", "refact"},
+        {"9c2227e4dd922002fb81bde4fc02b0483ca4f12911410dee2255e4987644e3f8", "command-r"},
+        {"7b3e7548e4308f52a76e8229e4e6cc831195d0d1df43aed21ac6c93da05fec5f", "codeshell"},
+        {"4e2b24cc4770243d65a2c9ec19770a72f08cffc161adbb73fcbb6b7dd45a0aae", "exaone"},
+        {"1431a23e583c97432bc230bff598d103ddb5a1f89960c8f1d1051aaa944d0b35", "minerva-7b"},
     };
     std::vector<uint8_t> types(v.types.size() * 4);
     std::memcpy(types.data(), v.types.data(), types.size());
@@ -185,7 +224,7 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
                                                      file));
     std::vector<std::string> hashes;
     // One name per pre-tokenizer implemented, each regex as written (the hash is of Hugging Face's ids).
-    for (const char* pre : {"gpt-2", "llama-bpe", "qwen2", "tekken", "gpt-4o"}) {
+    for (const char* pre : {"gpt-2", "llama-bpe", "qwen2", "tekken", "gpt-4o", "deepseek-v3", "smollm"}) {
         vocab.set_pre(pre, true);
         // tokenizer.encode(chktxt): the post-processor's template around the text's tokens.
         std::vector<int32_t> ids = tmpl.prefix;
@@ -200,9 +239,9 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
     }
     throw FormatError(ErrorKind::Unsupported, file, "pre-tokenizer",
                       fmt::format("not recognised (chkhsh {} with the GPT-2 regex, {} with Llama 3's, {} with "
-                                  "Qwen2's, {} with tekken's, {} with GPT-4o's): only these pre-tokenizers are "
-                                  "implemented so far",
-                                  hashes[0], hashes[1], hashes[2], hashes[3], hashes[4]));
+                                  "Qwen2's, {} with tekken's, {} with GPT-4o's, {} with DeepSeek-V3's, {} with "
+                                  "SmolLM's): only these pre-tokenizers are implemented so far",
+                                  hashes[0], hashes[1], hashes[2], hashes[3], hashes[4], hashes[5], hashes[6]));
 }
 
 }  // namespace oiw::hf

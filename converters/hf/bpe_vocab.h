@@ -34,10 +34,19 @@ struct BpeTemplate {
     std::vector<int32_t> prefix, suffix;
 };
 BpeTemplate read_bpe_template(const Json& tok);
+// What tokenizer.encode adds with tokenizer_config.json `config` (nullopt: absent) beside it:
+// transformers' LlamaTokenizerFast and GemmaTokenizerFast (tokenizer_class Llama/GemmaTokenizer, Fast
+// or not) replace the post-processor by their own (update_post_processor: bos_token first when
+// add_bos_token, default true; eos_token last when add_eos_token, default false); any other class
+// keeps read_bpe_template(tok). Throws FormatError naming `config_file` where transformers raises
+// (add_bos_token with a null bos_token) or the token is not in `v`.
+BpeTemplate encode_template(const Json& tok, const std::optional<Json>& config, const BpeVocab& v,
+                            const std::string& config_file);
 
 // tokenizer.ggml.pre for `v`: the name whose recorded hash (get_vocab_base_pre's table) equals the
 // SHA-256 of the ids that `tmpl` around our tokenization of bpe_check_text() gives (Python's str()
-// of the id list), trying each pre-tokenizer implemented (GPT-2, Llama 3, Qwen2). Any other
+// of the id list), trying each pre-tokenizer implemented (GPT-2, Llama 3, Qwen2, tekken, GPT-4o,
+// DeepSeek-V3, SmolLM). Any other
 // vocabulary throws FormatError(Unsupported) naming `file` and the hashes.
 std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std::string& file);
 

@@ -1272,12 +1272,13 @@ std::optional<Json> add_bpe_vocab(KvWriter& kv, const Checkpoint& ck, const Hpar
         n_vocab = n->get<uint64_t>();
     }
     BpeVocab v = read_bpe_vocab(*tok, n_vocab, tj);
-    const std::string pre = detect_bpe_pre(v, read_bpe_template(*tok), tj);
+    std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
+    const std::string pre =
+        detect_bpe_pre(v, encode_template(*tok, tc, v, (dir / "tokenizer_config.json").string()), tj);
     std::error_code ec;
     if (v.merges.empty() && fs::exists(dir / "merges.txt", ec))
         throw FormatError(ErrorKind::Unsupported, (dir / "merges.txt").string(), "",
                           "merges outside tokenizer.json are not read yet");
-    std::optional<Json> tc = read_optional_json(dir / "tokenizer_config.json");
     kv.str("tokenizer.ggml.model", "gpt2");
     kv.str("tokenizer.ggml.pre", pre);
     kv.strings("tokenizer.ggml.tokens", std::move(v.tokens));

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Writes unicode_ranges.cpp: the code point ranges of the general categories L* (letters) and
-# N* (numbers) that llama.cpp's GPT-2 pre-tokenizer tests (\p{L}, \p{N}), and the two letter
+# N* (numbers) that llama.cpp's GPT-2 pre-tokenizer tests (\p{L}, \p{N}), the two letter
 # classes of Mistral's tekken regex, [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}],
-# from Python's unicodedata. Usage: python3 gen_unicode_ranges.py > unicode_ranges.cpp
+# and the M* (marks), P* (punctuation) and S* (symbols) of DeepSeek-V3's regex, from Python's
+# unicodedata. Usage: python3 gen_unicode_ranges.py > unicode_ranges.cpp
 import sys
 import unicodedata
 
@@ -43,4 +44,10 @@ print()
 emit("kLowerRanges", ranges(lambda c: c == "Ll"))
 print()
 emit("kModifierOtherMarkRanges", ranges(lambda c: c in ("Lm", "Lo") or c.startswith("M")))
+print()
+emit("kMarkRanges", ranges(lambda c: c.startswith("M")))
+print()
+emit("kPunctuationRanges", ranges(lambda c: c.startswith("P")))
+print()
+emit("kSymbolRanges", ranges(lambda c: c.startswith("S")))
 print("\n}  // namespace oiw::vocab")

@@ -16,6 +16,12 @@ extern const CodepointRange kLowerRanges[];  // Ll
 extern const size_t kLowerRanges_count;
 extern const CodepointRange kModifierOtherMarkRanges[];  // Lm, Lo, M*
 extern const size_t kModifierOtherMarkRanges_count;
+extern const CodepointRange kMarkRanges[];  // M*
+extern const size_t kMarkRanges_count;
+extern const CodepointRange kPunctuationRanges[];  // P*
+extern const size_t kPunctuationRanges_count;
+extern const CodepointRange kSymbolRanges[];  // S*
+extern const size_t kSymbolRanges_count;
 
 namespace {
 
@@ -124,6 +130,9 @@ std::string encode_utf8(uint32_t cpt) {
 
 bool is_letter(uint32_t cpt) { return in_ranges(kLetterRanges, kLetterRanges_count, cpt); }
 bool is_number(uint32_t cpt) { return in_ranges(kNumberRanges, kNumberRanges_count, cpt); }
+bool is_mark(uint32_t cpt) { return in_ranges(kMarkRanges, kMarkRanges_count, cpt); }
+bool is_punctuation(uint32_t cpt) { return in_ranges(kPunctuationRanges, kPunctuationRanges_count, cpt); }
+bool is_symbol(uint32_t cpt) { return in_ranges(kSymbolRanges, kSymbolRanges_count, cpt); }
 bool is_tekken_upper(uint32_t cpt) {
     return in_ranges(kUpperTitleRanges, kUpperTitleRanges_count, cpt) ||
            in_ranges(kModifierOtherMarkRanges, kModifierOtherMarkRanges_count, cpt);
@@ -154,13 +163,16 @@ constexpr uint32_t kOutOfRange = 0xFFFFFFFFu;
 
 // The code points being split, recording how far a rule looked: `reach` is one past the furthest
 // position read (inside the text or not) since the last reset, so a piece whose reach lies within
-// the settled code points cannot change when more text arrives.
+// the settled code points cannot change when more text arrives. A rule sees the code points before
+// `end` (its segment's end, the text's end when nothing cut it); reading at or past `end` counts as
+// reading up to `end_reach`, the positions that decided that end.
 class Cursor {
 public:
-    explicit Cursor(const std::vector<uint32_t>& cpts) : cpts_(cpts) {}
+    Cursor(const std::vector<uint32_t>& cpts, size_t end, size_t end_reach)
+        : cpts_(cpts), end_(end), end_reach_(end_reach) {}
     bool has(size_t p) {
-        reach = std::max(reach, p + 1);
-        return p < cpts_.size();
+        reach = std::max(reach, p < end_ ? p + 1 : end_reach_);
+        return p < end_;
     }
     uint32_t cpt(size_t p) { return has(p) ? cpts_[p] : kOutOfRange; }
     uint8_t cls(size_t p) {
@@ -172,6 +184,7 @@ public:
 
 private:
     const std::vector<uint32_t>& cpts_;
+    size_t end_, end_reach_;
 };
 
 uint32_t ascii_lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
@@ -294,6 +307,78 @@ size_t tekken_piece(Cursor& c, size_t pos, bool unicode, bool gpt4o) {
     return space_piece(c, pos);
 }
 
+// DeepSeek-V3's third regex (unicode.h) at `pos`: the end of the match, or 0 when none starts there
+// (ASCII controls, '~' outside a word in llama.cpp, unassigned code points ...). `tilde_symbol`: '~'
+// is \p{S} as written; llama.cpp's collapsed classes put it in neither \p{P} nor \p{S}. Otherwise the
+// two agree on ASCII, and beyond ASCII both take the code point's one category.
+size_t deepseek_v3_piece(Cursor& c, size_t pos, bool tilde_symbol) {
+    enum : uint8_t { kW = 1, kL = 2, kM = 4, kPS = 8, kO = 16 };
+    const auto cat = [&](size_t p) -> uint8_t {
+        if (!c.has(p)) return 0;
+        const uint32_t cp = c.cpt(p);
+        if (is_whitespace(cp)) return kW;
+        if (is_letter(cp)) return kL;
+        if (is_mark(cp)) return kM;
+        if (cp == '~' ? tilde_symbol : is_punctuation(cp) || is_symbol(cp)) return kPS;
+        return kO;
+    };
+    const auto ascii_letter = [&](size_t p) {
+        const uint32_t x = c.cpt(p) | 0x20;
+        return x >= 'a' && x <= 'z';
+    };
+    const auto run_end = [&](size_t e, uint8_t mask) {
+        while (cat(e) & mask) ++e;
+        return e;
+    };
+    const uint32_t c0 = c.cpt(pos);
+    // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+
+    const bool ascii_punct = (c0 >= 0x21 && c0 <= 0x2F) || (c0 >= 0x3A && c0 <= 0x40) || (c0 >= 0x5B && c0 <= 0x60) ||
+                             (c0 >= 0x7B && c0 <= 0x7E);
+    if (ascii_punct && ascii_letter(pos + 1)) {
+        size_t e = pos + 2;
+        while (ascii_letter(e)) ++e;
+        return e;
+    }
+    // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ (the prefix tried first)
+    const uint8_t k0 = cat(pos);
+    if (c0 != '\r' && c0 != '\n' && (k0 & (kW | kM | kO)) && (cat(pos + 1) & (kL | kM)))
+        return run_end(pos + 2, kL | kM);
+    if (k0 & (kL | kM)) return run_end(pos + 1, kL | kM);
+    // ' ?[\p{P}\p{S}]+[\r\n]*'
+    const size_t b = c0 == ' ' && cat(pos + 1) == kPS ? pos + 1 : pos;
+    if (cat(b) == kPS) {
+        size_t e = run_end(b + 1, kPS);
+        while (c.cpt(e) == '\r' || c.cpt(e) == '\n') ++e;
+        return e;
+    }
+    return k0 == kW ? space_piece(c, pos) : 0;  // \s*[\r\n]+|\s+(?!\S)|\s+
+}
+
+// Where the first regexes of a sequence cut the code points (each cut final once `end_reach`'s
+// positions are known): \p{N}{1,max_digits} and, with `cjk`, DeepSeek-V3's [一-龥぀-ゟ゠-ヿ]+, the
+// text between their matches included. They nest without interfering (no number is in those ranges),
+// so one pass over the classes number / CJK / other gives the pieces the last regex then splits.
+struct Segment {
+    size_t end, end_reach;
+};
+std::vector<Segment> segments(const std::vector<uint32_t>& cpts, size_t max_digits, bool cjk) {
+    const auto cls = [&](size_t i) {
+        const uint32_t c = cpts[i];
+        return is_number(c) ? 0 : cjk && ((c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x3040 && c <= 0x30FF)) ? 1 : 2;
+    };
+    const size_t n = cpts.size();
+    std::vector<Segment> out;
+    for (size_t b = 0; b < n;) {
+        const int k = cls(b);
+        size_t e = b + 1;
+        while (e < n && cls(e) == k && !(k == 0 && e - b == max_digits)) ++e;
+        const bool full = k == 0 && e - b == max_digits;  // the count alone ends it
+        out.push_back({e, full ? e : e + 1});             // e + 1 == n + 1 at the end: more text may extend it
+        b = e;
+    }
+    return out;
+}
+
 }  // namespace
 
 std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size_t* consumed) {
@@ -306,24 +391,39 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
         settled = 0;
         while (settled < end && offsets[settled] + 4 <= text.size()) ++settled;
     }
-    Cursor cur(cpts);
-    std::vector<std::pair<size_t, size_t>> pieces;  // [begin, end) in code points
-    for (size_t pos = 0; pos < end;) {
-        cur.reach = 0;
-        size_t e = 0;
+    const auto rule = [p](Cursor& cur, size_t pos) -> size_t {
         switch (p) {
-            case PreTokenizer::Gpt2: e = gpt2_piece(cur, pos); break;
-            case PreTokenizer::Llama3: e = llama3_piece(cur, pos, 3); break;
-            case PreTokenizer::Qwen2: e = llama3_piece(cur, pos, 1); break;
-            case PreTokenizer::Tekken: e = tekken_piece(cur, pos, false, false); break;
-            case PreTokenizer::TekkenUnicode: e = tekken_piece(cur, pos, true, false); break;
-            case PreTokenizer::Gpt4o: e = tekken_piece(cur, pos, false, true); break;
-            case PreTokenizer::Gpt4oUnicode: e = tekken_piece(cur, pos, true, true); break;
+            case PreTokenizer::Gpt2:
+            case PreTokenizer::Smollm: return gpt2_piece(cur, pos);
+            case PreTokenizer::Llama3: return llama3_piece(cur, pos, 3);
+            case PreTokenizer::Qwen2: return llama3_piece(cur, pos, 1);
+            case PreTokenizer::Tekken: return tekken_piece(cur, pos, false, false);
+            case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, true, false);
+            case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, false, true);
+            case PreTokenizer::Gpt4oUnicode: return tekken_piece(cur, pos, true, true);
+            case PreTokenizer::DeepseekV3: return deepseek_v3_piece(cur, pos, false);
+            case PreTokenizer::DeepseekV3Unicode: return deepseek_v3_piece(cur, pos, true);
         }
-        // A piece is final when every position its rule read was settled (earlier pieces are).
-        if (consumed && cur.reach > settled) break;
-        pieces.emplace_back(pos, e);
-        pos = e;
+        return 0;
+    };
+    const std::vector<Segment> segs = p == PreTokenizer::Smollm ? segments(cpts, 1, false)
+                                      : p == PreTokenizer::DeepseekV3 || p == PreTokenizer::DeepseekV3Unicode
+                                          ? segments(cpts, 3, true)
+                                          : std::vector<Segment>{{end, end + 1}};
+    std::vector<std::pair<size_t, size_t>> pieces;  // [begin, end) in code points
+    size_t pos = 0;
+    for (const Segment& seg : segs) {
+        Cursor cur(cpts, seg.end, seg.end_reach);
+        for (; pos < seg.end; pos = pieces.back().second) {
+            cur.reach = 0;
+            size_t e = rule(cur, pos);
+            if (e == 0)  // no match starts here: the text up to the next match is a piece
+                for (e = pos + 1; cur.has(e) && rule(cur, e) == 0;) ++e;
+            // A piece is final when every position its rule read was settled (earlier pieces are).
+            if (consumed && cur.reach > settled) break;
+            pieces.emplace_back(pos, e);
+        }
+        if (pos < seg.end) break;
     }
     if (consumed) {
         const size_t e = pieces.empty() ? 0 : pieces.back().second;

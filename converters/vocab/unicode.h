@@ -29,6 +29,10 @@ std::string encode_utf8(uint32_t cpt);
 bool is_letter(uint32_t cpt);
 bool is_number(uint32_t cpt);
 bool is_whitespace(uint32_t cpt);
+// \p{M}, \p{P}, \p{S} (same tables).
+bool is_mark(uint32_t cpt);
+bool is_punctuation(uint32_t cpt);
+bool is_symbol(uint32_t cpt);
 // The tekken regex's letter classes: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}].
 bool is_tekken_upper(uint32_t cpt);
 bool is_tekken_lower(uint32_t cpt);
@@ -59,6 +63,18 @@ enum class PreTokenizer {
     Gpt4o,
     // ... and as written (Hugging Face's tokenizers: (?i:) also folds U+017F to s).
     Gpt4oUnicode,
+    // DeepSeek-V3's (also Hunyuan-Dense, JoyAI): three regexes, each splitting the pieces the one
+    // before left (matches and the text between them are both pieces): \p{N}{1,3}, then
+    // [一-龥぀-ゟ゠-ヿ]+ (U+4E00-9FA5, U+3040-30FF), then
+    // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+    // ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ , as llama.cpp runs them (its collapsed categories
+    // leave ASCII '~' in neither \p{P} nor \p{S}: "~é" is one piece there) ...
+    DeepseekV3,
+    // ... and as written ('~' a symbol: "~" and "é").
+    DeepseekV3Unicode,
+    // SmolLM's (also StarCoder 2, Refact, Command-R, CodeShell, EXAONE 3, Minerva): \p{N}, then the
+    // GPT-2 regex over each piece (Hugging Face's Digits(individual_digits) before ByteLevel).
+    Smollm,
 };
 
 // Splits `text` as pre-tokenizer `p` does and returns each piece with every UTF-8 byte replaced by

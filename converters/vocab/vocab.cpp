@@ -53,6 +53,16 @@ constexpr PreName kPreNames[] = {
     {"llama4", PreTokenizer::Gpt4o},
     {"kanana2", PreTokenizer::Gpt4o},
     {"minimax-m2", PreTokenizer::Gpt4o},
+    {"deepseek-v3", PreTokenizer::DeepseekV3},
+    {"hunyuan-dense", PreTokenizer::DeepseekV3},
+    {"joyai-llm", PreTokenizer::DeepseekV3},
+    {"smollm", PreTokenizer::Smollm},
+    {"starcoder", PreTokenizer::Smollm},
+    {"refact", PreTokenizer::Smollm},
+    {"command-r", PreTokenizer::Smollm},
+    {"codeshell", PreTokenizer::Smollm},
+    {"exaone", PreTokenizer::Smollm},
+    {"minerva-7b", PreTokenizer::Smollm},
 };
 
 // Texts llama.cpp marks as control tokens whatever their type (end-of-turn/-generation tokens).
@@ -132,10 +142,11 @@ void Vocab::set_pre(std::string_view name, bool as_written) {
     for (const PreName& p : kPreNames) {
         if (p.name != name) continue;
         pre_supported_ = true;
-        pre_kind_ = !as_written                     ? p.pre
-                    : p.pre == PreTokenizer::Tekken ? PreTokenizer::TekkenUnicode
-                    : p.pre == PreTokenizer::Gpt4o  ? PreTokenizer::Gpt4oUnicode
-                                                    : p.pre;
+        pre_kind_ = !as_written                         ? p.pre
+                    : p.pre == PreTokenizer::Tekken     ? PreTokenizer::TekkenUnicode
+                    : p.pre == PreTokenizer::Gpt4o      ? PreTokenizer::Gpt4oUnicode
+                    : p.pre == PreTokenizer::DeepseekV3 ? PreTokenizer::DeepseekV3Unicode
+                                                        : p.pre;
         ignore_merges_ = p.ignore_merges_add_bos;
     }
 }

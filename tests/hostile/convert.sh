@@ -226,3 +226,20 @@ p = sys.argv[1]; b = open(p, "rb").read()
 open(p, "wb").write(b.replace(b'"model.layers.0.mlp.up_proj.weight"', b'"model.layers.0.mlp.up_proj.weighz"', 1))
 PY
 refused "FP8 scale without its weight" fp8orphan "scales 'model.layers.0.mlp.up_proj.weight', which the checkpoint does not hold"
+
+# A tokenizer.json BPE vocabulary (GPT-2's) whose tokenizer_config.json names LlamaTokenizerFast: its
+# BOS is part of the recognised ids, so one transformers cannot build is refused naming the key.
+mkbpe() {
+    rm -rf "${TMP:?}/$1"
+    "$SY" --hf -q --type BF16 --n-embd 32 --n-ff 64 --n-layer 1 --n-vocab 50257 "$TMP/$1"
+    zstd -q -d "$DATA/hf/gpt2/tokenizer.json.zst" -o "$TMP/$1/tokenizer.json"
+    printf '{"tokenizer_class": "LlamaTokenizerFast", %s}' "$2" >"$TMP/$1/tokenizer_config.json"
+}
+mkbpe bpebos '"bos_token": null'
+refused "LlamaTokenizerFast with a null bos_token" bpebos "bos_token: null while add_bos_token is true"
+mkbpe bpebos2 '"bos_token": "<s>"'
+refused "LlamaTokenizerFast's bos_token not in the vocabulary" bpebos2 "bos_token: '<s>' is not in the vocabulary"
+mkbpe bpebos3 '"add_bos_token": "yes"'
+refused "add_bos_token not a boolean" bpebos3 "add_bos_token: not a boolean"
+mkbpe bpeeos '"add_bos_token": false, "eos_token": {"content": 7}, "add_eos_token": true'
+refused "eos_token neither a string nor an AddedToken" bpeeos "eos_token: not a string or an AddedToken"

@@ -272,14 +272,16 @@ TEST(VocabTokenizer, TekkenSplitsLikeLlamaCppsStdRegex) {
     }
 }
 
-// PreTokenizer::TekkenUnicode and Gpt4oUnicode, the regexes as Hugging Face's tokenizers runs them
-// (what the Python converter's chkhsh hashes), against Python's `regex` module on chktxt and 400
-// random texts each (tests/vocab/gen_tekken_splits.py wrote the file).
+// PreTokenizer::TekkenUnicode, Gpt4oUnicode, DeepseekV3Unicode and Smollm, the regexes as Hugging
+// Face's tokenizers runs them (what the Python converter's chkhsh hashes), against Python's `regex`
+// module on chktxt and 400 random texts each (tests/vocab/gen_tekken_splits.py wrote the file).
 TEST(VocabTokenizer, TekkenAsWrittenSplitsLikeTheRegex) {
     const auto bytes = oiw::test::read_file(oiw::test::data_path("vocab/tekken-splits.json"));
     const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
     for (const auto& [name, pre] : {std::pair{"tekken", oiw::vocab::PreTokenizer::TekkenUnicode},
-                                    std::pair{"gpt-4o", oiw::vocab::PreTokenizer::Gpt4oUnicode}}) {
+                                    std::pair{"gpt-4o", oiw::vocab::PreTokenizer::Gpt4oUnicode},
+                                    std::pair{"deepseek-v3", oiw::vocab::PreTokenizer::DeepseekV3Unicode},
+                                    std::pair{"smollm", oiw::vocab::PreTokenizer::Smollm}}) {
         size_t n = 0;
         for (const auto& c : j.at(name).at("cases")) {
             const auto text = c.at(0).get<std::string>();
@@ -290,6 +292,46 @@ TEST(VocabTokenizer, TekkenAsWrittenSplitsLikeTheRegex) {
         }
         EXPECT_EQ(n, 401u) << name;
     }
+}
+
+// DeepSeek-V3's and SmolLM's pre-tokenizers as llama.cpp runs them (regexes in sequence, through its
+// collapsed std::regex, std::wregex and custom GPT-2 splitter): GPT-2's vocabulary with each pre
+// name must give llama-tokenize's own ids (1348f67, tests/vocab/gen_llama_pre_ids.py) for chktxt and
+// 300 random texts, whole and streamed.
+TEST(VocabTokenizer, DeepseekV3AndSmollmTokenizeLikeLlamaCpp) {
+    const std::string path = oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf");
+    const auto bytes = oiw::test::read_file(oiw::test::data_path("vocab/llama-pre-ids.json"));
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
+    oiw::Metadata md = oiw::open_model(path).metadata();
+    for (const char* pre : {"deepseek-v3", "smollm"}) {
+        SCOPED_TRACE(pre);
+        md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
+        const Vocab v = Vocab::load(md);
+        size_t n = 0;
+        for (const auto& c : j.at(pre)) {
+            const auto text = c.at(0).get<std::string>();
+            const auto want = c.at(1).get<std::vector<int32_t>>();
+            ASSERT_EQ(v.tokenize(text, true, false), want) << "text '" << text << "'";
+            ++n;
+        }
+        EXPECT_EQ(n, 301u);
+        oiw::test::check_stream_equals_tokenize(v, path);
+    }
+    // Where llama.cpp's collapsed classes differ from the regex as written: ASCII '~' is neither
+    // punctuation nor symbol there, so it may start a word ("~é" one piece) and is not one itself.
+    using oiw::vocab::PreTokenizer;
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::DeepseekV3, "~\xc3\xa9").size(), 1u);
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::DeepseekV3Unicode, "~\xc3\xa9").size(), 2u);
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::DeepseekV3, " ~~").size(), 2u);         // " " "~~"
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::DeepseekV3Unicode, " ~~").size(), 1u);  // " ~~"
+    // Digits in threes and CJK runs cut first; text no rule matches is a piece of its own.
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::DeepseekV3,
+                                      "a12345\xe4\xb8\xad"
+                                      "b\x01\x01 c"),
+              (std::vector<std::string>{"a", "123", "45", byte_encoded("\xe4\xb8\xad"), "b", byte_encoded("\x01\x01"),
+                                        byte_encoded(" c")}));
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Smollm, " 12a"),
+              (std::vector<std::string>{"\xc4\xa0", "1", "2", "a"}));
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
@@ -311,12 +353,12 @@ TEST(TokenStream, SpmInPiecesEqualsWholeText) {
 
 TEST(TokenStream, Gpt2InPiecesEqualsWholeText) { check_stream_equals_tokenize(vocab_fixture("ggml-vocab-gpt-2.gguf")); }
 
-// GPT-2's vocabulary with the tekken pre-tokenizer (and ignore_merges, BOS) and with GPT-4o's: a
-// piece the stream emits is one no later byte can change there too.
-TEST(TokenStream, TekkenAndGpt4oInPiecesEqualWholeText) {
+// GPT-2's vocabulary with the tekken pre-tokenizer (and ignore_merges, BOS), GPT-4o's, DeepSeek-V3's
+// and SmolLM's: a piece the stream emits is one no later byte can change there too.
+TEST(TokenStream, RegexPreTokenizersInPiecesEqualWholeText) {
     const std::string path = oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf");
     oiw::Metadata md = oiw::open_model(path).metadata();
-    for (const char* pre : {"tekken", "gpt-4o"}) {
+    for (const char* pre : {"tekken", "gpt-4o", "deepseek-v3", "smollm"}) {
         SCOPED_TRACE(pre);
         md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
         oiw::test::check_stream_equals_tokenize(Vocab::load(md), path);
