@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -71,10 +70,7 @@ std::vector<uint8_t> quantize_tensor(const Model& in, size_t index, GgmlType typ
         std::vector<float> x(static_cast<size_t>(ne0));
         for (int64_t r = r0; r < r1; ++r) {
             const uint8_t* src = data.data() + static_cast<uint64_t>(r) * src_row;
-            if (t.type == GgmlType::F32)
-                std::memcpy(x.data(), src, x.size() * sizeof(float));
-            else
-                dequantize_row(t.type, src, x.data(), ne0);
+            dequantize_row(t.type, src, x.data(), ne0);  // F32 rows: a copy
             const float* w = imatrix ? imatrix->data() + (r / per_mat) * ne0 : nullptr;
             quantize_chunk(type, x.data(), out.data() + static_cast<uint64_t>(r) * dst_row, 1, ne0, w);
         }

@@ -1,7 +1,6 @@
 #include "converters/planner/measure.h"
 
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <numeric>
 
@@ -29,10 +28,7 @@ double measure_error(const Model& model, size_t input_index, GgmlType type, cons
         for (int64_t s = 0; s < n_sample; ++s) {
             const int64_t row = m * per_mat + s * per_mat / n_sample;
             const uint8_t* src = data.data() + static_cast<uint64_t>(row) * src_row;
-            if (t.type == GgmlType::F32)
-                std::memcpy(x.data(), src, x.size() * sizeof(float));
-            else
-                dequantize_row(t.type, src, x.data(), ne0);
+            dequantize_row(t.type, src, x.data(), ne0);  // F32 rows: a copy
             quantize_chunk(type, x.data(), q.data(), 1, ne0, w);
             dequantize_row(type, q.data(), y.data(), ne0);
             double num = 0, den = 0;

@@ -206,7 +206,7 @@ void AtomicFile::check_target() {
     if (!S_ISREG(st.st_mode))
         throw FormatError(ErrorKind::Usage, path_, "",
                           "not a regular file: refusing to replace a device, FIFO or socket");
-    std::optional<std::string> input = registered_input(st.st_dev, st.st_ino);
+    std::optional<std::string> input = registered_input(file_identity(target_, st));
     for (const auto& in : inputs_) {
         struct stat in_st {};
         if (!input && ::stat(in.c_str(), &in_st) == 0 && in_st.st_dev == st.st_dev && in_st.st_ino == st.st_ino)

@@ -28,10 +28,22 @@ private:
     struct stat st_ {};
 };
 
+// A file's identity: its (st_dev, st_ino) and, where the filesystem records it, its birth time, so
+// that a later file given a deleted input's inode number is not taken for that input.
+struct FileIdentity {
+    dev_t dev;
+    ino_t ino;
+    int64_t birth_ns = -1;  // statx's btime in ns; -1: not recorded (then (dev, ino) alone decides)
+};
+// The identity of the open file `fd`, `st` its fstat; of the file at `path`, `st` its stat.
+FileIdentity file_identity(int fd, const struct stat& st);
+FileIdentity file_identity(const std::string& path, const struct stat& st);
+
 // Adds a file identity to the registry of the run's inputs (the process's lifetime), under the
 // path it was opened by (thread-safe).
-void register_input(dev_t dev, ino_t ino, const std::string& path);
-// The path by which this process opened (dev, ino) as an input, or nullopt (thread-safe).
-std::optional<std::string> registered_input(dev_t dev, ino_t ino);
+void register_input(const FileIdentity& id, const std::string& path);
+// The path by which this process opened file `id` as an input, or nullopt (thread-safe): same
+// (dev, ino), and the same birth time when both are known.
+std::optional<std::string> registered_input(const FileIdentity& id);
 
 }  // namespace oiw

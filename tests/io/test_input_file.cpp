@@ -11,6 +11,7 @@
 #include "converters/requant/imatrix.h"
 #include "converters/requant/requant_plan.h"
 #include "inspect/profile.h"
+#include "libformat/io/atomic_file.h"
 #include "libformat/io/input_file.h"
 #include "libformat/io/text_file.h"
 #include "tests/support/helpers.h"
@@ -78,9 +79,47 @@ TEST(InputFile, RegistersWhatItOpens) {
     test::write_file(p, std::vector<uint8_t>{'a'});
     struct stat st {};
     ASSERT_EQ(::stat(p.c_str(), &st), 0);
-    EXPECT_FALSE(registered_input(st.st_dev, st.st_ino));
+    const FileIdentity id = file_identity(p, st);
+    EXPECT_FALSE(registered_input(id));
     { InputFd in(p); }
-    EXPECT_EQ(registered_input(st.st_dev, st.st_ino), p);
+    EXPECT_EQ(registered_input(id), p);
+    // An inode number reused by a later file (other birth time) is not the input any more; without a
+    // birth time on either side, (dev, ino) alone decides.
+    if (id.birth_ns >= 0) {
+        EXPECT_FALSE(registered_input(FileIdentity{id.dev, id.ino, id.birth_ns + 1}));
+        EXPECT_EQ(registered_input(FileIdentity{id.dev, id.ino, -1}), p);
+    }
+}
+
+// A library caller that deletes an input and writes an output the filesystem gives the same inode
+// number: the output is written (it is not the input), while the input itself stays refused.
+TEST(InputFile, ReusedInodeIsNotTheInput) {
+    const fs::path dir = test::temp_dir();
+    const std::string in = (dir / "in").string(), out = (dir / "out").string();
+    test::write_file(in, std::vector<uint8_t>{'a'});
+    { InputFd fd(in); }
+    EXPECT_NE(error_of([&] {
+                  AtomicFile f(in);
+                  f.commit();
+              }).find("refusing to overwrite the input file"),
+              std::string::npos);
+    struct stat st {};
+    ASSERT_EQ(::stat(in.c_str(), &st), 0);
+    if (file_identity(in, st).birth_ns < 0) GTEST_SKIP() << "the filesystem of " << dir << " records no birth time";
+    const ino_t ino = st.st_ino;
+    fs::remove(in);
+    bool reused = false;  // ext4 and tmpfs hand the freed inode number out again, usually at once
+    for (int i = 0; i < 64 && !reused; ++i) {
+        test::write_file(out, std::vector<uint8_t>{'b'});
+        ASSERT_EQ(::stat(out.c_str(), &st), 0);
+        reused = st.st_ino == ino;
+        if (!reused) fs::rename(out, (dir / ("keep" + std::to_string(i))).string());
+    }
+    if (!reused) GTEST_SKIP() << "the inode number was not reused";
+    AtomicFile f(out);
+    f.write("c", 1);
+    f.commit();
+    EXPECT_EQ(test::read_file(out), std::vector<uint8_t>{'c'});
 }
 
 TEST(TextFile, SizeCapIsEnforced) {

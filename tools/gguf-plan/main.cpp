@@ -33,11 +33,10 @@ PlanTable measured_table(const Model& in, const ToolOptions& o) {
     return t;
 }
 
-// The error table from the sidecar when it matches, else measured (and the sidecar rewritten;
-// a sidecar that cannot be written is a warning).
-PlanTable cached_table(const Model& in, const ToolOptions& o) {
+// The error table from the sidecar when it matches `key` (errtable_key), else measured (and the
+// sidecar rewritten; a sidecar that cannot be written is a warning).
+PlanTable cached_table(const Model& in, const ToolOptions& o, const std::string& key) {
     if (o.cache.empty()) return measured_table(in, o);
-    const std::string key = errtable_key(in, o.types, o.imatrix, o.excluded);
     if (const auto text = read_errtable_sidecar(o.cache)) {
         if (auto t = parse_errtable(*text, key)) {
             fmt::print(stderr, "gguf-plan: error table from {}\n", escape_text(o.cache));
@@ -57,13 +56,15 @@ PlanTable cached_table(const Model& in, const ToolOptions& o) {
 }
 
 // The measured gains of --calibrate, from their sidecar (the error table's, + ".calib") when it
-// matches, else measured with progress on a TTY (and the sidecar rewritten).
-Calibration calibrated_gains(const Model& in, const PlanTable& table, const ToolOptions& o) {
+// matches (the table's key `table_key`, the text, the chunking), else measured with progress on a
+// TTY (and the sidecar rewritten).
+Calibration calibrated_gains(const Model& in, const PlanTable& table, const ToolOptions& o,
+                             const std::string& table_key) {
     const std::string text = read_text_file(o.calibrate);
     CalibrateOptions co = o.calib;
     co.threads = static_cast<int>(thread_count(o.threads, 1 << 20));
     const std::string cache = o.cache.empty() ? "" : o.cache + ".calib";
-    const std::string key = calibration_key(errtable_key(in, o.types, o.imatrix, o.excluded), text, co);
+    const std::string key = calibration_key(table_key, text, co);
     if (!cache.empty())
         if (const auto cached = read_errtable_sidecar(cache))
             if (auto c = parse_calibration(*cached, table, key)) {
@@ -98,10 +99,13 @@ int main(int argc, char** argv) {
     return run_tool("gguf-plan", [&] {
         const auto start = std::chrono::steady_clock::now();
         Model in = open_model(o.in);
-        const PlanTable table = plan_cli::cached_table(in, o);
+        // The error table's key (the input, the types, the imatrix): both sidecars are keyed by it.
+        const std::string key =
+            o.cache.empty() && o.calibrate.empty() ? "" : errtable_key(in, o.types, o.imatrix, o.excluded);
+        const PlanTable table = plan_cli::cached_table(in, o, key);
         ChooseOptions choose = o.choose;
         if (!o.calibrate.empty()) {
-            const Calibration c = plan_cli::calibrated_gains(in, table, o);
+            const Calibration c = plan_cli::calibrated_gains(in, table, o, key);
             choose.measured = c.gain;
             fmt::print(stderr, "gguf-plan: gains calibrated on {} positions of {} ({} chunks of {})\n", c.scored,
                        escape_text(o.calibrate), c.chunks, o.calib.ctx);
