@@ -1,8 +1,11 @@
 #include "converters/hf/bpe_vocab.h"
 
+#include <algorithm>
 #include <cstring>
-#include <map>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -62,12 +65,15 @@ BpeVocab read_bpe_vocab(const Json& tok, std::optional<uint64_t> vocab_size, con
     const Json* vocab = member(*model, "vocab");
     if (!vocab || !vocab->is_object())
         throw FormatError(ErrorKind::BadJson, file, "model.vocab", "missing or not an object");
-    std::map<uint64_t, std::string> by_id;  // tokenizer.vocab reversed: the model's, then the added tokens'
-    std::map<std::string, bool> added;      // content -> special
+    // tokenizer.vocab reversed: (id, text), the model's then the added tokens'; where an id is given
+    // twice the later text wins, as in the Python dict.
+    std::vector<std::pair<uint64_t, std::string>> by_id;
+    std::unordered_map<std::string, bool> added;  // content -> special
+    by_id.reserve(vocab->size());
     for (const auto& [text, id] : vocab->items()) {
         if (!id.is_number_unsigned())
             throw FormatError(ErrorKind::BadJson, file, "model.vocab '" + text + "'", "id is not an unsigned integer");
-        by_id[id.get<uint64_t>()] = text;
+        by_id.emplace_back(id.get<uint64_t>(), text);
     }
     if (const Json* at = member(tok, "added_tokens"); at && at->is_array()) {
         for (const Json& a : *at) {
@@ -75,26 +81,34 @@ BpeVocab read_bpe_vocab(const Json& tok, std::optional<uint64_t> vocab_size, con
             if (!id || !id->is_number_unsigned() || !content || !content->is_string())
                 throw FormatError(ErrorKind::BadJson, file, "added_tokens",
                                   "an entry without an unsigned id and a content string");
-            by_id[id->get<uint64_t>()] = content->get<std::string>();
+            by_id.emplace_back(id->get<uint64_t>(), content->get<std::string>());
             added[content->get<std::string>()] = special && special->is_boolean() && special->get<bool>();
         }
     }
+    std::stable_sort(by_id.begin(), by_id.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t kept = 0;  // the last of each id's run
+    for (size_t i = 0; i < by_id.size(); ++i)
+        if (i + 1 == by_id.size() || by_id[i + 1].first != by_id[i].first) {
+            if (kept != i) by_id[kept] = std::move(by_id[i]);
+            ++kept;
+        }
+    by_id.resize(kept);
     const uint64_t n = vocab_size.value_or(by_id.size());
     if (n > kMaxVocab) throw FormatError(ErrorKind::TooLarge, file, "", fmt::format("vocabulary of {} tokens", n));
-    if (!by_id.empty() && by_id.rbegin()->first >= n)
+    if (!by_id.empty() && by_id.back().first >= n)
         throw FormatError(ErrorKind::BadData, file, "",
-                          fmt::format("token id {} is not below the vocabulary size {}", by_id.rbegin()->first, n));
+                          fmt::format("token id {} is not below the vocabulary size {}", by_id.back().first, n));
     BpeVocab v;
     v.tokens.reserve(n);
     v.types.reserve(n);
+    auto next = by_id.begin();
     for (uint64_t i = 0; i < n; ++i) {
-        const auto it = by_id.find(i);
-        if (it == by_id.end()) {
+        if (next == by_id.end() || next->first != i) {
             v.tokens.push_back(fmt::format("[PAD{}]", i));
             v.types.push_back(kUnused);
             continue;
         }
-        std::string t = it->second;
+        std::string t = std::move(next++->second);
         int32_t ty = kNormal;
         if (const auto a = added.find(t); a != added.end()) {
             ty = a->second || looks_special(t) ? kControl : kUserDefined;

@@ -10,19 +10,36 @@
 
 namespace oiw::hf {
 
-Json parse_json(std::string_view text, const std::string& file, int max_depth) {
-    // The keys seen so far in each object being parsed, innermost last.
-    std::vector<std::set<std::string>> open_objects;
+namespace {
+
+struct RepeatedKey {};  // a key repeated in one object, seen where the object ends
+
+// nlohmann's callback parser with the checks parse_json promises. With `named`, each open object
+// keeps the keys read so far and a repeat is refused naming the key (a set entry per key: slow on
+// a 150k-token vocabulary); without, an object is only counted and a repeat seen at its end, where
+// it holds fewer members than keys were read, throws RepeatedKey.
+Json parse_checked(std::string_view text, const std::string& file, int max_depth, bool named) {
+    std::vector<std::set<std::string>> open_keys;  // named: the keys of each open object, innermost last
+    std::vector<size_t> open_counts;               // not named: how many keys each has read
     auto check = [&](int depth, Json::parse_event_t event, Json& parsed) {
         using E = Json::parse_event_t;
         if ((event == E::object_start || event == E::array_start) && depth >= max_depth)
             throw FormatError(ErrorKind::BadJson, file, "",
                               fmt::format("JSON nested deeper than {} levels", max_depth));
-        if (event == E::object_start) open_objects.emplace_back();
-        if (event == E::object_end) open_objects.pop_back();
-        if (event == E::key && !open_objects.back().insert(parsed.get<std::string>()).second)
-            throw FormatError(ErrorKind::BadJson, file, "key '" + parsed.get<std::string>() + "'",
-                              "repeated in one JSON object");
+        if (named) {
+            if (event == E::object_start) open_keys.emplace_back();
+            if (event == E::object_end) open_keys.pop_back();
+            if (event == E::key && !open_keys.back().insert(parsed.get<std::string>()).second)
+                throw FormatError(ErrorKind::BadJson, file, "key '" + parsed.get<std::string>() + "'",
+                                  "repeated in one JSON object");
+        } else {
+            if (event == E::object_start) open_counts.push_back(0);
+            if (event == E::key) ++open_counts.back();
+            if (event == E::object_end) {
+                if (parsed.size() != open_counts.back()) throw RepeatedKey{};
+                open_counts.pop_back();
+            }
+        }
         return true;
     };
     try {
@@ -34,6 +51,18 @@ Json parse_json(std::string_view text, const std::string& file, int max_depth) {
         throw FormatError(ErrorKind::BadJson, file, "",
                           "not valid JSON: " + (tag == std::string::npos ? what : what.substr(tag + 2)));
     }
+}
+
+}  // namespace
+
+Json parse_json(std::string_view text, const std::string& file, int max_depth) {
+    try {
+        return parse_checked(text, file, max_depth, false);
+    } catch (const RepeatedKey&) {
+    } catch (const FormatError&) {}
+    // Refused: parsed again keeping every key, so the error is the first in document order (a
+    // repeat is then seen at the key itself, before a later syntax error or nesting).
+    return parse_checked(text, file, max_depth, true);
 }
 
 Json read_json_file(const std::string& path, uint64_t max_bytes, int max_depth) {

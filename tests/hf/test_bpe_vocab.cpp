@@ -117,6 +117,31 @@ TEST(HfBpeVocab, AddedTokensPairsAndPadding) {
               ErrorKind::BadJson);
 }
 
+// Where ids repeat, the later text wins: the model's vocabulary in key order, then the added
+// tokens' (what the std::map this replaced kept).
+TEST(HfBpeVocab, AnIdGivenTwiceKeepsItsLastText) {
+    const hf::Json tok = hf::parse_json(R"({"model": {"type": "BPE", "vocab": {"b": 0, "a": 0, "c": 1, "d": 2}},
+      "added_tokens": [{"id": 2, "content": "<x>", "special": true}]})",
+                                        "t.json", 8);
+    const hf::BpeVocab v = hf::read_bpe_vocab(tok, std::nullopt, "t.json");
+    EXPECT_EQ(v.tokens, (std::vector<std::string>{"b", "c", "<x>"}));
+    EXPECT_EQ(v.types, (std::vector<int32_t>{1, 1, 3}));
+}
+
+// parse_json counts each object's keys and, only when one repeats, parses again keeping them to
+// name it: the refusal is the first fault in document order, as with the names kept throughout.
+TEST(HfJson, RefusalIsTheFirstFaultInDocumentOrder) {
+    auto what = [](const std::string& text) { return error_of([&] { hf::parse_json(text, "t.json", 8); }); };
+    EXPECT_NE(what(R"({"a":1,"b":{"c":1,"c":2},"a":2})").find("key 'c': repeated"), std::string::npos);
+    EXPECT_NE(what(R"({"a":1,"a":{"c":1,"c":2}})").find("key 'a': repeated"), std::string::npos);
+    EXPECT_NE(what(R"({"a":1,"a":2,"b":[)").find("key 'a': repeated"), std::string::npos);
+    EXPECT_NE(what(R"({"a":1,"a":[[[[[[[[[[1]]]]]]]]]]})").find("key 'a': repeated"), std::string::npos);
+    EXPECT_NE(what(R"({"a":[[[[[[[[[[1]]]]]]]]]],"a":1})").find("nested deeper than 8"), std::string::npos);
+    EXPECT_NE(what(R"({"a":1,"b":2,)").find("not valid JSON"), std::string::npos);
+    EXPECT_EQ(hf::parse_json(R"({"a":{"a":1},"b":{"a":2,"b":[{"a":3},{"a":4}]}})", "t.json", 8)["b"]["b"][1]["a"],
+              4);  // one key in several objects
+}
+
 TEST(HfBpeVocab, OtherPreTokenizersAreRefusedByHash) {
     // GPT-2's vocabulary without its merges tokenizes chktxt to other ids: not recognised.
     hf::BpeVocab v = hf::read_bpe_vocab(gpt2_tokenizer(), std::nullopt, "tokenizer.json");
