@@ -56,22 +56,24 @@ void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
 
 // One test per case (each within the per-test timeout under the sanitizers): every line's bytes at
 // 1 thread (the serial path) and 7 (more workers than most cases have tensors to write at once);
-// --vocab-only, which writes no tensor, once. The machine's default count is the tool's, checked
-// by HfConvert.MatchesConvertHfToGgufOnEveryGoldenCase.
+// --vocab-only, which writes no tensor, once. The machine's default count is the tool's, run on
+// every case (at one outtype each) by HfConvert.MatchesConvertHfToGgufOnEveryGoldenCase.
 class HfConvertWriteGolden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(HfConvertWriteGolden, EveryThreadCountGivesTheGoldenBytes) {
     const GoldenCase& c = GetParam();
     const auto root = temp_dir();
-    const fs::path dir = make_hf_case(c.name, root);
-    for (const auto& [outtype, sha] : c.lines)
+    const hf::Checkpoint ck(make_hf_case(c.name, root).string());
+    for (const auto& [outtype, sha] : c.lines) {
+        const hf::ConvertPlan plan = plan_case(ck, outtype);  // what the thread count changes is the writing
         for (unsigned threads : {1u, 7u}) {
             if (outtype == "vocab" && threads > 1) break;
             SCOPED_TRACE(fmt::format("{} --outtype {} -t {}", c.name, outtype, threads));
             hf::WriteOptions opt;
             opt.threads = threads;
-            EXPECT_EQ(convert_sha(dir, outtype, root / "out.gguf", opt), sha);
+            EXPECT_EQ(write_sha(plan, root / "out.gguf", opt), sha);
         }
+    }
     EXPECT_EQ(c.lines.size(), 6u);  // auto, f32, f16, bf16, q8_0, vocab
 }
 

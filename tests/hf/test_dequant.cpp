@@ -2,7 +2,7 @@
 // shapes as dequant_simple broadcasts them, converted values equal to weight x block scale at the
 // permuted source row, fast paths equal to the element reference, and NaN / overflow / shapes /
 // methods the Python converter cannot take refused. Byte-identity with convert_hf_to_gguf.py is
-// in goldens.txt (the *-fp8* cases, checked by HfConvert.MatchesConvertHfToGgufOnEveryGoldenCase).
+// in goldens.txt (the *-fp8* cases, checked by HfConvertWriteGolden and HfConvert.MatchesConvertHfToGguf...).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>

@@ -43,15 +43,22 @@ std::vector<ConvertGolden> convert_goldens() {
     return out;
 }
 
-std::string convert_sha(const std::filesystem::path& dir, const std::string& outtype, const std::filesystem::path& out,
-                        const hf::WriteOptions& opt) {
-    const hf::Checkpoint ck(dir.string());
+hf::ConvertPlan plan_case(const hf::Checkpoint& ck, const std::string& outtype) {
     hf::PlanOptions po;
     po.vocab_only = outtype == "vocab";
     const auto ot = hf::out_type_from_name(po.vocab_only ? "auto" : outtype);
     if (!ot) throw std::invalid_argument("no outtype " + outtype);
-    hf::write_convert(hf::plan_convert(ck, *ot, po), out.string(), opt);
+    return hf::plan_convert(ck, *ot, po);
+}
+
+std::string write_sha(const hf::ConvertPlan& plan, const std::filesystem::path& out, const hf::WriteOptions& opt) {
+    hf::write_convert(plan, out.string(), opt);
     return sha256_hex(read_file(out.string()));
+}
+
+std::string convert_sha(const std::filesystem::path& dir, const std::string& outtype, const std::filesystem::path& out,
+                        const hf::WriteOptions& opt) {
+    return write_sha(plan_case(hf::Checkpoint(dir.string()), outtype), out, opt);
 }
 
 std::filesystem::path make_hf_case(const std::string& name, const std::filesystem::path& root) {

@@ -41,6 +41,12 @@ struct ConvertGolden {
 // Every line of tests/data/hf/goldens.txt, in order.
 std::vector<ConvertGolden> convert_goldens();
 
+// hf::plan_convert of `ck` at `outtype` ("f16", ..., or "vocab": --vocab-only).
+hf::ConvertPlan plan_case(const hf::Checkpoint& ck, const std::string& outtype);
+
+// hf::write_convert of `plan` to `out` with `opt`; the written file's SHA-256.
+std::string write_sha(const hf::ConvertPlan& plan, const std::filesystem::path& out, const hf::WriteOptions& opt);
+
 // hf::write_convert of the checkpoint `dir` at `outtype` ("f16", ..., or "vocab": --vocab-only) to
 // `out` with `opt` (an hf::WriteOptions); the written file's SHA-256.
 std::string convert_sha(const std::filesystem::path& dir, const std::string& outtype, const std::filesystem::path& out,
