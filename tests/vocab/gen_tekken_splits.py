@@ -14,6 +14,7 @@ import random
 import sys
 
 import regex
+from pre_alphabet import SEQUENCE_ALPHABET, chktxt
 
 TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
           r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"
@@ -31,21 +32,12 @@ DEEPSEEK_V3 = [r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
                r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|"
                r" ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
 SMOLLM = [r"\p{N}", r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"]
-SEQUENCE_ALPHABET = ["a", "q", "Z", "B", " ", " ", "\n", "\r", "\t", "/", "!", "'", ".", "3", "7", "~", "$", "+",
-                     "|", "^", "`", "-", "_", "(", "}", "12", "345", "\u0663", "\u00bd", "\uff11", "\u00f1",
-                     "\u00d1", "\u01c5", "\u02b0", "\u4e2d", "\u9fa5", "\u9fa6", "\u3042", "\u30a2", "\u30fb",
-                     "\u30a0", "\u309b", "\u3099", "\u3001", "\u3002", "\u1780", "\u17b6", "\u0301", "\u00a0",
-                     "\u3000", "\u2028", "\U0001f600", "\u200d", "\u0915", "\u093f", "\uff5e", "\u00a7",
-                     "\u2014", "\u0378", "\ue000", "\x01", "\x7f", "\u00ad", "'s", "'LL"]
-
-src = open(f"{sys.argv[1]}/conversion/base.py", encoding="utf-8").read()
-line = next(l for l in src.splitlines() if "chktxt = " in l)
-chktxt = eval(line.split("chktxt = ", 1)[1])  # a string literal
+check_text = chktxt(sys.argv[1])
 
 
 def cases(pattern, alphabet, seed):
     rng = random.Random(seed)
-    texts = [chktxt] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24))) for _ in range(400)]
+    texts = [check_text] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24))) for _ in range(400)]
     return {"pattern": pattern, "cases": [[t, [m.group(0) for m in regex.finditer(pattern, t)]] for t in texts]}
 
 
@@ -69,7 +61,7 @@ def split(patterns, text):
 
 def sequence_cases(patterns, seed):
     rng = random.Random(seed)
-    texts = [chktxt] + ["".join(rng.choice(SEQUENCE_ALPHABET) for _ in range(rng.randint(1, 24))) for _ in range(400)]
+    texts = [check_text] + ["".join(rng.choice(SEQUENCE_ALPHABET + ["'s", "'LL"]) for _ in range(rng.randint(1, 24))) for _ in range(400)]
     return {"patterns": patterns, "cases": [[t, split(patterns, t)] for t in texts]}
 
 
