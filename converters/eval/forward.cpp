@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -46,15 +48,16 @@ namespace {
 // tensor or key.
 class Loader {
 public:
-    Loader(const matmul::TensorSource& src, const Metadata& md) : src_(src), md_(md) {}
+    Loader(const matmul::TensorSource& src, const Metadata& md) : src_(src), md_(md) {
+        for (const auto& e : src_.entries()) by_name_.try_emplace(e.info.name, &e);  // the first of a name
+    }
 
     [[noreturn]] void fail(const std::string& subject, const std::string& what) const {
         throw FormatError(ErrorKind::Unsupported, src_.path(), subject, what);
     }
     const matmul::TensorEntry* entry(const std::string& name) const {
-        for (const auto& e : src_.entries())
-            if (e.info.name == name) return &e;
-        return nullptr;
+        const auto it = by_name_.find(name);
+        return it == by_name_.end() ? nullptr : it->second;
     }
     int64_t uint_key(const std::string& key, std::optional<int64_t> fallback = std::nullopt) const {
         if (!md_.contains(key)) {
@@ -121,6 +124,7 @@ public:
 private:
     const matmul::TensorSource& src_;
     const Metadata& md_;
+    std::unordered_map<std::string, const matmul::TensorEntry*> by_name_;
 };
 
 Hparams read_hparams(const Loader& ld, const Metadata& md) {
