@@ -298,25 +298,30 @@ TEST(VocabTokenizer, TekkenAsWrittenSplitsLikeTheRegex) {
 // collapsed std::regex, std::wregex and custom GPT-2 splitter): GPT-2's vocabulary with each pre
 // name must give llama-tokenize's own ids (1348f67, tests/vocab/gen_llama_pre_ids.py) for chktxt and
 // 300 random texts, whole and streamed.
-TEST(VocabTokenizer, DeepseekV3AndSmollmTokenizeLikeLlamaCpp) {
+// GPT-2's vocabulary under tokenizer.ggml.pre `pre` gives llama-tokenize's ids for each text of
+// tests/data/vocab/llama-pre-ids.json's list for that name (`count` of them), whole and streamed.
+void check_llama_pre_ids(const char* pre, size_t count) {
+    SCOPED_TRACE(pre);
     const std::string path = oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf");
     const auto bytes = oiw::test::read_file(oiw::test::data_path("vocab/llama-pre-ids.json"));
     const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
     oiw::Metadata md = oiw::open_model(path).metadata();
-    for (const char* pre : {"deepseek-v3", "smollm"}) {
-        SCOPED_TRACE(pre);
-        md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
-        const Vocab v = Vocab::load(md);
-        size_t n = 0;
-        for (const auto& c : j.at(pre)) {
-            const auto text = c.at(0).get<std::string>();
-            const auto want = c.at(1).get<std::vector<int32_t>>();
-            ASSERT_EQ(v.tokenize(text, true, false), want) << "text '" << text << "'";
-            ++n;
-        }
-        EXPECT_EQ(n, 301u);
-        oiw::test::check_stream_equals_tokenize(v, path);
+    md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
+    const Vocab v = Vocab::load(md);
+    size_t n = 0;
+    for (const auto& c : j.at(pre)) {
+        const auto text = c.at(0).get<std::string>();
+        const auto want = c.at(1).get<std::vector<int32_t>>();
+        ASSERT_EQ(v.tokenize(text, true, false), want) << "text '" << text << "'";
+        ++n;
     }
+    EXPECT_EQ(n, count);
+    oiw::test::check_stream_equals_tokenize(v, path);
+}
+
+TEST(VocabTokenizer, DeepseekV3AndSmollmTokenizeLikeLlamaCpp) {
+    check_llama_pre_ids("deepseek-v3", 301);
+    check_llama_pre_ids("smollm", 301);
     // Where llama.cpp's collapsed classes differ from the regex as written: ASCII '~' is neither
     // punctuation nor symbol there, so it may start a word ("~é" one piece) and is not one itself.
     using oiw::vocab::PreTokenizer;
@@ -332,6 +337,12 @@ TEST(VocabTokenizer, DeepseekV3AndSmollmTokenizeLikeLlamaCpp) {
                                         byte_encoded(" c")}));
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Smollm, " 12a"),
               (std::vector<std::string>{"\xc4\xa0", "1", "2", "a"}));
+}
+
+// Names that only name an expression implemented for others, one per family: dbrx (Llama 3's,
+// merges applied to every word and no BOS, unlike llama-bpe), stablelm2 (Qwen2's), trillion (GPT-2's).
+TEST(VocabTokenizer, NamesOfImplementedExpressionsTokenizeLikeLlamaCpp) {
+    for (const char* pre : {"dbrx", "stablelm2", "trillion"}) check_llama_pre_ids(pre, 101);
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
