@@ -65,8 +65,8 @@ BpeVocab read_bpe_vocab(const Json& tok, std::optional<uint64_t> vocab_size, con
     const Json* vocab = member(*model, "vocab");
     if (!vocab || !vocab->is_object())
         throw FormatError(ErrorKind::BadJson, file, "model.vocab", "missing or not an object");
-    // tokenizer.vocab reversed: (id, text), the model's then the added tokens'; where an id is given
-    // twice the later text wins, as in the Python dict.
+    // tokenizer.vocab reversed: (id, text), the model's in key order then the added tokens'; where an
+    // id is given twice the later text wins (as the std::map this replaced kept it).
     std::vector<std::pair<uint64_t, std::string>> by_id;
     std::unordered_map<std::string, bool> added;  // content -> special
     by_id.reserve(vocab->size());
