@@ -175,6 +175,7 @@ public:
         return p < end_;
     }
     uint32_t cpt(size_t p) { return has(p) ? cpts_[p] : kOutOfRange; }
+    bool mark(size_t p) { return has(p) && is_mark(cpts_[p]); }  // \p{M} (a kOther class)
     uint8_t cls(size_t p) {
         if (!has(p)) return kNone;
         const uint32_t c = cpts_[p];
@@ -206,11 +207,19 @@ size_t contraction(Cursor& c, size_t pos, bool fold, bool long_s = false) {
 }
 
 // \s*[\r\n]+|\s+(?!\S)|\s+ at `pos` (or one code point matching nothing): the end of the piece.
-size_t space_piece(Cursor& c, size_t pos) {
+// `cascade`: Jais-2's \s{512}(?!\S)|\s{256}(?!\S)|...|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1} in place of
+// the last two (a run of spaces cut in powers of two, the longest first).
+size_t space_piece(Cursor& c, size_t pos, bool cascade = false) {
     size_t n_ws = 0, after_newline = 0;
     for (; c.cls(pos + n_ws) == kSpace; ++n_ws)
         if (c.cpt(pos + n_ws) == '\r' || c.cpt(pos + n_ws) == '\n') after_newline = pos + n_ws + 1;
-    if (after_newline) return after_newline;                   // \s*[\r\n]+
+    if (after_newline) return after_newline;  // \s*[\r\n]+
+    if (cascade) {
+        // \s{n}(?!\S): n spaces, then a space or the end of the text.
+        for (size_t n = 512; n >= 2; n = n == 4 ? 2 : n / 2)
+            if (n_ws > n || (n_ws == n && !c.has(pos + n))) return pos + n;
+        return pos + 1;  // \s{1}(?!\S) or \s{1}
+    }
     if (n_ws > 1 && c.has(pos + n_ws)) return pos + n_ws - 1;  // \s+(?!\S)
     return pos + std::max<size_t>(n_ws, 1);                    // \s+, or one code point matching nothing
 }
@@ -231,8 +240,11 @@ size_t gpt2_piece(Cursor& c, size_t pos) {
     return pos + std::max<size_t>(n_ws, 1);                    // \s+, or one code point matching nothing
 }
 
-// unicode_regex_split_custom_llama3 (max_digits 3) and _qwen2 (max_digits 1).
-size_t llama3_piece(Cursor& c, size_t pos, size_t max_digits) {
+// The Llama 3 family (unicode.h) at `pos`: unicode_regex_split_custom_llama3 (max_digits 3) and
+// _qwen2 (max_digits 1), and the regexes llama.cpp runs through std::regex that differ from them in one
+// alternative: Seed-Coder's (no [\r\n]* after a run of other characters: `tail` false) and Jais-2's
+// (`cascade`, see space_piece).
+size_t llama3_piece(Cursor& c, size_t pos, size_t max_digits, bool tail = true, bool cascade = false) {
     if (const size_t e = contraction(c, pos, true)) return e;
     const uint32_t cp = c.cpt(pos);
     const uint8_t k = c.cls(pos);
@@ -251,10 +263,74 @@ size_t llama3_piece(Cursor& c, size_t pos, size_t max_digits) {
     if (k2 == kOther || k2 == kNone) {
         size_t e = pos + (cp == ' ');
         while (c.cls(e) == kOther) ++e;
+        while (tail && (c.cpt(e) == '\r' || c.cpt(e) == '\n')) ++e;
+        return e;
+    }
+    return space_piece(c, pos, cascade);
+}
+
+// unicode_regex_split_custom_qwen35: Qwen2's with marks among letters, [\p{L}\p{M}]+, and out of the
+// run of other characters, ' ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*'.
+size_t qwen35_piece(Cursor& c, size_t pos) {
+    if (const size_t e = contraction(c, pos, true)) return e;
+    const uint32_t cp = c.cpt(pos);
+    const uint8_t k = c.cls(pos);
+    const auto word = [&](size_t p) { return c.cls(p) == kLetter || c.mark(p); };
+    const auto other = [&](size_t p) { return c.cls(p) == kOther && !c.mark(p); };
+    if (cp != '\r' && cp != '\n' && k != kNumber && (word(pos) || word(pos + 1))) {
+        size_t e = pos + 1;  // [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+
+        while (word(e)) ++e;
+        return e;
+    }
+    if (k == kNumber) return pos + 1;
+    const size_t b = cp == ' ' ? pos + 1 : pos;
+    if (other(b) || !c.has(b)) {
+        size_t e = b;
+        while (other(e)) ++e;
         while (c.cpt(e) == '\r' || c.cpt(e) == '\n') ++e;
         return e;
     }
     return space_piece(c, pos);
+}
+
+// EXAONE-MoE's regex (unicode.h), through std::regex in llama.cpp: a word is letters, each with its
+// marks, and single spaces between letters ("a b c" is one piece); one \r, \n or / after a run
+// of other characters; the spaces as Llama 3's.
+size_t exaone_moe_piece(Cursor& c, size_t pos) {
+    if (const size_t e = contraction(c, pos, true)) return e;
+    const uint32_t cp = c.cpt(pos);
+    const uint8_t k = c.cls(pos);
+    // [^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+ : greedy, nothing after it in the alternative
+    const bool prefix = k != kLetter && cp != '\r' && cp != '\n' && k != kNumber && c.cls(pos + 1) == kLetter;
+    size_t e = pos + prefix;
+    if (k == kLetter || prefix) {
+        while (c.cls(e) == kLetter || (c.cpt(e) == ' ' && c.cls(e + 1) == kLetter))
+            for (e += c.cpt(e) == ' ' ? 2 : 1; c.mark(e);) ++e;
+        return e;
+    }
+    if (k == kNumber) return pos + 1;
+    const uint8_t k2 = cp == ' ' ? c.cls(pos + 1) : k;
+    if (k2 == kOther || k2 == kNone) {  // ' ?[^\s\p{L}\p{N}]+[\r\n/]?'
+        e = pos + (cp == ' ');
+        while (c.cls(e) == kOther) ++e;
+        const uint32_t t = c.cpt(e);
+        return e + (t == '\r' || t == '\n');  // a '/' there was taken by the run
+    }
+    return space_piece(c, pos);  // \s*[\r\n]|\s+(?!\S)|\s+ (\s*[\r\n] ends where \s*[\r\n]+ does)
+}
+
+// BLOOM's regex (unicode.h) at `pos`: the end of the match, or 0 when none starts there.
+size_t bloom_piece(Cursor& c, size_t pos) {
+    const auto word = [&](size_t p) {
+        if (!c.has(p)) return false;
+        const uint32_t x = c.cpt(p);
+        constexpr std::u32string_view kStops = U"(|).,!?\u2026\u3002\uFF0C\u3001\u0964\u06D4\u060C";
+        return !is_whitespace(x) && kStops.find(static_cast<char32_t>(x)) == std::u32string_view::npos;
+    };
+    size_t e = c.cpt(pos) == ' ' && word(pos + 1) ? pos + 1 : pos;
+    if (!word(e)) return 0;
+    while (word(e)) ++e;
+    return e;
 }
 
 // Mistral's tekken regex and GPT-4o's (unicode.h), their alternatives tried in order with a
@@ -397,6 +473,12 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::Smollm: return gpt2_piece(cur, pos);
             case PreTokenizer::Llama3: return llama3_piece(cur, pos, 3);
             case PreTokenizer::Qwen2: return llama3_piece(cur, pos, 1);
+            case PreTokenizer::Qwen35: return qwen35_piece(cur, pos);
+            case PreTokenizer::SeedCoder: return llama3_piece(cur, pos, 1, false);
+            case PreTokenizer::Jais2: return llama3_piece(cur, pos, 3, true, true);
+            case PreTokenizer::ExaoneMoe: return exaone_moe_piece(cur, pos);
+            case PreTokenizer::Bloom:
+            case PreTokenizer::Viking: return bloom_piece(cur, pos);
             case PreTokenizer::Tekken: return tekken_piece(cur, pos, false, false);
             case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, true, false);
             case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, false, true);
@@ -421,7 +503,16 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
                 for (e = pos + 1; cur.has(e) && rule(cur, e) == 0;) ++e;
             // A piece is final when every position its rule read was settled (earlier pieces are).
             if (consumed && cur.reach > settled) break;
-            pieces.emplace_back(pos, e);
+            if (p == PreTokenizer::Viking)  // \p{N} over the piece: each number, and the text between
+                for (size_t b = pos; b < e;) {
+                    size_t n = b + 1;
+                    if (!is_number(cpts[b]))
+                        while (n < e && !is_number(cpts[n])) ++n;
+                    pieces.emplace_back(b, n);
+                    b = n;
+                }
+            else
+                pieces.emplace_back(pos, e);
         }
         if (pos < seg.end) break;
     }

@@ -1,6 +1,6 @@
 // The Unicode pieces of llama.cpp's tokenizers (src/unicode.cpp), reimplemented without a regex
-// library: its lenient UTF-8 decoder, the GPT-2 byte-to-unicode map and the GPT-2, Llama 3 and Qwen2
-// pre-tokenizers, and Mistral's tekken and GPT-4o's regexes both as llama.cpp runs them and as written.
+// library: its lenient UTF-8 decoder, the GPT-2 byte-to-unicode map and the pre-tokenizers below
+// (Mistral's tekken and GPT-4o's regexes both as llama.cpp runs them and as written).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +47,21 @@ enum class PreTokenizer {
     Llama3,  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
              // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
     Qwen2,   // the Llama3 regex with \p{N} in place of \p{N}{1,3}
+    // Qwen 3.5's: Qwen2's with [\p{L}\p{M}]+ for \p{L}+ and [^\s\p{L}\p{M}\p{N}] for [^\s\p{L}\p{N}].
+    Qwen35,
+    // Seed-Coder's: Qwen2's without the [\r\n]* after a run of other characters.
+    SeedCoder,
+    // Jais-2's: Llama3's with \s{512}(?!\S)|\s{256}(?!\S)|...|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1} for
+    // \s+(?!\S)|\s+.
+    Jais2,
+    // EXAONE-MoE's: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}|
+    //  ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+ (words run on over single spaces).
+    ExaoneMoe,
+    // BLOOM's (also Poro, GPT-3 Finnish):  ?[^(\s|.,!?…。，、।۔،)]+ (the characters listed, '(' '|' ')'
+    // among them, and whitespace end a word); the text between two matches is a piece of its own.
+    Bloom,
+    // Viking's: BLOOM's, then every \p{N} a piece of its own.
+    Viking,
     // Mistral's tekken (Mistral-Nemo, Pixtral): [^\r\n\p{L}\p{N}]?U*L+|[^\r\n\p{L}\p{N}]?U+L*|\p{N}|
     // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
     // L = [\p{Ll}\p{Lm}\p{Lo}\p{M}], as llama.cpp runs it (std::regex over its collapsed code points:

@@ -18,11 +18,13 @@ constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece
 
 // Pre-tokenizer names (tokenizer.ggml.pre) llama.cpp maps to the regexes implemented here
 // (llama-vocab.cpp's pre_type choice), with its other per-name settings: Llama 3's names and
-// tekken also set ignore_merges (a word that is a token is that token) and add BOS by default.
+// tekken also set ignore_merges (a word that is a token is that token) and add BOS by default; GLM-4's
+// have no default BOS id (only tokenizer.ggml.bos_token_id gives one).
 struct PreName {
     std::string_view name;
     PreTokenizer pre;
     bool ignore_merges_add_bos = false;
+    bool no_default_bos = false;
 };
 constexpr PreName kPreNames[] = {
     {"gpt-2", PreTokenizer::Gpt2},
@@ -52,6 +54,9 @@ constexpr PreName kPreNames[] = {
     {"jina-v5-nano", PreTokenizer::Llama3, true},
     {"dbrx", PreTokenizer::Llama3},  // Llama 3's expression, merges applied to every word, no BOS by default
     {"smaug-bpe", PreTokenizer::Llama3},
+    {"glm4", PreTokenizer::Llama3, false, true},
+    {"chatglm-bpe", PreTokenizer::Llama3, false, true},
+    {"jais-2", PreTokenizer::Jais2},
     {"qwen2", PreTokenizer::Qwen2},
     {"deepseek-r1-qwen", PreTokenizer::Qwen2},
     {"kormo", PreTokenizer::Qwen2},
@@ -61,6 +66,17 @@ constexpr PreName kPreNames[] = {
     {"hunyuan", PreTokenizer::Qwen2},
     {"solar-open", PreTokenizer::Qwen2},
     {"grok-2", PreTokenizer::Qwen2},
+    // Ling's regex, as llama.cpp runs it: Qwen2's but for \s*[\r\n] (which ends where \s*[\r\n]+ does)
+    {"bailingmoe", PreTokenizer::Qwen2},
+    {"bailingmoe2", PreTokenizer::Qwen2},
+    {"llada-moe", PreTokenizer::Qwen2},
+    {"qwen35", PreTokenizer::Qwen35},
+    {"seed-coder", PreTokenizer::SeedCoder},
+    {"exaone-moe", PreTokenizer::ExaoneMoe},
+    {"bloom", PreTokenizer::Bloom},
+    {"poro-chat", PreTokenizer::Bloom},
+    {"gpt3-finnish", PreTokenizer::Bloom},
+    {"viking", PreTokenizer::Viking},
     {"tekken", PreTokenizer::Tekken, true},
     {"gpt-4o", PreTokenizer::Gpt4o},
     {"llama4", PreTokenizer::Gpt4o},
@@ -220,6 +236,8 @@ Vocab Vocab::load(const Metadata& md) {
         v.bos_ = 11, v.eos_ = 11;
         v.set_pre(v.pre_);
         v.add_bos_ = v.ignore_merges_;  // Llama 3's names and tekken add BOS by default
+        for (const PreName& p : kPreNames)
+            if (p.name == v.pre_ && p.no_default_bos) v.bos_ = -1;
         const std::string mkey = "tokenizer.ggml.merges";
         if (const GgufValue* m = md.find(mkey)) {
             for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings()) {

@@ -2,9 +2,11 @@
 # Writes tests/data/vocab/llama-pre-ids.json: the ids llama.cpp's own llama-tokenize (1348f67) gives
 # for the Python converter's chktxt and 300 random texts per pre-tokenizer, over GPT-2's vocabulary
 # (tests/data/vocab/ggml-vocab-gpt-2.gguf) with tokenizer.ggml.pre set to deepseek-v3 or smollm (and
-# 100 each for dbrx, stablelm2 and trillion), over the alphabet of pre_alphabet.py (where those
-# pre-tokenizers' rules turn).
-# VocabTokenizer.DeepseekV3AndSmollmTokenizeLikeLlamaCpp checks our tokenizer against it.
+# 100 each for dbrx, stablelm2, trillion, qwen35, seed-coder, jais-2, exaone-moe, bailingmoe, glm4, bloom
+# and viking; jais-2 also runs of 1 to 40 and 600 spaces), over the alphabet of pre_alphabet.py (where
+# those pre-tokenizers' rules turn; bloom and viking add their stop characters).
+# VocabTokenizer.DeepseekV3AndSmollmTokenizeLikeLlamaCpp and the tests after it check our tokenizer
+# against it.
 #   python3 tests/vocab/gen_llama_pre_ids.py LLAMA_SRC LLAMA_BIN BIN_DIR > tests/data/vocab/llama-pre-ids.json
 import json
 import os
@@ -19,16 +21,25 @@ llama_src, llama_bin, bin_dir = sys.argv[1:4]
 check_text = chktxt(llama_src)
 here = os.path.dirname(os.path.abspath(__file__))
 out = {}
+BLOOM_STOPS = [",", "?", ")", "(", "|", "\u2026", "\u3002", "\uff0c", "\u0964", "\u06d4", "\u060c", "\u000b", "\u000c"]
 with tempfile.TemporaryDirectory() as tmp:
     # After the two sequences, one name of each family that names an expression implemented for
     # others (GPT-2's; Llama 3's without ignore_merges; Qwen2's), fewer texts each.
+    # Then the expressions of their own (Qwen 3.5's, Seed-Coder's, Jais-2's, EXAONE-MoE's) and two more
+    # names (Ling's regex, which llama.cpp runs as Qwen2's; GLM-4's, Llama 3's without a default BOS id).
     for seed, pre, count in ((31, "deepseek-v3", 300), (32, "smollm", 300), (33, "dbrx", 100), (34, "stablelm2", 100),
-                             (35, "trillion", 100)):
+                             (35, "trillion", 100), (36, "qwen35", 100), (37, "seed-coder", 100), (38, "jais-2", 100),
+                             (39, "exaone-moe", 100), (40, "bailingmoe", 100), (41, "glm4", 100), (42, "bloom", 100),
+                             (43, "viking", 100)):
         model = f"{tmp}/{pre}.gguf"
         subprocess.run([f"{bin_dir}/gguf-edit", "-q", "--set", f"tokenizer.ggml.pre=str:{pre}",
                         f"{here}/../data/vocab/ggml-vocab-gpt-2.gguf", model], check=True)
         rng = random.Random(seed)
-        texts = [check_text] + ["".join(rng.choice(SEQUENCE_ALPHABET) for _ in range(rng.randint(1, 24))) for _ in range(count)]
+        # BLOOM's and Viking's stop characters are added to the alphabet.
+        alphabet = SEQUENCE_ALPHABET + (BLOOM_STOPS if pre in ("bloom", "viking") else [])
+        texts = [check_text] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24))) for _ in range(count)]
+        if pre == "jais-2":  # its runs of spaces cut in powers of two: every length to 40, and one past 512
+            texts += [f"a{' ' * n}b" for n in range(1, 41)] + [" " * n for n in (7, 8, 9, 33)] + ["x" + " " * 600 + "y", "x" + " " * 600 + "\ny"]
         cases = []
         for t in texts:
             with open(f"{tmp}/t.txt", "w", encoding="utf-8", newline="") as f:

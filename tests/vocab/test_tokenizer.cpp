@@ -342,7 +342,54 @@ TEST(VocabTokenizer, DeepseekV3AndSmollmTokenizeLikeLlamaCpp) {
 // Names that only name an expression implemented for others, one per family: dbrx (Llama 3's,
 // merges applied to every word and no BOS, unlike llama-bpe), stablelm2 (Qwen2's), trillion (GPT-2's).
 TEST(VocabTokenizer, NamesOfImplementedExpressionsTokenizeLikeLlamaCpp) {
-    for (const char* pre : {"dbrx", "stablelm2", "trillion"}) check_llama_pre_ids(pre, 101);
+    for (const char* pre : {"dbrx", "stablelm2", "trillion", "bailingmoe", "glm4"}) check_llama_pre_ids(pre, 101);
+    // GLM-4's names have no default BOS id: without tokenizer.ggml.bos_token_id, a BOS asked for is
+    // refused (llama.cpp aborts), where GPT-2's default id 11 is added.
+    oiw::Metadata md = oiw::open_model(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf")).metadata();
+    ASSERT_TRUE(md.erase("tokenizer.ggml.bos_token_id"));
+    md.set({"tokenizer.ggml.add_bos_token", oiw::GgufValue::make_bool(true)});
+    EXPECT_EQ(Vocab::load(md).tokenize("a", true, false), (std::vector<int32_t>{11, 64}));
+    md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string("glm4")});
+    EXPECT_THROW(Vocab::load(md).tokenize("a", true, false), oiw::FormatError);
+}
+
+// The expressions that are a turn of Llama 3's or Qwen2's: Qwen 3.5's (marks inside words), Seed-Coder's
+// (no newlines after other characters), Jais-2's (runs of spaces in powers of two) and EXAONE-MoE's
+// (words over single spaces).
+TEST(VocabTokenizer, QwenLikeExpressionsTokenizeLikeLlamaCpp) {
+    for (const char* pre : {"qwen35", "seed-coder", "exaone-moe"}) check_llama_pre_ids(pre, 101);
+    check_llama_pre_ids("jais-2", 147);
+    using oiw::vocab::PreTokenizer;
+    const auto sizes = [](PreTokenizer p, std::string_view text) {
+        std::vector<size_t> n;
+        for (const std::string& w : oiw::vocab::pretokenize(p, text)) n.push_back(w.size());
+        return n;
+    };
+    // Sizes in bytes after the byte-level encoding (a byte past ASCII, a space or a newline is two).
+    // KA and the vowel sign I: one word for Qwen 3.5; for Qwen2 the mark is "other", with the "!\n".
+    EXPECT_EQ(sizes(PreTokenizer::Qwen35, "\xe0\xa4\x95\xe0\xa4\xbf!\n"), (std::vector<size_t>{12, 3}));
+    EXPECT_EQ(sizes(PreTokenizer::Qwen2, "\xe0\xa4\x95\xe0\xa4\xbf!\n"), (std::vector<size_t>{6, 9}));
+    EXPECT_EQ(sizes(PreTokenizer::SeedCoder, "a!\n\nb"), (std::vector<size_t>{1, 1, 4, 1}));
+    // 11 spaces before a word: 8, 2, then " b"; a run of 600 at the end: 512, 64, 16, 8.
+    EXPECT_EQ(sizes(PreTokenizer::Jais2, "a           b"), (std::vector<size_t>{1, 16, 4, 3}));
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Jais2, std::string(600, ' ')).size(), 4u);
+    // " ab c" is one word; "/" ends a run of others and one newline follows it.
+    EXPECT_EQ(sizes(PreTokenizer::ExaoneMoe, " ab c  d/\n/"), (std::vector<size_t>{7, 2, 3, 3, 1}));
+}
+
+// BLOOM's regex (also Poro's, GPT-3 Finnish's) and Viking's (the same, then each \p{N} apart).
+TEST(VocabTokenizer, BloomAndVikingTokenizeLikeLlamaCpp) {
+    check_llama_pre_ids("bloom", 101);
+    check_llama_pre_ids("viking", 101);
+    using oiw::vocab::PreTokenizer;
+    // "a\u00a0b, (c)12": "a", the no-break space (whitespace ends a word), "b", ", (" (the text
+    // between two matches), "c", ")", then "12" whole for BLOOM, "1" and "2" for Viking.
+    const std::string text =
+        "a\xc2\xa0"
+        "b, (c)12";
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Bloom, text),
+              (std::vector<std::string>{"a", "\xc3\x82\xc5\x82", "b", ",\xc4\xa0(", "c", ")", "12"}));
+    EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Viking, text).size(), 8u);
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
