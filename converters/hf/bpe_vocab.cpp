@@ -254,6 +254,9 @@ constexpr std::pair<const char*, const char*> kKnownPre[] = {
     {"c7ea5862a53e4272c035c8238367063e2b270d51faa48c0f09e9d5b54746c360", "poro-chat"},     // LumiOpen/Poro-34B-chat
     {"bc01ce58980e1db43859146dc51b1758b3b88729b217a74792e9f8d43e479d21", "gpt3-finnish"},  // gpt3-finnish-small
     {"7fc505bd3104ca1083b150b17d088b59534ede9bde81f0dd2090967d7fe52cee", "viking"},        // LumiOpen/Viking-7B
+    {"8aeee3860c56296a157a1fe2fad249ec40aa59b1bb5709f4ade11c4e6fe652ed", "falcon"},        // tiiuae/falcon-7b
+    {"347715f544604f9118bb75ed199f68779f423cabb20db6de6f31b908d04d7821", "deepseek-coder"},
+    {"049ecf7629871e3041641907f3de7c733e4dbfdc736f57d882ba0b0845599754", "deepseek-llm"},
 };
 
 }  // namespace
@@ -271,11 +274,22 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
                                                      file));
     // One name per pre-tokenizer implemented, each regex as written (the hash is of Hugging Face's ids).
     static const std::pair<const char*, const char*> kExpressions[] = {
-        {"gpt-2", "the GPT-2 regex"}, {"llama-bpe", "Llama 3's"},     {"qwen2", "Qwen2's"},
-        {"tekken", "tekken's"},       {"gpt-4o", "GPT-4o's"},         {"deepseek-v3", "DeepSeek-V3's"},
-        {"smollm", "SmolLM's"},       {"qwen35", "Qwen 3.5's"},       {"seed-coder", "Seed-Coder's"},
-        {"jais-2", "Jais-2's"},       {"exaone-moe", "EXAONE-MoE's"}, {"bloom", "BLOOM's"},
+        {"gpt-2", "the GPT-2 regex"},
+        {"llama-bpe", "Llama 3's"},
+        {"qwen2", "Qwen2's"},
+        {"tekken", "tekken's"},
+        {"gpt-4o", "GPT-4o's"},
+        {"deepseek-v3", "DeepSeek-V3's"},
+        {"smollm", "SmolLM's"},
+        {"qwen35", "Qwen 3.5's"},
+        {"seed-coder", "Seed-Coder's"},
+        {"jais-2", "Jais-2's"},
+        {"exaone-moe", "EXAONE-MoE's"},
+        {"bloom", "BLOOM's"},
         {"viking", "Viking's"},
+        {"falcon", "Falcon's"},
+        {"deepseek-coder", "DeepSeek Coder's"},
+        {"deepseek-llm", "DeepSeek LLM's"},
     };
     std::string tried;
     for (const auto& [pre, label] : kExpressions) {

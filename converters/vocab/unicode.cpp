@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <stdexcept>
 
 namespace oiw::vocab {
@@ -175,6 +176,10 @@ public:
         return p < end_;
     }
     uint32_t cpt(size_t p) { return has(p) ? cpts_[p] : kOutOfRange; }
+    size_t begin = 0;  // where the piece being split begins (split_in_sequence's spans)
+    // The run of spaces space_piece scanned last, [ws_from, ws_end), and one past its last newline
+    // (0: none): Jais-2 cuts one run into many pieces, and a rescan for each would be quadratic.
+    size_t ws_from = 0, ws_end = 0, ws_newline = 0;
     bool mark(size_t p) { return has(p) && is_mark(cpts_[p]); }  // \p{M} (a kOther class)
     uint8_t cls(size_t p) {
         if (!has(p)) return kNone;
@@ -210,9 +215,15 @@ size_t contraction(Cursor& c, size_t pos, bool fold, bool long_s = false) {
 // `cascade`: Jais-2's \s{512}(?!\S)|\s{256}(?!\S)|...|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1} in place of
 // the last two (a run of spaces cut in powers of two, the longest first).
 size_t space_piece(Cursor& c, size_t pos, bool cascade = false) {
-    size_t n_ws = 0, after_newline = 0;
-    for (; c.cls(pos + n_ws) == kSpace; ++n_ws)
-        if (c.cpt(pos + n_ws) == '\r' || c.cpt(pos + n_ws) == '\n') after_newline = pos + n_ws + 1;
+    if (pos >= c.ws_from && pos < c.ws_end) {
+        c.has(c.ws_end);  // what the scan read
+    } else {
+        c.ws_from = pos, c.ws_newline = 0;
+        for (c.ws_end = pos; c.cls(c.ws_end) == kSpace; ++c.ws_end)
+            if (c.cpt(c.ws_end) == '\r' || c.cpt(c.ws_end) == '\n') c.ws_newline = c.ws_end + 1;
+    }
+    const size_t n_ws = c.ws_end - pos;
+    const size_t after_newline = c.ws_newline > pos ? c.ws_newline : 0;
     if (after_newline) return after_newline;  // \s*[\r\n]+
     if (cascade) {
         // \s{n}(?!\S): n spaces, then a space or the end of the text.
@@ -430,6 +441,112 @@ size_t deepseek_v3_piece(Cursor& c, size_t pos, bool tilde_symbol) {
     return k0 == kW ? space_piece(c, pos) : 0;  // \s*[\r\n]+|\s+(?!\S)|\s+
 }
 
+// DeepSeek LLM's letters: the class of its second regex (llama-vocab.cpp), as ranges.
+constexpr CodepointRange kDeepseekLlmLetters[] = {
+    {0x41, 0x5A},       {0x61, 0x7A},       {0xB5, 0xB5},       {0xC0, 0xD6},       {0xD8, 0xF6},
+    {0xF8, 0x1BA},      {0x1BC, 0x1BF},     {0x1C4, 0x293},     {0x295, 0x2AF},     {0x370, 0x373},
+    {0x376, 0x376},     {0x377, 0x377},     {0x37B, 0x37D},     {0x37F, 0x37F},     {0x386, 0x386},
+    {0x388, 0x38A},     {0x38C, 0x38C},     {0x38E, 0x3A1},     {0x3A3, 0x3F5},     {0x3F7, 0x481},
+    {0x48A, 0x52F},     {0x531, 0x556},     {0x10A0, 0x10C5},   {0x13A0, 0x13F5},   {0x13F8, 0x13FD},
+    {0x1C90, 0x1CBA},   {0x1CBD, 0x1CBF},   {0x1D00, 0x1D2B},   {0x1D6B, 0x1D77},   {0x1D79, 0x1D9A},
+    {0x1E00, 0x1F15},   {0x1F18, 0x1F1D},   {0x1F20, 0x1F45},   {0x1F48, 0x1F4D},   {0x1F50, 0x1F57},
+    {0x1F59, 0x1F59},   {0x1F5B, 0x1F5B},   {0x1F5D, 0x1F5D},   {0x1F5F, 0x1F7D},   {0x1F80, 0x1FB4},
+    {0x1FB6, 0x1FBC},   {0x1FBE, 0x1FBE},   {0x1FC2, 0x1FC4},   {0x1FC6, 0x1FCC},   {0x1FD0, 0x1FD3},
+    {0x1FD6, 0x1FDB},   {0x1FE0, 0x1FEC},   {0x1FF2, 0x1FF4},   {0x1FF6, 0x1FFC},   {0x2102, 0x2102},
+    {0x2107, 0x2107},   {0x210A, 0x2113},   {0x2115, 0x2115},   {0x2119, 0x211D},   {0x2124, 0x2124},
+    {0x2126, 0x2126},   {0x2128, 0x2128},   {0x212A, 0x212D},   {0x212F, 0x2134},   {0x2139, 0x2139},
+    {0x213C, 0x213F},   {0x2145, 0x2149},   {0x214E, 0x214E},   {0x2183, 0x2183},   {0x2184, 0x2184},
+    {0x2C00, 0x2C7B},   {0x2C7E, 0x2CE4},   {0x2CEB, 0x2CEE},   {0x2CF2, 0x2CF2},   {0x2CF3, 0x2CF3},
+    {0xA640, 0xA66D},   {0xA680, 0xA69B},   {0xA722, 0xA76F},   {0xA771, 0xA787},   {0xA78B, 0xA78E},
+    {0xAB70, 0xABBF},   {0xFB00, 0xFB06},   {0xFB13, 0xFB17},   {0xFF21, 0xFF3A},   {0xFF41, 0xFF5A},
+    {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB}, {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2},
+    {0x118A0, 0x118DF}, {0x1E900, 0x1E943}};
+
+// The regexes of the sequences (Viking's, Falcon's, DeepSeek Coder's and DeepSeek LLM's: unicode.h) at
+// `pos`: the end of the match, or 0. Whitespace: is_whitespace (llama.cpp's std::regex sees non-ASCII whitespace as
+// U+000B), so U+3000 is in neither CJK range nor DeepSeek LLM's punctuation.
+template <bool (*In)(uint32_t)>
+size_t one_piece(Cursor& c, size_t pos) {  // [In]
+    return c.has(pos) && In(c.cpt(pos)) ? pos + 1 : 0;
+}
+template <bool (*In)(uint32_t)>
+size_t run_piece(Cursor& c, size_t pos) {  // [In]+
+    size_t e = pos;
+    while (c.has(e) && In(c.cpt(e))) ++e;
+    return e == pos ? 0 : e;
+}
+template <bool (*In)(uint32_t)>
+size_t space_run_piece(Cursor& c, size_t pos) {  // \s?[In]+
+    return run_piece<In>(c, c.cls(pos) == kSpace && c.has(pos + 1) && In(c.cpt(pos + 1)) ? pos + 1 : pos);
+}
+bool newline(uint32_t x) { return x == '\r' || x == '\n'; }
+bool cjk_or_hangul(uint32_t x) {
+    return ((x >= 0x800 && x <= 0x9FA5) || (x >= 0xAC00 && x <= 0xD7FF)) && !is_whitespace(x);
+}
+bool deepseek_llm_letter(uint32_t x) { return in_ranges(kDeepseekLlmLetters, std::size(kDeepseekLlmLetters), x); }
+bool deepseek_llm_punct(uint32_t x) {  // !-/:-~！-／：-～‘-‟　-。
+    return (x >= 0x21 && x <= 0x2F) || (x >= 0x3A && x <= 0x7E) || (x >= 0xFF01 && x <= 0xFF0F) ||
+           (x >= 0xFF1A && x <= 0xFF5E) || (x >= 0x2018 && x <= 0x201F) || (x >= 0x3001 && x <= 0x3002);
+}
+bool falcon_punct(uint32_t x) {  // [\p{P}\$\+<=>\^~\|`] over llama.cpp's collapsed classes
+    return is_punctuation(x) ||
+           (x < 0x80 && std::string_view("$+<=>^~|`").find(static_cast<char>(x)) != std::string_view::npos);
+}
+bool ascii_digit(uint32_t x) { return x >= '0' && x <= '9'; }
+size_t trailing_space_piece(Cursor& c, size_t pos) {  // \s+$
+    // Inside a run of spaces the answer is the one already given at its first position, which failed
+    // (or this position would not be tried): saying so at once keeps a long run linear.
+    if (pos > c.begin && c.cls(pos - 1) == kSpace) return 0;
+    size_t e = pos;
+    while (c.cls(e) == kSpace) ++e;
+    return e > pos && !c.has(e) ? e : 0;
+}
+size_t digits3_piece(Cursor& c, size_t pos) {  // [0-9][0-9][0-9]
+    for (size_t i = pos; i < pos + 3; ++i)
+        if (!one_piece<ascii_digit>(c, i)) return 0;
+    return pos + 3;
+}
+
+using Rule = size_t (*)(Cursor&, size_t);
+constexpr Rule kViking[] = {bloom_piece, one_piece<is_number>};
+constexpr Rule kFalcon[] = {run_piece<falcon_punct>, gpt2_piece, digits3_piece};
+constexpr Rule kDeepseekCoder[] = {one_piece<newline>, space_run_piece<is_letter>, space_run_piece<is_punctuation>,
+                                   run_piece<cjk_or_hangul>, one_piece<is_number>};
+constexpr Rule kDeepseekLlm[] = {one_piece<newline>,
+                                 space_run_piece<deepseek_llm_letter>,
+                                 space_run_piece<deepseek_llm_punct>,
+                                 trailing_space_piece,
+                                 run_piece<cjk_or_hangul>,
+                                 run_piece<is_number>};
+
+// Pieces [begin, end) of `cpts` after each rule of a sequence has split the pieces the one before
+// left, with how far the splits that made each piece read (its own and its ancestors'): a piece is
+// final once that reach lies within the settled code points.
+struct Span {
+    size_t b, e, reach;
+};
+std::vector<Span> split_in_sequence(const std::vector<uint32_t>& cpts, std::span<const Rule> rules) {
+    const size_t n = cpts.size();
+    std::vector<Span> spans{{0, n, 0}};
+    for (Rule rule : rules) {
+        std::vector<Span> next;
+        for (const Span& s : spans) {
+            Cursor cur(cpts, s.e, s.e == n ? n + 1 : s.reach);  // reading past the text: more may come
+            cur.begin = s.b;
+            for (size_t pos = s.b; pos < s.e;) {
+                cur.reach = 0;
+                size_t e = rule(cur, pos);
+                if (e == 0)  // no match starts here: the text up to the next match is a piece
+                    for (e = pos + 1; cur.has(e) && rule(cur, e) == 0;) ++e;
+                next.push_back({pos, e, std::max(cur.reach, s.reach)});
+                pos = e;
+            }
+        }
+        spans = std::move(next);
+    }
+    return spans;
+}
+
 // Where the first regexes of a sequence cut the code points (each cut final once `end_reach`'s
 // positions are known): \p{N}{1,max_digits} and, with `cjk`, DeepSeek-V3's [一-龥぀-ゟ゠-ヿ]+, the
 // text between their matches included. They nest without interfering (no number is in those ranges),
@@ -477,8 +594,11 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::SeedCoder: return llama3_piece(cur, pos, 1, false);
             case PreTokenizer::Jais2: return llama3_piece(cur, pos, 3, true, true);
             case PreTokenizer::ExaoneMoe: return exaone_moe_piece(cur, pos);
-            case PreTokenizer::Bloom:
-            case PreTokenizer::Viking: return bloom_piece(cur, pos);
+            case PreTokenizer::Bloom: return bloom_piece(cur, pos);
+            case PreTokenizer::Viking:
+            case PreTokenizer::Falcon:
+            case PreTokenizer::DeepseekCoder:
+            case PreTokenizer::DeepseekLlm: break;  // sequences, split_in_sequence
             case PreTokenizer::Tekken: return tekken_piece(cur, pos, false, false);
             case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, true, false);
             case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, false, true);
@@ -493,7 +613,16 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
                                           ? segments(cpts, 3, true)
                                           : std::vector<Segment>{{end, end + 1}};
     std::vector<std::pair<size_t, size_t>> pieces;  // [begin, end) in code points
-    size_t pos = 0;
+    const std::span<const Rule> sequence = p == PreTokenizer::Viking          ? std::span<const Rule>(kViking)
+                                           : p == PreTokenizer::Falcon        ? std::span<const Rule>(kFalcon)
+                                           : p == PreTokenizer::DeepseekCoder ? std::span<const Rule>(kDeepseekCoder)
+                                           : p == PreTokenizer::DeepseekLlm   ? std::span<const Rule>(kDeepseekLlm)
+                                                                              : std::span<const Rule>();
+    for (const Span& s : sequence.empty() ? std::vector<Span>{} : split_in_sequence(cpts, sequence)) {
+        if (consumed && s.reach > settled) break;  // a piece is final once its splits read only settled code points
+        pieces.emplace_back(s.b, s.e);
+    }
+    size_t pos = sequence.empty() ? 0 : end;
     for (const Segment& seg : segs) {
         Cursor cur(cpts, seg.end, seg.end_reach);
         for (; pos < seg.end; pos = pieces.back().second) {
@@ -503,16 +632,7 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
                 for (e = pos + 1; cur.has(e) && rule(cur, e) == 0;) ++e;
             // A piece is final when every position its rule read was settled (earlier pieces are).
             if (consumed && cur.reach > settled) break;
-            if (p == PreTokenizer::Viking)  // \p{N} over the piece: each number, and the text between
-                for (size_t b = pos; b < e;) {
-                    size_t n = b + 1;
-                    if (!is_number(cpts[b]))
-                        while (n < e && !is_number(cpts[n])) ++n;
-                    pieces.emplace_back(b, n);
-                    b = n;
-                }
-            else
-                pieces.emplace_back(pos, e);
+            pieces.emplace_back(pos, e);
         }
         if (pos < seg.end) break;
     }

@@ -62,6 +62,16 @@ enum class PreTokenizer {
     Bloom,
     // Viking's: BLOOM's, then every \p{N} a piece of its own.
     Viking,
+    // Regexes in sequence, each splitting the pieces the one before left (matches and the text
+    // between them are both pieces). Falcon's: [\p{P}\$\+<=>\^~\|`]+ (ASCII's \p{P} and symbols but
+    // none beyond), then the GPT-2 regex, then [0-9][0-9][0-9].
+    Falcon,
+    // DeepSeek Coder's: [\r\n], \s?\p{L}+, \s?\p{P}+, [一-龥ࠀ-一가-퟿]+ (U+0800-9FA5, U+AC00-D7FF but
+    // whitespace, which llama.cpp turns to U+000B first), \p{N}.
+    DeepseekCoder,
+    // DeepSeek LLM's: [\r\n], \s?[A-Za-zµÀ-ÖØ-öø-ƺ…]+ (87 ranges of cased letters), \s?[!-/:-~！-／：-～‘-‟　-。]+,
+    // \s+$, DeepSeek Coder's CJK ranges, \p{N}+.
+    DeepseekLlm,
     // Mistral's tekken (Mistral-Nemo, Pixtral): [^\r\n\p{L}\p{N}]?U*L+|[^\r\n\p{L}\p{N}]?U+L*|\p{N}|
     // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
     // L = [\p{Ll}\p{Lm}\p{Lo}\p{M}], as llama.cpp runs it (std::regex over its collapsed code points:

@@ -2,9 +2,10 @@
 # Writes tests/data/vocab/llama-pre-ids.json: the ids llama.cpp's own llama-tokenize (1348f67) gives
 # for the Python converter's chktxt and 300 random texts per pre-tokenizer, over GPT-2's vocabulary
 # (tests/data/vocab/ggml-vocab-gpt-2.gguf) with tokenizer.ggml.pre set to deepseek-v3 or smollm (and
-# 100 each for dbrx, stablelm2, trillion, qwen35, seed-coder, jais-2, exaone-moe, bailingmoe, glm4, bloom
-# and viking; jais-2 also runs of 1 to 40 and 600 spaces), over the alphabet of pre_alphabet.py (where
-# those pre-tokenizers' rules turn; bloom and viking add their stop characters).
+# 100 each for dbrx, stablelm2, trillion, qwen35, seed-coder, jais-2, exaone-moe, bailingmoe, glm4, bloom,
+# viking, falcon, deepseek-coder and deepseek-llm; jais-2 also runs of 1 to 40 and 600 spaces), over the
+# alphabet of pre_alphabet.py (where those pre-tokenizers' rules turn; bloom and viking add their stop
+# characters, deepseek-llm letters and punctuation of its own).
 # VocabTokenizer.DeepseekV3AndSmollmTokenizeLikeLlamaCpp and the tests after it check our tokenizer
 # against it.
 #   python3 tests/vocab/gen_llama_pre_ids.py LLAMA_SRC LLAMA_BIN BIN_DIR > tests/data/vocab/llama-pre-ids.json
@@ -21,6 +22,10 @@ llama_src, llama_bin, bin_dir = sys.argv[1:4]
 check_text = chktxt(llama_src)
 here = os.path.dirname(os.path.abspath(__file__))
 out = {}
+# DeepSeek LLM's letters (é, Ω, ж, Ａ) and two letters out of its ranges (ƻ, ʔ), its punctuation beyond
+# ASCII (！, ‘, 。) and a Hangul syllable.
+DEEPSEEK_LLM_EXTRA = ["\u00e9", "\u03a9", "\u0436", "\uff21", "\u01bb", "\u0294", "\uff01", "\u2018", "\u3002",
+                      "\uac00", "   "]
 BLOOM_STOPS = [",", "?", ")", "(", "|", "\u2026", "\u3002", "\uff0c", "\u0964", "\u06d4", "\u060c", "\u000b", "\u000c"]
 with tempfile.TemporaryDirectory() as tmp:
     # After the two sequences, one name of each family that names an expression implemented for
@@ -30,13 +35,15 @@ with tempfile.TemporaryDirectory() as tmp:
     for seed, pre, count in ((31, "deepseek-v3", 300), (32, "smollm", 300), (33, "dbrx", 100), (34, "stablelm2", 100),
                              (35, "trillion", 100), (36, "qwen35", 100), (37, "seed-coder", 100), (38, "jais-2", 100),
                              (39, "exaone-moe", 100), (40, "bailingmoe", 100), (41, "glm4", 100), (42, "bloom", 100),
-                             (43, "viking", 100)):
+                             (43, "viking", 100), (44, "falcon", 100), (45, "deepseek-coder", 100),
+                             (46, "deepseek-llm", 100)):
         model = f"{tmp}/{pre}.gguf"
         subprocess.run([f"{bin_dir}/gguf-edit", "-q", "--set", f"tokenizer.ggml.pre=str:{pre}",
                         f"{here}/../data/vocab/ggml-vocab-gpt-2.gguf", model], check=True)
         rng = random.Random(seed)
         # BLOOM's and Viking's stop characters are added to the alphabet.
-        alphabet = SEQUENCE_ALPHABET + (BLOOM_STOPS if pre in ("bloom", "viking") else [])
+        alphabet = SEQUENCE_ALPHABET + (BLOOM_STOPS if pre in ("bloom", "viking") else
+                                        DEEPSEEK_LLM_EXTRA if pre == "deepseek-llm" else [])
         texts = [check_text] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24))) for _ in range(count)]
         if pre == "jais-2":  # its runs of spaces cut in powers of two: every length to 40, and one past 512
             texts += [f"a{' ' * n}b" for n in range(1, 41)] + [" " * n for n in (7, 8, 9, 33)] + ["x" + " " * 600 + "y", "x" + " " * 600 + "\ny"]

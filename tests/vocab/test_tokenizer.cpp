@@ -97,9 +97,9 @@ std::string tokenize_error(const std::vector<oiw::GgufKV>& kvs) {
 TEST(VocabTokenizer, OtherPreTokenizerAndDuplicateTokensAreRefused) {
     const auto s = [](const char* v) { return oiw::GgufValue::make_string(v); };
     const std::string pre = tokenize_error({{"tokenizer.ggml.model", s("gpt2")},
-                                            {"tokenizer.ggml.pre", s("deepseek-llm")},
+                                            {"tokenizer.ggml.pre", s("chameleon")},
                                             {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})}});
-    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'deepseek-llm')"), std::string::npos) << pre;
+    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'chameleon')"), std::string::npos) << pre;
     const std::string dup =
         tokenize_error({{"tokenizer.ggml.model", s("llama")},
                         {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b", "a"})}});
@@ -356,16 +356,18 @@ TEST(VocabTokenizer, NamesOfImplementedExpressionsTokenizeLikeLlamaCpp) {
 // The expressions that are a turn of Llama 3's or Qwen2's: Qwen 3.5's (marks inside words), Seed-Coder's
 // (no newlines after other characters), Jais-2's (runs of spaces in powers of two) and EXAONE-MoE's
 // (words over single spaces).
+// The sizes of pretokenize's pieces in bytes after the byte-level encoding (a byte past ASCII, a
+// space or a newline is two).
+std::vector<size_t> sizes(oiw::vocab::PreTokenizer p, std::string_view text) {
+    std::vector<size_t> n;
+    for (const std::string& w : oiw::vocab::pretokenize(p, text)) n.push_back(w.size());
+    return n;
+}
+
 TEST(VocabTokenizer, QwenLikeExpressionsTokenizeLikeLlamaCpp) {
     for (const char* pre : {"qwen35", "seed-coder", "exaone-moe"}) check_llama_pre_ids(pre, 101);
     check_llama_pre_ids("jais-2", 147);
     using oiw::vocab::PreTokenizer;
-    const auto sizes = [](PreTokenizer p, std::string_view text) {
-        std::vector<size_t> n;
-        for (const std::string& w : oiw::vocab::pretokenize(p, text)) n.push_back(w.size());
-        return n;
-    };
-    // Sizes in bytes after the byte-level encoding (a byte past ASCII, a space or a newline is two).
     // KA and the vowel sign I: one word for Qwen 3.5; for Qwen2 the mark is "other", with the "!\n".
     EXPECT_EQ(sizes(PreTokenizer::Qwen35, "\xe0\xa4\x95\xe0\xa4\xbf!\n"), (std::vector<size_t>{12, 3}));
     EXPECT_EQ(sizes(PreTokenizer::Qwen2, "\xe0\xa4\x95\xe0\xa4\xbf!\n"), (std::vector<size_t>{6, 9}));
@@ -390,6 +392,21 @@ TEST(VocabTokenizer, BloomAndVikingTokenizeLikeLlamaCpp) {
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Bloom, text),
               (std::vector<std::string>{"a", "\xc3\x82\xc5\x82", "b", ",\xc4\xa0(", "c", ")", "12"}));
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Viking, text).size(), 8u);
+}
+
+// Regexes in sequence, each splitting the pieces the one before left: Falcon's, DeepSeek Coder's and
+// DeepSeek LLM's.
+TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
+    for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm"}) check_llama_pre_ids(pre, 101);
+    using oiw::vocab::PreTokenizer;
+    // Falcon: "a", "+=" (punctuation and ASCII symbols), "12345" cut into "123" and "45".
+    EXPECT_EQ(sizes(PreTokenizer::Falcon, "a+=12345"), (std::vector<size_t>{1, 2, 3, 2}));
+    // DeepSeek Coder: the newline apart, then "ab\u4e2d\u6587" (letters) cut at the CJK range, digits one by one.
+    EXPECT_EQ(sizes(PreTokenizer::DeepseekCoder, "ab\xe4\xb8\xad\xe6\x96\x87\n12"),
+              (std::vector<size_t>{2, 12, 2, 1, 1}));
+    // DeepSeek LLM: "\u03a9x" one run of its letters, cut again by its "punctuation" (":-~" holds
+    // ASCII's letters), then ",", and the trailing spaces (U+3000 a space, not its punctuation).
+    EXPECT_EQ(sizes(PreTokenizer::DeepseekLlm, "\xce\xa9x, \xe3\x80\x80"), (std::vector<size_t>{4, 1, 1, 8}));
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
