@@ -257,6 +257,8 @@ constexpr std::pair<const char*, const char*> kKnownPre[] = {
     {"8aeee3860c56296a157a1fe2fad249ec40aa59b1bb5709f4ade11c4e6fe652ed", "falcon"},        // tiiuae/falcon-7b
     {"347715f544604f9118bb75ed199f68779f423cabb20db6de6f31b908d04d7821", "deepseek-coder"},
     {"049ecf7629871e3041641907f3de7c733e4dbfdc736f57d882ba0b0845599754", "deepseek-llm"},
+    {"49fc0303c9e0d2c2c565c510f64b2d9b271276acdcdadff733249eda9f7d59df", "afmoe"},     // arcee-ai/Trinity-Tokenizer
+    {"d772b220ace2baec124bed8cfafce0ead7d6c38a4b65ef11261cf9d5d62246d1", "tiny_aya"},  // CohereLabs/tiny-aya-base
 };
 
 }  // namespace
@@ -290,6 +292,8 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
         {"falcon", "Falcon's"},
         {"deepseek-coder", "DeepSeek Coder's"},
         {"deepseek-llm", "DeepSeek LLM's"},
+        {"afmoe", "AFMoE's"},
+        {"tiny_aya", "Tiny Aya's"},
     };
     std::string tried;
     for (const auto& [pre, label] : kExpressions) {

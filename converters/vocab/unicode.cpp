@@ -462,9 +462,9 @@ constexpr CodepointRange kDeepseekLlmLetters[] = {
     {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB}, {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2},
     {0x118A0, 0x118DF}, {0x1E900, 0x1E943}};
 
-// The regexes of the sequences (Viking's, Falcon's, DeepSeek Coder's and DeepSeek LLM's: unicode.h) at
-// `pos`: the end of the match, or 0. Whitespace: is_whitespace (llama.cpp's std::regex sees non-ASCII whitespace as
-// U+000B), so U+3000 is in neither CJK range nor DeepSeek LLM's punctuation.
+// The regexes of the sequences (Viking's, Falcon's, DeepSeek Coder's, DeepSeek LLM's, AFMoE's and Tiny
+// Aya's: unicode.h) at `pos`: the end of the match, or 0. Whitespace: is_whitespace (llama.cpp's std::regex sees
+// non-ASCII whitespace as U+000B), so U+3000 is in neither CJK range nor DeepSeek LLM's punctuation.
 template <bool (*In)(uint32_t)>
 size_t one_piece(Cursor& c, size_t pos) {  // [In]
     return c.has(pos) && In(c.cpt(pos)) ? pos + 1 : 0;
@@ -507,8 +507,58 @@ size_t digits3_piece(Cursor& c, size_t pos) {  // [0-9][0-9][0-9]
     return pos + 3;
 }
 
+// \p{AFMoE_digits} (unicode.h) at `pos`, which a piece starts at: never 0.
+size_t afmoe_digits_piece(Cursor& c, size_t pos) {
+    const auto num = [&](size_t p) { return c.cls(p) == kNumber; };
+    // Inside a run a piece starts after a group, so three digits are left at least: no rescan.
+    if (num(pos) && pos > c.begin && num(pos - 1)) return pos + 3;
+    size_t run = pos;
+    while (c.has(run) && !num(run)) ++run;
+    if (!c.has(run)) return run;  // no digit after: the rest of the text
+    size_t end = run;
+    while (num(end)) ++end;
+    const size_t first = (end - run) % 3;
+    return run + (first ? first : 3);
+}
+bool afmoe_script(uint32_t x) {
+    static constexpr CodepointRange kRanges[] = {{0xE40, 0xEFF},   {0x1000, 0x109F}, {0x1100, 0x11FF},
+                                                 {0x1780, 0x17FF}, {0x2F00, 0x2FDF}, {0x3040, 0x30FF},
+                                                 {0x3400, 0x4DBF}, {0x4E00, 0xFAFF}, {0xFF65, 0xFF9F}};
+    return in_ranges(kRanges, std::size(kRanges), x);
+}
+size_t deepseek_v3_collapsed_piece(Cursor& c, size_t pos) { return deepseek_v3_piece(c, pos, false); }
+
+// Tiny Aya's second regex (unicode.h) at `pos`.
+size_t tiny_aya_piece(Cursor& c, size_t pos) {
+    const auto word = [&](size_t p) { return c.cls(p) == kLetter || c.mark(p); };
+    const uint32_t cp = c.cpt(pos);
+    const uint8_t k = c.cls(pos);
+    const bool prefix = cp != '\r' && cp != '\n' && k != kLetter && k != kNumber && word(pos + 1);
+    if (prefix || word(pos)) {  // [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ then (?:'[sS]|'[tT]|...)?
+        size_t e = pos + 1;
+        while (word(e)) ++e;
+        const size_t ce = contraction(c, e, true);
+        return ce ? ce : e;
+    }
+    if (k == kNumber) {  // \p{N}{1,3}
+        size_t e = pos + 1;
+        while (e - pos < 3 && c.cls(e) == kNumber) ++e;
+        return e;
+    }
+    // ' ?[^\s\p{L}\p{N}]+[\r\n/]*' (marks among the others)
+    size_t e = cp == ' ' && c.cls(pos + 1) == kOther ? pos + 1 : pos;
+    if (c.cls(e) == kOther) {
+        while (c.cls(e) == kOther) ++e;
+        while (c.cpt(e) == '\r' || c.cpt(e) == '\n' || c.cpt(e) == '/') ++e;
+        return e;
+    }
+    return space_piece(c, pos);
+}
+
 using Rule = size_t (*)(Cursor&, size_t);
 constexpr Rule kViking[] = {bloom_piece, one_piece<is_number>};
+constexpr Rule kAfmoe[] = {afmoe_digits_piece, run_piece<afmoe_script>, deepseek_v3_collapsed_piece};
+constexpr Rule kTinyAya[] = {afmoe_digits_piece, tiny_aya_piece};
 constexpr Rule kFalcon[] = {run_piece<falcon_punct>, gpt2_piece, digits3_piece};
 constexpr Rule kDeepseekCoder[] = {one_piece<newline>, space_run_piece<is_letter>, space_run_piece<is_punctuation>,
                                    run_piece<cjk_or_hangul>, one_piece<is_number>};
@@ -598,7 +648,9 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::Viking:
             case PreTokenizer::Falcon:
             case PreTokenizer::DeepseekCoder:
-            case PreTokenizer::DeepseekLlm: break;  // sequences, split_in_sequence
+            case PreTokenizer::DeepseekLlm:
+            case PreTokenizer::Afmoe:
+            case PreTokenizer::TinyAya: break;  // sequences, split_in_sequence
             case PreTokenizer::Tekken: return tekken_piece(cur, pos, false, false);
             case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, true, false);
             case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, false, true);
@@ -617,6 +669,8 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
                                            : p == PreTokenizer::Falcon        ? std::span<const Rule>(kFalcon)
                                            : p == PreTokenizer::DeepseekCoder ? std::span<const Rule>(kDeepseekCoder)
                                            : p == PreTokenizer::DeepseekLlm   ? std::span<const Rule>(kDeepseekLlm)
+                                           : p == PreTokenizer::Afmoe         ? std::span<const Rule>(kAfmoe)
+                                           : p == PreTokenizer::TinyAya       ? std::span<const Rule>(kTinyAya)
                                                                               : std::span<const Rule>();
     for (const Span& s : sequence.empty() ? std::vector<Span>{} : split_in_sequence(cpts, sequence)) {
         if (consumed && s.reach > settled) break;  // a piece is final once its splits read only settled code points

@@ -72,6 +72,15 @@ enum class PreTokenizer {
     // DeepSeek LLM's: [\r\n], \s?[A-Za-zµÀ-ÖØ-öø-ƺ…]+ (87 ranges of cased letters), \s?[!-/:-~！-／：-～‘-‟　-。]+,
     // \s+$, DeepSeek Coder's CJK ranges, \p{N}+.
     DeepseekLlm,
+    // AFMoE's (Arcee): llama.cpp's \p{AFMoE_digits} (each run of \p{N} cut in threes from the right, the
+    // text before a run joining its first group, as unicode_regex_split_custom_afmoe emits it), then
+    // runs of [一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ] (its 豈 is
+    // U+8C48: U+4E00-FAFF in one), then DeepSeek-V3's third regex as llama.cpp runs it.
+    Afmoe,
+    // Tiny Aya's: the same digit groups, then GPT-4o's regex over llama.cpp's collapsed classes, where
+    // both letter classes are \p{L} or \p{M}: [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ and a contraction,
+    // \p{N}{1,3},  ?[^\s\p{L}\p{N}]+[\r\n/]*, \s*[\r\n]+|\s+(?!\S)|\s+.
+    TinyAya,
     // Mistral's tekken (Mistral-Nemo, Pixtral): [^\r\n\p{L}\p{N}]?U*L+|[^\r\n\p{L}\p{N}]?U+L*|\p{N}|
     // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
     // L = [\p{Ll}\p{Lm}\p{Lo}\p{M}], as llama.cpp runs it (std::regex over its collapsed code points:

@@ -80,6 +80,8 @@ constexpr PreName kPreNames[] = {
     {"falcon", PreTokenizer::Falcon},
     {"deepseek-coder", PreTokenizer::DeepseekCoder},
     {"deepseek-llm", PreTokenizer::DeepseekLlm},
+    {"afmoe", PreTokenizer::Afmoe},
+    {"tiny_aya", PreTokenizer::TinyAya},
     {"tekken", PreTokenizer::Tekken, true},
     {"gpt-4o", PreTokenizer::Gpt4o},
     {"llama4", PreTokenizer::Gpt4o},

@@ -394,10 +394,11 @@ TEST(VocabTokenizer, BloomAndVikingTokenizeLikeLlamaCpp) {
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Viking, text).size(), 8u);
 }
 
-// Regexes in sequence, each splitting the pieces the one before left: Falcon's, DeepSeek Coder's and
-// DeepSeek LLM's.
+// Regexes in sequence, each splitting the pieces the one before left: Falcon's, DeepSeek Coder's,
+// DeepSeek LLM's, AFMoE's and Tiny Aya's.
 TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
-    for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm"}) check_llama_pre_ids(pre, 101);
+    for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm", "afmoe", "tiny_aya"})
+        check_llama_pre_ids(pre, 101);
     using oiw::vocab::PreTokenizer;
     // Falcon: "a", "+=" (punctuation and ASCII symbols), "12345" cut into "123" and "45".
     EXPECT_EQ(sizes(PreTokenizer::Falcon, "a+=12345"), (std::vector<size_t>{1, 2, 3, 2}));
@@ -407,6 +408,11 @@ TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
     // DeepSeek LLM: "\u03a9x" one run of its letters, cut again by its "punctuation" (":-~" holds
     // ASCII's letters), then ",", and the trailing spaces (U+3000 a space, not its punctuation).
     EXPECT_EQ(sizes(PreTokenizer::DeepseekLlm, "\xce\xa9x, \xe3\x80\x80"), (std::vector<size_t>{4, 1, 1, 8}));
+    // AFMoE: digits in threes from the right, the text before a run joining its first group ("ab1",
+    // "234", " 5"), then DeepSeek-V3's regex over each ("ab" "1", "234", " " "5").
+    EXPECT_EQ(sizes(PreTokenizer::Afmoe, "ab1234 5"), (std::vector<size_t>{2, 1, 3, 2, 1}));
+    // Tiny Aya: "it's 12" and "345", then "it's" (a word and its contraction), " ", "12", "345".
+    EXPECT_EQ(sizes(PreTokenizer::TinyAya, "it's 12345"), (std::vector<size_t>{4, 2, 2, 3}));
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
