@@ -74,8 +74,9 @@ enum class PreTokenizer {
     DeepseekLlm,
     // AFMoE's (Arcee): llama.cpp's \p{AFMoE_digits} (each run of \p{N} cut in threes from the right, the
     // text before a run joining its first group, as unicode_regex_split_custom_afmoe emits it), then
-    // runs of [一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ] (its 豈 is
-    // U+8C48: U+4E00-FAFF in one), then DeepSeek-V3's third regex as llama.cpp runs it.
+    // runs of its Asian scripts' ranges (U+0E40-0EFF, 1000-109F, 1100-11FF, 1780-17FF, 2F00-2FDF,
+    // 3040-30FF, 3400-4DBF, 4E00-FAFF: its range from 豈 starts at U+8C48, FF65-FF9F), then
+    // DeepSeek-V3's third regex as llama.cpp runs it.
     Afmoe,
     // Tiny Aya's: the same digit groups, then GPT-4o's regex over llama.cpp's collapsed classes, where
     // both letter classes are \p{L} or \p{M}: [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ and a contraction,
