@@ -346,16 +346,23 @@ size_t bloom_piece(Cursor& c, size_t pos) {
 
 // Mistral's tekken regex and GPT-4o's (unicode.h), their alternatives tried in order with a
 // backtracking engine's choices (std::regex's ECMAScript, Hugging Face's Oniguruma: greedy, the first
-// match found wins). `unicode`: the real categories; otherwise llama.cpp's collapsed ones (\p{Lu}...
-// seen as \p{L} minus a-z, \p{Ll}... as \p{L} minus A-Z, marks as no letter). `gpt4o`: a
-// contraction may end the letters, and numbers go up to 3 digits.
-size_t tekken_piece(Cursor& c, size_t pos, bool unicode, bool gpt4o) {
+// match found wins). `cases`: how the two letter classes are read (below). `gpt4o`: a contraction
+// may end the letters, and numbers go up to 3 digits.
+enum class Cases : uint8_t {
+    Collapsed,        // llama.cpp's collapsed classes: \p{Lu}... as \p{L} minus a-z, \p{Ll}... minus A-Z, no marks
+    Unicode,          // the real categories
+    LettersAndMarks,  // both \p{L} or \p{M}: how llama.cpp collapses them written out (Tiny Aya's)
+};
+size_t tekken_piece(Cursor& c, size_t pos, Cases cases, bool gpt4o) {
+    const bool unicode = cases == Cases::Unicode;
     const auto upper = [&](size_t p) {
         if (unicode) return c.has(p) && is_tekken_upper(c.cpt(p));
+        if (cases == Cases::LettersAndMarks) return c.cls(p) == kLetter || c.mark(p);
         return c.cls(p) == kLetter && !(c.cpt(p) >= 'a' && c.cpt(p) <= 'z');
     };
     const auto lower = [&](size_t p) {
         if (unicode) return c.has(p) && is_tekken_lower(c.cpt(p));
+        if (cases == Cases::LettersAndMarks) return c.cls(p) == kLetter || c.mark(p);
         return c.cls(p) == kLetter && !(c.cpt(p) >= 'A' && c.cpt(p) <= 'Z');
     };
     // U*L+ (need_upper false) or U+L* from `i`: U* longest first, then shorter, until L+ can follow.
@@ -528,32 +535,8 @@ bool afmoe_script(uint32_t x) {
 }
 size_t deepseek_v3_collapsed_piece(Cursor& c, size_t pos) { return deepseek_v3_piece(c, pos, false); }
 
-// Tiny Aya's second regex (unicode.h) at `pos`.
-size_t tiny_aya_piece(Cursor& c, size_t pos) {
-    const auto word = [&](size_t p) { return c.cls(p) == kLetter || c.mark(p); };
-    const uint32_t cp = c.cpt(pos);
-    const uint8_t k = c.cls(pos);
-    const bool prefix = cp != '\r' && cp != '\n' && k != kLetter && k != kNumber && word(pos + 1);
-    if (prefix || word(pos)) {  // [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ then (?:'[sS]|'[tT]|...)?
-        size_t e = pos + 1;
-        while (word(e)) ++e;
-        const size_t ce = contraction(c, e, true);
-        return ce ? ce : e;
-    }
-    if (k == kNumber) {  // \p{N}{1,3}
-        size_t e = pos + 1;
-        while (e - pos < 3 && c.cls(e) == kNumber) ++e;
-        return e;
-    }
-    // ' ?[^\s\p{L}\p{N}]+[\r\n/]*' (marks among the others)
-    size_t e = cp == ' ' && c.cls(pos + 1) == kOther ? pos + 1 : pos;
-    if (c.cls(e) == kOther) {
-        while (c.cls(e) == kOther) ++e;
-        while (c.cpt(e) == '\r' || c.cpt(e) == '\n' || c.cpt(e) == '/') ++e;
-        return e;
-    }
-    return space_piece(c, pos);
-}
+// Tiny Aya's second regex (unicode.h) at `pos`: GPT-4o's with one letter class.
+size_t tiny_aya_piece(Cursor& c, size_t pos) { return tekken_piece(c, pos, Cases::LettersAndMarks, true); }
 
 using Rule = size_t (*)(Cursor&, size_t);
 constexpr Rule kViking[] = {bloom_piece, one_piece<is_number>};
@@ -568,6 +551,19 @@ constexpr Rule kDeepseekLlm[] = {one_piece<newline>,
                                  trailing_space_piece,
                                  run_piece<cjk_or_hangul>,
                                  run_piece<is_number>};
+
+// The rules of a pre-tokenizer that is a sequence of regexes (unicode.h); empty for the others.
+std::span<const Rule> sequence_of(PreTokenizer p) {
+    switch (p) {
+        case PreTokenizer::Viking: return kViking;
+        case PreTokenizer::Falcon: return kFalcon;
+        case PreTokenizer::DeepseekCoder: return kDeepseekCoder;
+        case PreTokenizer::DeepseekLlm: return kDeepseekLlm;
+        case PreTokenizer::Afmoe: return kAfmoe;
+        case PreTokenizer::TinyAya: return kTinyAya;
+        default: return {};
+    }
+}
 
 // Pieces [begin, end) of `cpts` after each rule of a sequence has split the pieces the one before
 // left, with how far the splits that made each piece read (its own and its ancestors'): a piece is
@@ -651,10 +647,10 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::DeepseekLlm:
             case PreTokenizer::Afmoe:
             case PreTokenizer::TinyAya: break;  // sequences, split_in_sequence
-            case PreTokenizer::Tekken: return tekken_piece(cur, pos, false, false);
-            case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, true, false);
-            case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, false, true);
-            case PreTokenizer::Gpt4oUnicode: return tekken_piece(cur, pos, true, true);
+            case PreTokenizer::Tekken: return tekken_piece(cur, pos, Cases::Collapsed, false);
+            case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, Cases::Unicode, false);
+            case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, Cases::Collapsed, true);
+            case PreTokenizer::Gpt4oUnicode: return tekken_piece(cur, pos, Cases::Unicode, true);
             case PreTokenizer::DeepseekV3: return deepseek_v3_piece(cur, pos, false);
             case PreTokenizer::DeepseekV3Unicode: return deepseek_v3_piece(cur, pos, true);
         }
@@ -665,30 +661,26 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
                                           ? segments(cpts, 3, true)
                                           : std::vector<Segment>{{end, end + 1}};
     std::vector<std::pair<size_t, size_t>> pieces;  // [begin, end) in code points
-    const std::span<const Rule> sequence = p == PreTokenizer::Viking          ? std::span<const Rule>(kViking)
-                                           : p == PreTokenizer::Falcon        ? std::span<const Rule>(kFalcon)
-                                           : p == PreTokenizer::DeepseekCoder ? std::span<const Rule>(kDeepseekCoder)
-                                           : p == PreTokenizer::DeepseekLlm   ? std::span<const Rule>(kDeepseekLlm)
-                                           : p == PreTokenizer::Afmoe         ? std::span<const Rule>(kAfmoe)
-                                           : p == PreTokenizer::TinyAya       ? std::span<const Rule>(kTinyAya)
-                                                                              : std::span<const Rule>();
-    for (const Span& s : sequence.empty() ? std::vector<Span>{} : split_in_sequence(cpts, sequence)) {
-        if (consumed && s.reach > settled) break;  // a piece is final once its splits read only settled code points
-        pieces.emplace_back(s.b, s.e);
-    }
-    size_t pos = sequence.empty() ? 0 : end;
-    for (const Segment& seg : segs) {
-        Cursor cur(cpts, seg.end, seg.end_reach);
-        for (; pos < seg.end; pos = pieces.back().second) {
-            cur.reach = 0;
-            size_t e = rule(cur, pos);
-            if (e == 0)  // no match starts here: the text up to the next match is a piece
-                for (e = pos + 1; cur.has(e) && rule(cur, e) == 0;) ++e;
-            // A piece is final when every position its rule read was settled (earlier pieces are).
-            if (consumed && cur.reach > settled) break;
-            pieces.emplace_back(pos, e);
+    if (const std::span<const Rule> rules = sequence_of(p); !rules.empty()) {
+        for (const Span& s : split_in_sequence(cpts, rules)) {
+            if (consumed && s.reach > settled) break;  // final once its splits read only settled code points
+            pieces.emplace_back(s.b, s.e);
         }
-        if (pos < seg.end) break;
+    } else {
+        size_t pos = 0;
+        for (const Segment& seg : segs) {
+            Cursor cur(cpts, seg.end, seg.end_reach);
+            for (; pos < seg.end; pos = pieces.back().second) {
+                cur.reach = 0;
+                size_t e = rule(cur, pos);
+                if (e == 0)  // no match starts here: the text up to the next match is a piece
+                    for (e = pos + 1; cur.has(e) && rule(cur, e) == 0;) ++e;
+                // A piece is final when every position its rule read was settled (earlier pieces are).
+                if (consumed && cur.reach > settled) break;
+                pieces.emplace_back(pos, e);
+            }
+            if (pos < seg.end) break;
+        }
     }
     if (consumed) {
         const size_t e = pieces.empty() ? 0 : pieces.back().second;
