@@ -504,6 +504,20 @@ TEST(TokenStream, StretchWithoutCutBeyondLimitIsAnError) {
             EXPECT_NE(std::string(e.what()).find("more than 256 bytes"), std::string::npos) << e.what();
         }
     }
+    // A sequence of regexes settles where its first splits it: Tiny Aya's at a digit. Words with a
+    // digit every few pass the limit; the same words without one are refused, not split wrongly.
+    oiw::Metadata md = oiw::open_model(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf")).metadata();
+    md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string("tiny_aya")});
+    const Vocab aya = Vocab::load(md);
+    std::string numbered;
+    for (int i = 0; i < 2000; ++i) numbered += i % 10 ? " word" : " 7";
+    EXPECT_EQ(streamed(aya, numbered, true, true, {64}, 256), aya.tokenize(numbered, true, true));
+    try {
+        streamed(aya, words, true, true, {64}, 256);
+        ADD_FAILURE() << "tiny_aya: 10000 bytes without a digit passed a 256-byte limit";
+    } catch (const oiw::FormatError& e) {
+        EXPECT_EQ(e.kind(), oiw::ErrorKind::TooLarge) << e.what();
+    }
 }
 
 }  // namespace
