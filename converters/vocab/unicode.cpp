@@ -330,6 +330,44 @@ size_t exaone_moe_piece(Cursor& c, size_t pos) {
     return space_piece(c, pos);  // \s*[\r\n]|\s+(?!\S)|\s+ (\s*[\r\n] ends where \s*[\r\n]+ does)
 }
 
+// unicode_cpt_is_han: the CJK ideograph blocks (unified, extensions A to F, compatibility), assigned or not.
+bool is_han(uint32_t x) {
+    static constexpr CodepointRange kRanges[] = {{0x3400, 0x4DBF},   {0x4E00, 0x9FFF},   {0xF900, 0xFAFF},
+                                                 {0x20000, 0x2A6DF}, {0x2A700, 0x2EBEF}, {0x2F800, 0x2FA1F}};
+    return in_ranges(kRanges, std::size(kRanges), x);
+}
+
+// Kimi K2's regex (unicode.h) as unicode_regex_split_custom_kimi_k2 runs it: a run of Han first; a
+// word is letters but Han (a mark is not in one: it is an "other" character), with one character
+// before it that is not \r, \n, a letter or a number, and a contraction after it; \p{N}{1,3}; the
+// rest as Llama 3's.
+size_t kimi_k2_piece(Cursor& c, size_t pos) {
+    const auto han = [&](size_t p) { return c.has(p) && is_han(c.cpt(p)); };
+    const auto word = [&](size_t p) { return c.cls(p) == kLetter && !han(p); };
+    size_t e = pos;
+    if (han(pos)) {  // [\p{Han}]+
+        while (han(e)) ++e;
+        return e;
+    }
+    const uint32_t cp = c.cpt(pos);
+    const uint8_t k = c.cls(pos);
+    if (word(pos) || (cp != '\r' && cp != '\n' && k != kLetter && k != kNumber && word(pos + 1))) {
+        for (e = pos + 1; word(e);) ++e;
+        const size_t ce = contraction(c, e, true);
+        return ce ? ce : e;
+    }
+    if (k == kNumber) {
+        while (e - pos < 3 && c.cls(e) == kNumber) ++e;
+        return e;
+    }
+    if ((cp == ' ' ? c.cls(pos + 1) : k) == kOther) {  // ' ?[^\s\p{L}\p{N}]+[\r\n]*'
+        for (e = pos + (cp == ' '); c.cls(e) == kOther;) ++e;
+        while (c.cpt(e) == '\r' || c.cpt(e) == '\n') ++e;
+        return e;
+    }
+    return space_piece(c, pos);
+}
+
 // BLOOM's regex (unicode.h) at `pos`: the end of the match, or 0 when none starts there.
 size_t bloom_piece(Cursor& c, size_t pos) {
     const auto word = [&](size_t p) {
@@ -346,14 +384,14 @@ size_t bloom_piece(Cursor& c, size_t pos) {
 
 // Mistral's tekken regex and GPT-4o's (unicode.h), their alternatives tried in order with a
 // backtracking engine's choices (std::regex's ECMAScript, Hugging Face's Oniguruma: greedy, the first
-// match found wins). `cases`: how the two letter classes are read (below). `gpt4o`: a contraction
-// may end the letters, and numbers go up to 3 digits.
+// match found wins). `cases`: how the two letter classes are read (below). `contractions`: a
+// contraction may end the letters (GPT-4o's); numbers go up to `max_digits` digits.
 enum class Cases : uint8_t {
     Collapsed,        // llama.cpp's collapsed classes: \p{Lu}... as \p{L} minus a-z, \p{Ll}... minus A-Z, no marks
     Unicode,          // the real categories
     LettersAndMarks,  // both \p{L} or \p{M}: how llama.cpp collapses them written out (Tiny Aya's)
 };
-size_t tekken_piece(Cursor& c, size_t pos, Cases cases, bool gpt4o) {
+size_t tekken_piece(Cursor& c, size_t pos, Cases cases, bool contractions, size_t max_digits) {
     const bool unicode = cases == Cases::Unicode;
     const auto upper = [&](size_t p) {
         if (unicode) return c.has(p) && is_tekken_upper(c.cpt(p));
@@ -373,7 +411,7 @@ size_t tekken_piece(Cursor& c, size_t pos, Cases cases, bool gpt4o) {
             if (need_upper ? j == i : !lower(j)) continue;
             size_t e = j;
             while (lower(e)) ++e;
-            if (gpt4o)  // (?i:'s|'t|'re|'ve|'m|'ll|'d)?
+            if (contractions)  // (?i:'s|'t|'re|'ve|'m|'ll|'d)?
                 if (const size_t ce = contraction(c, e, true, unicode)) return ce;
             return e;
         }
@@ -388,7 +426,7 @@ size_t tekken_piece(Cursor& c, size_t pos, Cases cases, bool gpt4o) {
     }
     if (k == kNumber) {  // \p{N}, GPT-4o's \p{N}{1,3}
         size_t e = pos + 1;
-        while (gpt4o && e - pos < 3 && c.cls(e) == kNumber) ++e;
+        while (e - pos < max_digits && c.cls(e) == kNumber) ++e;
         return e;
     }
     // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
@@ -536,12 +574,34 @@ bool afmoe_script(uint32_t x) {
 size_t deepseek_v3_collapsed_piece(Cursor& c, size_t pos) { return deepseek_v3_piece(c, pos, false); }
 
 // Tiny Aya's second regex (unicode.h) at `pos`: GPT-4o's with one letter class.
-size_t tiny_aya_piece(Cursor& c, size_t pos) { return tekken_piece(c, pos, Cases::LettersAndMarks, true); }
+size_t tiny_aya_piece(Cursor& c, size_t pos) { return tekken_piece(c, pos, Cases::LettersAndMarks, true, 3); }
+
+// Youtu's first regex (unicode.h): the class of a code point among its four disjoint classes (0: in
+// none), and a run of one class.
+int youtu_class(uint32_t x) {
+    if ((x >= 0xAC00 && x <= 0xD7A3) || (x >= 0x3131 && x <= 0x318E)) return 1;  // Hangul
+    if ((x >= 0x3001 && x <= 0x303F) || (x >= 0xFE30 && x <= 0xFE4F) || x == 0xFF01 || x == 0x2026 || x == 0x201C ||
+        x == 0x201D || x == 0x2018 || x == 0x2019 || x == 0x2014 || x == 0xFF1A || x == 0xFF1B || x == 0xFF0C)
+        return 2;                                                                // CJK punctuation
+    if (x >= 0x3105 && x <= 0x312F) return 3;                                    // Bopomofo
+    if ((x >= 0x4E00 && x <= 0x9FA5) || (x >= 0x3040 && x <= 0x30FF)) return 4;  // ideographs, kana
+    return 0;
+}
+size_t youtu_script_piece(Cursor& c, size_t pos) {
+    const int k = youtu_class(c.cpt(pos));
+    if (k == 0) return 0;
+    size_t e = pos + 1;
+    while (youtu_class(c.cpt(e)) == k) ++e;
+    return e;
+}
+// Youtu's second regex: Tiny Aya's with \p{N} for \p{N}{1,3}.
+size_t youtu_piece(Cursor& c, size_t pos) { return tekken_piece(c, pos, Cases::LettersAndMarks, true, 1); }
 
 using Rule = size_t (*)(Cursor&, size_t);
 constexpr Rule kViking[] = {bloom_piece, one_piece<is_number>};
 constexpr Rule kAfmoe[] = {afmoe_digits_piece, run_piece<afmoe_script>, deepseek_v3_collapsed_piece};
 constexpr Rule kTinyAya[] = {afmoe_digits_piece, tiny_aya_piece};
+constexpr Rule kYoutu[] = {youtu_script_piece, youtu_piece};
 constexpr Rule kFalcon[] = {run_piece<falcon_punct>, gpt2_piece, digits3_piece};
 constexpr Rule kDeepseekCoder[] = {one_piece<newline>, space_run_piece<is_letter>, space_run_piece<is_punctuation>,
                                    run_piece<cjk_or_hangul>, one_piece<is_number>};
@@ -561,6 +621,7 @@ std::span<const Rule> sequence_of(PreTokenizer p) {
         case PreTokenizer::DeepseekLlm: return kDeepseekLlm;
         case PreTokenizer::Afmoe: return kAfmoe;
         case PreTokenizer::TinyAya: return kTinyAya;
+        case PreTokenizer::Youtu: return kYoutu;
         default: return {};
     }
 }
@@ -640,17 +701,19 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::SeedCoder: return llama3_piece(cur, pos, 1, false);
             case PreTokenizer::Jais2: return llama3_piece(cur, pos, 3, true, true);
             case PreTokenizer::ExaoneMoe: return exaone_moe_piece(cur, pos);
+            case PreTokenizer::KimiK2: return kimi_k2_piece(cur, pos);
             case PreTokenizer::Bloom: return bloom_piece(cur, pos);
             case PreTokenizer::Viking:
             case PreTokenizer::Falcon:
             case PreTokenizer::DeepseekCoder:
             case PreTokenizer::DeepseekLlm:
             case PreTokenizer::Afmoe:
-            case PreTokenizer::TinyAya: break;  // sequences, split_in_sequence
-            case PreTokenizer::Tekken: return tekken_piece(cur, pos, Cases::Collapsed, false);
-            case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, Cases::Unicode, false);
-            case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, Cases::Collapsed, true);
-            case PreTokenizer::Gpt4oUnicode: return tekken_piece(cur, pos, Cases::Unicode, true);
+            case PreTokenizer::TinyAya:
+            case PreTokenizer::Youtu: break;  // sequences, split_in_sequence
+            case PreTokenizer::Tekken: return tekken_piece(cur, pos, Cases::Collapsed, false, 1);
+            case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, Cases::Unicode, false, 1);
+            case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, Cases::Collapsed, true, 3);
+            case PreTokenizer::Gpt4oUnicode: return tekken_piece(cur, pos, Cases::Unicode, true, 3);
             case PreTokenizer::DeepseekV3: return deepseek_v3_piece(cur, pos, false);
             case PreTokenizer::DeepseekV3Unicode: return deepseek_v3_piece(cur, pos, true);
         }

@@ -82,6 +82,14 @@ enum class PreTokenizer {
     // both letter classes are \p{L} or \p{M}: [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ and a contraction,
     // \p{N}{1,3},  ?[^\s\p{L}\p{N}]+[\r\n/]*, \s*[\r\n]+|\s+(?!\S)|\s+.
     TinyAya,
+    // Youtu's: runs of one of four classes (Hangul U+AC00-D7A3 and U+3131-318E; CJK punctuation
+    // U+3001-303F, FE30-FE4F and nine more; Bopomofo U+3105-312F; U+4E00-9FA5 and kana U+3040-30FF),
+    // then Tiny Aya's second regex with \p{N} for \p{N}{1,3}.
+    Youtu,
+    // Kimi K2's: [\p{Han}]+|[^\r\n\p{L}\p{N}]?[...&&[^\p{Han}]]*[...&&[^\p{Han}]]+(?i:'s|...)?|...|\p{N}{1,3}|
+    //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ as llama.cpp's unicode_regex_split_custom_kimi_k2
+    // runs it: Han is its CJK ideograph blocks, a word is letters but Han (no marks, no case).
+    KimiK2,
     // Mistral's tekken (Mistral-Nemo, Pixtral): [^\r\n\p{L}\p{N}]?U*L+|[^\r\n\p{L}\p{N}]?U+L*|\p{N}|
     // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
     // L = [\p{Ll}\p{Lm}\p{Lo}\p{M}], as llama.cpp runs it (std::regex over its collapsed code points:

@@ -17,14 +17,14 @@ const std::string kTokens = "tokenizer.ggml.tokens";
 constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 // Pre-tokenizer names (tokenizer.ggml.pre) llama.cpp maps to the regexes implemented here
-// (llama-vocab.cpp's pre_type choice), with its other per-name settings: Llama 3's names and
-// tekken also set ignore_merges (a word that is a token is that token) and add BOS by default; GLM-4's
-// have no default BOS id (only tokenizer.ggml.bos_token_id gives one).
+// (llama-vocab.cpp's pre_type choice), with its other per-name settings: ignore_merges (a word that
+// is a token is that token: Llama 3's names, tekken, Youtu), BOS added by default (Llama 3's names,
+// tekken), no default BOS id (GLM-4's: only tokenizer.ggml.bos_token_id gives one).
+enum PreFlags : uint8_t { kIgnoreMerges = 1, kAddBos = 2, kNoDefaultBos = 4, kLlama3Flags = kIgnoreMerges | kAddBos };
 struct PreName {
     std::string_view name;
     PreTokenizer pre;
-    bool ignore_merges_add_bos = false;
-    bool no_default_bos = false;
+    uint8_t flags = 0;
 };
 constexpr PreName kPreNames[] = {
     {"gpt-2", PreTokenizer::Gpt2},
@@ -43,19 +43,19 @@ constexpr PreName kPreNames[] = {
     {"modern-bert", PreTokenizer::Gpt2},
     {"trillion", PreTokenizer::Gpt2},
     {"granite-docling", PreTokenizer::Gpt2},
-    {"llama3", PreTokenizer::Llama3, true},
-    {"llama-v3", PreTokenizer::Llama3, true},
-    {"llama-bpe", PreTokenizer::Llama3, true},
-    {"falcon3", PreTokenizer::Llama3, true},
-    {"falcon-h1", PreTokenizer::Llama3, true},
-    {"pixtral", PreTokenizer::Llama3, true},
-    {"midm-2.0", PreTokenizer::Llama3, true},
-    {"lfm2", PreTokenizer::Llama3, true},
-    {"jina-v5-nano", PreTokenizer::Llama3, true},
+    {"llama3", PreTokenizer::Llama3, kLlama3Flags},
+    {"llama-v3", PreTokenizer::Llama3, kLlama3Flags},
+    {"llama-bpe", PreTokenizer::Llama3, kLlama3Flags},
+    {"falcon3", PreTokenizer::Llama3, kLlama3Flags},
+    {"falcon-h1", PreTokenizer::Llama3, kLlama3Flags},
+    {"pixtral", PreTokenizer::Llama3, kLlama3Flags},
+    {"midm-2.0", PreTokenizer::Llama3, kLlama3Flags},
+    {"lfm2", PreTokenizer::Llama3, kLlama3Flags},
+    {"jina-v5-nano", PreTokenizer::Llama3, kLlama3Flags},
     {"dbrx", PreTokenizer::Llama3},  // Llama 3's expression, merges applied to every word, no BOS by default
     {"smaug-bpe", PreTokenizer::Llama3},
-    {"glm4", PreTokenizer::Llama3, false, true},
-    {"chatglm-bpe", PreTokenizer::Llama3, false, true},
+    {"glm4", PreTokenizer::Llama3, kNoDefaultBos},
+    {"chatglm-bpe", PreTokenizer::Llama3, kNoDefaultBos},
     {"jais-2", PreTokenizer::Jais2},
     {"qwen2", PreTokenizer::Qwen2},
     {"deepseek-r1-qwen", PreTokenizer::Qwen2},
@@ -82,7 +82,9 @@ constexpr PreName kPreNames[] = {
     {"deepseek-llm", PreTokenizer::DeepseekLlm},
     {"afmoe", PreTokenizer::Afmoe},
     {"tiny_aya", PreTokenizer::TinyAya},
-    {"tekken", PreTokenizer::Tekken, true},
+    {"youtu", PreTokenizer::Youtu, kIgnoreMerges},
+    {"kimi-k2", PreTokenizer::KimiK2},
+    {"tekken", PreTokenizer::Tekken, kLlama3Flags},
     {"gpt-4o", PreTokenizer::Gpt4o},
     {"llama4", PreTokenizer::Gpt4o},
     {"kanana2", PreTokenizer::Gpt4o},
@@ -181,7 +183,7 @@ void Vocab::set_pre(std::string_view name, bool as_written) {
                     : p.pre == PreTokenizer::Gpt4o      ? PreTokenizer::Gpt4oUnicode
                     : p.pre == PreTokenizer::DeepseekV3 ? PreTokenizer::DeepseekV3Unicode
                                                         : p.pre;
-        ignore_merges_ = p.ignore_merges_add_bos;
+        ignore_merges_ = (p.flags & kIgnoreMerges) != 0;
     }
 }
 
@@ -240,9 +242,11 @@ Vocab Vocab::load(const Metadata& md) {
         v.model_ = Model::Bpe;
         v.bos_ = 11, v.eos_ = 11;
         v.set_pre(v.pre_);
-        v.add_bos_ = v.ignore_merges_;  // Llama 3's names and tekken add BOS by default
-        for (const PreName& p : kPreNames)
-            if (p.name == v.pre_ && p.no_default_bos) v.bos_ = -1;
+        for (const PreName& p : kPreNames) {
+            if (p.name != v.pre_) continue;
+            v.add_bos_ = (p.flags & kAddBos) != 0;
+            if (p.flags & kNoDefaultBos) v.bos_ = -1;
+        }
         const std::string mkey = "tokenizer.ggml.merges";
         if (const GgufValue* m = md.find(mkey)) {
             for (const std::string& word : array_of(m, GgufType::STRING, false, mkey, file).strings()) {

@@ -395,9 +395,9 @@ TEST(VocabTokenizer, BloomAndVikingTokenizeLikeLlamaCpp) {
 }
 
 // Regexes in sequence, each splitting the pieces the one before left: Falcon's, DeepSeek Coder's,
-// DeepSeek LLM's, AFMoE's and Tiny Aya's.
+// DeepSeek LLM's, AFMoE's, Tiny Aya's and Youtu's.
 TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
-    for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm", "afmoe", "tiny_aya"})
+    for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm", "afmoe", "tiny_aya", "youtu"})
         check_llama_pre_ids(pre, 101);
     using oiw::vocab::PreTokenizer;
     // Falcon: "a", "+=" (punctuation and ASCII symbols), "12345" cut into "123" and "45".
@@ -413,6 +413,23 @@ TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
     EXPECT_EQ(sizes(PreTokenizer::Afmoe, "ab1234 5"), (std::vector<size_t>{2, 1, 3, 2, 1}));
     // Tiny Aya: "it's 12" and "345", then "it's" (a word and its contraction), " ", "12", "345".
     EXPECT_EQ(sizes(PreTokenizer::TinyAya, "it's 12345"), (std::vector<size_t>{4, 2, 2, 3}));
+    // Youtu: a run of Hangul, one of fullwidth punctuation (\uff0c\uff01), then "a" and digits one by one.
+    EXPECT_EQ(sizes(PreTokenizer::Youtu,
+                    "\xea\xb0\x80\xeb\x82\x98\xef\xbc\x8c\xef\xbc\x81"
+                    "a12"),
+              (std::vector<size_t>{12, 12, 1, 1, 1}));
+}
+
+// Kimi K2's (llama.cpp's own splitter): Han runs apart from words, a mark is not in a word (it leads
+// the next one), a contraction ends a word whatever its case, numbers in threes.
+TEST(VocabTokenizer, KimiK2TokenizesLikeLlamaCpp) {
+    check_llama_pre_ids("kimi-k2", 101);
+    using oiw::vocab::PreTokenizer;
+    // "ab", "\u4e2d\u6587", "c", " e", "\u0301x", " it'S", " ", "123", "45"
+    EXPECT_EQ(sizes(PreTokenizer::KimiK2,
+                    "ab\xe4\xb8\xad\xe6\x96\x87"
+                    "c e\xcc\x81x it'S 12345"),
+              (std::vector<size_t>{2, 12, 1, 3, 5, 6, 2, 3, 2}));
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
