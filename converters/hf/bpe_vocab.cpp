@@ -260,6 +260,7 @@ constexpr std::pair<const char*, const char*> kKnownPre[] = {
     {"49fc0303c9e0d2c2c565c510f64b2d9b271276acdcdadff733249eda9f7d59df", "afmoe"},     // arcee-ai/Trinity-Tokenizer
     {"d772b220ace2baec124bed8cfafce0ead7d6c38a4b65ef11261cf9d5d62246d1", "tiny_aya"},  // CohereLabs/tiny-aya-base
     {"9d70134b369a70e5735009b6de918f7581b5211f7c074d1f89f753aea8248af1", "youtu"},     // tencent/Youtu-LLM-2B
+    {"7dec86086fcc38b66b7bc1575a160ae21cf705be7718b9d5598190d7c12db76f", "superbpe"},  // UW/OLMo2-8B-SuperBPE-t180k
 };
 
 }  // namespace
@@ -296,6 +297,7 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
         {"afmoe", "AFMoE's"},
         {"tiny_aya", "Tiny Aya's"},
         {"youtu", "Youtu's"},
+        {"superbpe", "SuperBPE's"},
     };
     std::string tried;
     for (const auto& [pre, label] : kExpressions) {

@@ -597,11 +597,39 @@ size_t youtu_script_piece(Cursor& c, size_t pos) {
 // Youtu's second regex: Tiny Aya's with \p{N} for \p{N}{1,3}.
 size_t youtu_piece(Cursor& c, size_t pos) { return tekken_piece(c, pos, Cases::LettersAndMarks, true, 1); }
 
+// SuperBPE's second regex, (?=(\d{3})+(?!\d)), which llama.cpp runs through std::wregex: an empty match
+// before every ASCII digit from which the run of ASCII digits to its end is a multiple of three long
+// (within a piece of \p{N}+; \d is 0-9 only). An empty match cuts the piece there, so a piece runs from
+// `pos` (the piece's start or such a cut) to the next cut or its end: never 0.
+size_t superbpe_piece(Cursor& c, size_t pos) {
+    const auto digit = [&](size_t p) { return one_piece<ascii_digit>(c, p) != 0; };
+    size_t s = pos;
+    // At a cut inside a run what is left of it is a multiple of three long: no rescan of the run.
+    if (pos > c.begin && digit(pos - 1) && digit(pos)) {
+        if (digit(pos + 3)) return pos + 3;
+        s = pos + 3;
+    }
+    while (c.has(s)) {
+        if (!digit(s)) {
+            ++s;
+            continue;
+        }
+        size_t t = s;
+        while (digit(t)) ++t;
+        size_t cut = s + (t - s) % 3;  // the first cut in [s, t), then one every three digits
+        if (cut <= pos) cut += 3;
+        if (cut < t) return cut;
+        s = t;
+    }
+    return s;
+}
+
 using Rule = size_t (*)(Cursor&, size_t);
 constexpr Rule kViking[] = {bloom_piece, one_piece<is_number>};
 constexpr Rule kAfmoe[] = {afmoe_digits_piece, run_piece<afmoe_script>, deepseek_v3_collapsed_piece};
 constexpr Rule kTinyAya[] = {afmoe_digits_piece, tiny_aya_piece};
 constexpr Rule kYoutu[] = {youtu_script_piece, youtu_piece};
+constexpr Rule kSuperbpe[] = {run_piece<is_number>, superbpe_piece};
 constexpr Rule kFalcon[] = {run_piece<falcon_punct>, gpt2_piece, digits3_piece};
 constexpr Rule kDeepseekCoder[] = {one_piece<newline>, space_run_piece<is_letter>, space_run_piece<is_punctuation>,
                                    run_piece<cjk_or_hangul>, one_piece<is_number>};
@@ -622,6 +650,7 @@ std::span<const Rule> sequence_of(PreTokenizer p) {
         case PreTokenizer::Afmoe: return kAfmoe;
         case PreTokenizer::TinyAya: return kTinyAya;
         case PreTokenizer::Youtu: return kYoutu;
+        case PreTokenizer::Superbpe: return kSuperbpe;
         default: return {};
     }
 }
@@ -709,7 +738,8 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::DeepseekLlm:
             case PreTokenizer::Afmoe:
             case PreTokenizer::TinyAya:
-            case PreTokenizer::Youtu: break;  // sequences, split_in_sequence
+            case PreTokenizer::Youtu:
+            case PreTokenizer::Superbpe: break;  // sequences, split_in_sequence
             case PreTokenizer::Tekken: return tekken_piece(cur, pos, Cases::Collapsed, false, 1);
             case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, Cases::Unicode, false, 1);
             case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, Cases::Collapsed, true, 3);

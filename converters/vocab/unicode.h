@@ -90,6 +90,9 @@ enum class PreTokenizer {
     //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ as llama.cpp's unicode_regex_split_custom_kimi_k2
     // runs it: Han is its CJK ideograph blocks, a word is letters but Han (no marks, no case).
     KimiK2,
+    // SuperBPE's (OLMo 2 SuperBPE): \p{N}+, then (?=(\d{3})+(?!\d)) (an empty match before each group of
+    // three ASCII digits counted from a run's end): words span spaces, only numbers cut the text.
+    Superbpe,
     // Mistral's tekken (Mistral-Nemo, Pixtral): [^\r\n\p{L}\p{N}]?U*L+|[^\r\n\p{L}\p{N}]?U+L*|\p{N}|
     // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
     // L = [\p{Ll}\p{Lm}\p{Lo}\p{M}], as llama.cpp runs it (std::regex over its collapsed code points:

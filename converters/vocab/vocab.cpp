@@ -84,6 +84,7 @@ constexpr PreName kPreNames[] = {
     {"tiny_aya", PreTokenizer::TinyAya},
     {"youtu", PreTokenizer::Youtu, kIgnoreMerges},
     {"kimi-k2", PreTokenizer::KimiK2},
+    {"superbpe", PreTokenizer::Superbpe},
     {"tekken", PreTokenizer::Tekken, kLlama3Flags},
     {"gpt-4o", PreTokenizer::Gpt4o},
     {"llama4", PreTokenizer::Gpt4o},

@@ -395,10 +395,11 @@ TEST(VocabTokenizer, BloomAndVikingTokenizeLikeLlamaCpp) {
 }
 
 // Regexes in sequence, each splitting the pieces the one before left: Falcon's, DeepSeek Coder's,
-// DeepSeek LLM's, AFMoE's, Tiny Aya's and Youtu's.
+// DeepSeek LLM's, AFMoE's, Tiny Aya's, Youtu's and SuperBPE's.
 TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
     for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm", "afmoe", "tiny_aya", "youtu"})
         check_llama_pre_ids(pre, 101);
+    check_llama_pre_ids("superbpe", 139);
     using oiw::vocab::PreTokenizer;
     // Falcon: "a", "+=" (punctuation and ASCII symbols), "12345" cut into "123" and "45".
     EXPECT_EQ(sizes(PreTokenizer::Falcon, "a+=12345"), (std::vector<size_t>{1, 2, 3, 2}));
@@ -418,6 +419,12 @@ TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
                     "\xea\xb0\x80\xeb\x82\x98\xef\xbc\x8c\xef\xbc\x81"
                     "a12"),
               (std::vector<size_t>{12, 12, 1, 1, 1}));
+    // SuperBPE: "a b, " whole (spaces do not cut), then the number run cut before each group of three
+    // ASCII digits counted from its end, U+0663 joining the digits before it: "1", "234", "567\u0663", "890".
+    EXPECT_EQ(sizes(PreTokenizer::Superbpe,
+                    "a b, 1234567\xd9\xa3"
+                    "890"),
+              (std::vector<size_t>{7, 1, 3, 7, 3}));
 }
 
 // Kimi K2's (llama.cpp's own splitter): Han runs apart from words, a mark is not in a word (it leads
