@@ -257,10 +257,11 @@ constexpr std::pair<const char*, const char*> kKnownPre[] = {
     {"8aeee3860c56296a157a1fe2fad249ec40aa59b1bb5709f4ade11c4e6fe652ed", "falcon"},        // tiiuae/falcon-7b
     {"347715f544604f9118bb75ed199f68779f423cabb20db6de6f31b908d04d7821", "deepseek-coder"},
     {"049ecf7629871e3041641907f3de7c733e4dbfdc736f57d882ba0b0845599754", "deepseek-llm"},
-    {"49fc0303c9e0d2c2c565c510f64b2d9b271276acdcdadff733249eda9f7d59df", "afmoe"},     // arcee-ai/Trinity-Tokenizer
-    {"d772b220ace2baec124bed8cfafce0ead7d6c38a4b65ef11261cf9d5d62246d1", "tiny_aya"},  // CohereLabs/tiny-aya-base
-    {"9d70134b369a70e5735009b6de918f7581b5211f7c074d1f89f753aea8248af1", "youtu"},     // tencent/Youtu-LLM-2B
-    {"7dec86086fcc38b66b7bc1575a160ae21cf705be7718b9d5598190d7c12db76f", "superbpe"},  // UW/OLMo2-8B-SuperBPE-t180k
+    {"49fc0303c9e0d2c2c565c510f64b2d9b271276acdcdadff733249eda9f7d59df", "afmoe"},      // arcee-ai/Trinity-Tokenizer
+    {"d772b220ace2baec124bed8cfafce0ead7d6c38a4b65ef11261cf9d5d62246d1", "tiny_aya"},   // CohereLabs/tiny-aya-base
+    {"9d70134b369a70e5735009b6de918f7581b5211f7c074d1f89f753aea8248af1", "youtu"},      // tencent/Youtu-LLM-2B
+    {"7dec86086fcc38b66b7bc1575a160ae21cf705be7718b9d5598190d7c12db76f", "superbpe"},   // UW/OLMo2-8B-SuperBPE-t180k
+    {"60824e3c0d9401f89943cbb2fff727f0e2d4c545ba4df2d6e4f09a6db0f5b450", "chameleon"},  // facebook/chameleon-7b
 };
 
 }  // namespace
@@ -298,6 +299,7 @@ std::string detect_bpe_pre(const BpeVocab& v, const BpeTemplate& tmpl, const std
         {"tiny_aya", "Tiny Aya's"},
         {"youtu", "Youtu's"},
         {"superbpe", "SuperBPE's"},
+        {"chameleon", "Chameleon's"},
     };
     std::string tried;
     for (const auto& [pre, label] : kExpressions) {

@@ -624,12 +624,42 @@ size_t superbpe_piece(Cursor& c, size_t pos) {
     return s;
 }
 
+// Chameleon's first three regexes (unicode.h), over code points as std::wregex sees them.
+size_t literal_end(Cursor& c, size_t pos, std::u32string_view s) {  // `s` at `pos`: its end, or 0
+    for (size_t i = 0; i < s.size(); ++i)
+        if (c.cpt(pos + i) != s[i]) return 0;
+    return pos + s.size();
+}
+size_t sentinel_piece(Cursor& c, size_t pos) {  // <sentinel:[0-9]+>
+    const size_t d = literal_end(c, pos, U"<sentinel:");
+    size_t e = d;
+    while (d && one_piece<ascii_digit>(c, e)) ++e;
+    return e > d && c.cpt(e) == '>' ? e + 1 : 0;
+}
+size_t image_piece(Cursor& c, size_t pos) {  // (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z
+    const size_t d = literal_end(c, pos, U"IMGIMG");
+    size_t e = d;
+    while (d && e - d < 4 && c.cpt(e) >= 'A' && c.cpt(e) <= 'I') ++e;
+    return e > d && c.cpt(e) == 'Z' ? e + 1 : 0;  // a shorter {1,4} is followed by A-I, not Z
+}
+size_t indent_piece(Cursor& c, size_t pos) {  // ([\t\n]|    |  )
+    if (c.cpt(pos) == '\t' || c.cpt(pos) == '\n') return pos + 1;
+    if (!literal_end(c, pos, U"  ")) return 0;
+    return literal_end(c, pos, U"    ") ? pos + 4 : pos + 2;
+}
+bool chameleon_punct(uint32_t x) {  // [\p{P}!-/:-@\[-`{-~]: \p{P} and ASCII's punctuation and symbols
+    return is_punctuation(x) || (x >= 0x21 && x <= 0x2F) || (x >= 0x3A && x <= 0x40) || (x >= 0x5B && x <= 0x60) ||
+           (x >= 0x7B && x <= 0x7E);
+}
+
 using Rule = size_t (*)(Cursor&, size_t);
 constexpr Rule kViking[] = {bloom_piece, one_piece<is_number>};
 constexpr Rule kAfmoe[] = {afmoe_digits_piece, run_piece<afmoe_script>, deepseek_v3_collapsed_piece};
 constexpr Rule kTinyAya[] = {afmoe_digits_piece, tiny_aya_piece};
 constexpr Rule kYoutu[] = {youtu_script_piece, youtu_piece};
 constexpr Rule kSuperbpe[] = {run_piece<is_number>, superbpe_piece};
+constexpr Rule kChameleon[] = {
+    sentinel_piece, image_piece, indent_piece, one_piece<is_number>, one_piece<chameleon_punct>, gpt2_piece};
 constexpr Rule kFalcon[] = {run_piece<falcon_punct>, gpt2_piece, digits3_piece};
 constexpr Rule kDeepseekCoder[] = {one_piece<newline>, space_run_piece<is_letter>, space_run_piece<is_punctuation>,
                                    run_piece<cjk_or_hangul>, one_piece<is_number>};
@@ -651,13 +681,16 @@ std::span<const Rule> sequence_of(PreTokenizer p) {
         case PreTokenizer::TinyAya: return kTinyAya;
         case PreTokenizer::Youtu: return kYoutu;
         case PreTokenizer::Superbpe: return kSuperbpe;
+        case PreTokenizer::Chameleon: return kChameleon;
         default: return {};
     }
 }
 
 // Pieces [begin, end) of `cpts` after each rule of a sequence has split the pieces the one before
 // left, with how far the splits that made each piece read (its own and its ancestors'): a piece is
-// final once that reach lies within the settled code points.
+// final once that reach lies within the settled code points. (Its parent's reach counts whole: more
+// text may move a parent's end either way, as a digit run's length regroups AFMoE's digits, and a
+// child that stops short of that end by its own rule would not know.)
 struct Span {
     size_t b, e, reach;
 };
@@ -739,7 +772,8 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::Afmoe:
             case PreTokenizer::TinyAya:
             case PreTokenizer::Youtu:
-            case PreTokenizer::Superbpe: break;  // sequences, split_in_sequence
+            case PreTokenizer::Superbpe:
+            case PreTokenizer::Chameleon: break;  // sequences, split_in_sequence
             case PreTokenizer::Tekken: return tekken_piece(cur, pos, Cases::Collapsed, false, 1);
             case PreTokenizer::TekkenUnicode: return tekken_piece(cur, pos, Cases::Unicode, false, 1);
             case PreTokenizer::Gpt4o: return tekken_piece(cur, pos, Cases::Collapsed, true, 3);

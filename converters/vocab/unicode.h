@@ -93,6 +93,9 @@ enum class PreTokenizer {
     // SuperBPE's (OLMo 2 SuperBPE): \p{N}+, then (?=(\d{3})+(?!\d)) (an empty match before each group of
     // three ASCII digits counted from a run's end): words span spaces, only numbers cut the text.
     Superbpe,
+    // Chameleon's: <sentinel:[0-9]+>, (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z, ([\t\n]|    |  ) (a tab or
+    // newline, else four spaces, else two), \p{N}, [\p{P}!-/:-@\[-`{-~], then the GPT-2 regex.
+    Chameleon,
     // Mistral's tekken (Mistral-Nemo, Pixtral): [^\r\n\p{L}\p{N}]?U*L+|[^\r\n\p{L}\p{N}]?U+L*|\p{N}|
     // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
     // L = [\p{Ll}\p{Lm}\p{Lo}\p{M}], as llama.cpp runs it (std::regex over its collapsed code points:

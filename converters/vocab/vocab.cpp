@@ -19,7 +19,7 @@ constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece
 // Pre-tokenizer names (tokenizer.ggml.pre) llama.cpp maps to the regexes implemented here
 // (llama-vocab.cpp's pre_type choice), with its other per-name settings: ignore_merges (a word that
 // is a token is that token: Llama 3's names, tekken, Youtu), BOS added by default (Llama 3's names,
-// tekken), no default BOS id (GLM-4's: only tokenizer.ggml.bos_token_id gives one).
+// tekken, Chameleon), no default BOS id (GLM-4's: only tokenizer.ggml.bos_token_id gives one).
 enum PreFlags : uint8_t { kIgnoreMerges = 1, kAddBos = 2, kNoDefaultBos = 4, kLlama3Flags = kIgnoreMerges | kAddBos };
 struct PreName {
     std::string_view name;
@@ -85,6 +85,7 @@ constexpr PreName kPreNames[] = {
     {"youtu", PreTokenizer::Youtu, kIgnoreMerges},
     {"kimi-k2", PreTokenizer::KimiK2},
     {"superbpe", PreTokenizer::Superbpe},
+    {"chameleon", PreTokenizer::Chameleon, kAddBos},
     {"tekken", PreTokenizer::Tekken, kLlama3Flags},
     {"gpt-4o", PreTokenizer::Gpt4o},
     {"llama4", PreTokenizer::Gpt4o},

@@ -148,9 +148,9 @@ TEST(HfBpeVocab, OtherPreTokenizersAreRefusedByHash) {
     v.merges.resize(1000);
     const std::string what = error_of([&] { hf::detect_bpe_pre(v, {}, "tokenizer.json"); });
     EXPECT_NE(what.find("pre-tokenizer: not recognised (chkhsh "), std::string::npos) << what;
-    // One hash per expression implemented, the last SuperBPE's.
-    EXPECT_EQ(std::count(what.begin(), what.end(), ','), 19) << what;
-    EXPECT_NE(what.find(" with SuperBPE's): only these"), std::string::npos) << what;
+    // One hash per expression implemented, the last Chameleon's.
+    EXPECT_EQ(std::count(what.begin(), what.end(), ','), 20) << what;
+    EXPECT_NE(what.find(" with Chameleon's): only these"), std::string::npos) << what;
 }
 
 // tokenizer_config.json's class decides what tokenizer.encode adds: transformers' LlamaTokenizerFast

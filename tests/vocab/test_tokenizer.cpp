@@ -97,9 +97,9 @@ std::string tokenize_error(const std::vector<oiw::GgufKV>& kvs) {
 TEST(VocabTokenizer, OtherPreTokenizerAndDuplicateTokensAreRefused) {
     const auto s = [](const char* v) { return oiw::GgufValue::make_string(v); };
     const std::string pre = tokenize_error({{"tokenizer.ggml.model", s("gpt2")},
-                                            {"tokenizer.ggml.pre", s("chameleon")},
+                                            {"tokenizer.ggml.pre", s("jina-v2-code")},
                                             {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})}});
-    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'chameleon')"), std::string::npos) << pre;
+    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'jina-v2-code')"), std::string::npos) << pre;
     const std::string dup =
         tokenize_error({{"tokenizer.ggml.model", s("llama")},
                         {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b", "a"})}});
@@ -313,6 +313,10 @@ void check_llama_pre_ids(const char* pre, size_t count) {
         const auto text = c.at(0).get<std::string>();
         const auto want = c.at(1).get<std::vector<int32_t>>();
         ASSERT_EQ(v.tokenize(text, true, false), want) << "text '" << text << "'";
+        // Streamed a byte at a time and in uneven chunks over the same texts (their alphabets hold
+        // each pre-tokenizer's turning points): a piece is emitted only once no later byte changes it.
+        for (const std::vector<size_t>& chunk : {std::vector<size_t>{1}, std::vector<size_t>{3, 1, 7}})
+            ASSERT_EQ(oiw::test::streamed(v, text, true, false, chunk), want) << "streamed '" << text << "'";
         ++n;
     }
     EXPECT_EQ(n, count);
@@ -395,9 +399,9 @@ TEST(VocabTokenizer, BloomAndVikingTokenizeLikeLlamaCpp) {
 }
 
 // Regexes in sequence, each splitting the pieces the one before left: Falcon's, DeepSeek Coder's,
-// DeepSeek LLM's, AFMoE's, Tiny Aya's, Youtu's and SuperBPE's.
+// DeepSeek LLM's, AFMoE's, Tiny Aya's, Youtu's, SuperBPE's and Chameleon's.
 TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
-    for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm", "afmoe", "tiny_aya", "youtu"})
+    for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm", "afmoe", "tiny_aya", "youtu", "chameleon"})
         check_llama_pre_ids(pre, 101);
     check_llama_pre_ids("superbpe", 139);
     using oiw::vocab::PreTokenizer;
@@ -425,6 +429,11 @@ TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
                     "a b, 1234567\xd9\xa3"
                     "890"),
               (std::vector<size_t>{7, 1, 3, 7, 3}));
+    // Chameleon: the later regexes split "<sentinel:12>" again ("<" "sentinel" ":" "1" "2" ">": only the
+    // special tokens keep it whole, as llama.cpp says); an image token is cut out of a word ("a",
+    // "IMGIMGABZ", "b"); five spaces are four and " x".
+    EXPECT_EQ(sizes(PreTokenizer::Chameleon, "<sentinel:12>aIMGIMGABZb     x1.5!"),
+              (std::vector<size_t>{1, 8, 1, 1, 1, 1, 1, 9, 1, 8, 3, 1, 1, 1, 1}));
 }
 
 // Kimi K2's (llama.cpp's own splitter): Han runs apart from words, a mark is not in a word (it leads
@@ -528,19 +537,26 @@ TEST(TokenStream, StretchWithoutCutBeyondLimitIsAnError) {
             EXPECT_NE(std::string(e.what()).find("more than 256 bytes"), std::string::npos) << e.what();
         }
     }
-    // A sequence of regexes settles where its first splits it: Tiny Aya's at a digit. Words with a
-    // digit every few pass the limit; the same words without one are refused, not split wrongly.
+    // A sequence of regexes settles where its first splits it: Tiny Aya's and SuperBPE's at a digit,
+    // Youtu's at a CJK character, Chameleon's at a sentinel token. Words with such a cut every few
+    // pass the limit; the same words without one are refused, not split wrongly.
     oiw::Metadata md = oiw::open_model(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf")).metadata();
-    md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string("tiny_aya")});
-    const Vocab aya = Vocab::load(md);
-    std::string numbered;
+    std::string numbered, cjk, sentinels;
     for (int i = 0; i < 2000; ++i) numbered += i % 10 ? " word" : " 7";
-    EXPECT_EQ(streamed(aya, numbered, true, true, {64}, 256), aya.tokenize(numbered, true, true));
-    try {
-        streamed(aya, words, true, true, {64}, 256);
-        ADD_FAILURE() << "tiny_aya: 10000 bytes without a digit passed a 256-byte limit";
-    } catch (const oiw::FormatError& e) {
-        EXPECT_EQ(e.kind(), oiw::ErrorKind::TooLarge) << e.what();
+    for (int i = 0; i < 2000; ++i) cjk += i % 10 ? " word" : "\xe4\xb8\xad";
+    for (int i = 0; i < 2000; ++i) sentinels += i % 10 ? " word" : "<sentinel:7>";
+    for (const char* pre : {"tiny_aya", "superbpe", "youtu", "chameleon"}) {
+        md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
+        const Vocab v = Vocab::load(md);
+        const std::string_view name = pre;
+        const std::string& cut = name == "chameleon" ? sentinels : name == "youtu" ? cjk : numbered;
+        EXPECT_EQ(streamed(v, cut, true, true, {64}, 256), v.tokenize(cut, true, true)) << pre;
+        try {
+            streamed(v, words, true, true, {64}, 256);
+            ADD_FAILURE() << pre << ": 10000 bytes without a cut passed a 256-byte limit";
+        } catch (const oiw::FormatError& e) {
+            EXPECT_EQ(e.kind(), oiw::ErrorKind::TooLarge) << e.what();
+        }
     }
 }
 
