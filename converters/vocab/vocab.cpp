@@ -40,6 +40,9 @@ constexpr PreName kPreNames[] = {
     {"jina-de", PreTokenizer::Gpt2},
     {"jina-v2-es", PreTokenizer::Gpt2},
     {"jina-v2-de", PreTokenizer::Gpt2},
+    {"jina-v2-code", PreTokenizer::Gpt2},
+    {"jina-v1-en", PreTokenizer::Gpt2},   // and add_sep, which llama.cpp's BPE tokenization does not read
+    {"roberta-bpe", PreTokenizer::Gpt2},  // likewise
     {"modern-bert", PreTokenizer::Gpt2},
     {"trillion", PreTokenizer::Gpt2},
     {"granite-docling", PreTokenizer::Gpt2},

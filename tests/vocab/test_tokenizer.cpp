@@ -97,9 +97,9 @@ std::string tokenize_error(const std::vector<oiw::GgufKV>& kvs) {
 TEST(VocabTokenizer, OtherPreTokenizerAndDuplicateTokensAreRefused) {
     const auto s = [](const char* v) { return oiw::GgufValue::make_string(v); };
     const std::string pre = tokenize_error({{"tokenizer.ggml.model", s("gpt2")},
-                                            {"tokenizer.ggml.pre", s("jina-v2-code")},
+                                            {"tokenizer.ggml.pre", s("gemma4")},
                                             {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})}});
-    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'jina-v2-code')"), std::string::npos) << pre;
+    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'gemma4')"), std::string::npos) << pre;
     const std::string dup =
         tokenize_error({{"tokenizer.ggml.model", s("llama")},
                         {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b", "a"})}});
