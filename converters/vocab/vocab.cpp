@@ -1,7 +1,9 @@
 #include "converters/vocab/vocab.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <initializer_list>
 #include <queue>
 
 #include <fmt/format.h>
@@ -116,6 +118,9 @@ constexpr std::string_view kControlTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end
                                               "<\xef\xbd\x9c"
                                               "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
                                               "[e~["};
+
+// C's isspace in the "C" locale, which llama.cpp's strip attributes test bytes with.
+bool ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 std::string merge_key(std::string_view left, std::string_view right) {
     const auto n = static_cast<uint32_t>(left.size());
@@ -275,9 +280,47 @@ Vocab Vocab::load(const Metadata& md) {
 
     for (size_t i = 0; i < n; ++i)
         if (v.special_[i]) v.special_order_.push_back(static_cast<int32_t>(i));
+    v.strip_attributes(md);
     std::stable_sort(v.special_order_.begin(), v.special_order_.end(),
                      [&](int32_t a, int32_t b) { return v.text(a).size() > v.text(b).size(); });
     return v;
+}
+
+// llama-vocab.cpp's "per token attributes", chosen by name: <mask> takes the spaces before it for
+// the jina-v2-de/-es/-code pre-tokenizers (and nomic-bert-moe, jina-bert-v3 architectures); every
+// special token but <unk>, <s> and <|endoftext|> (and </s> whatever its type) the spaces after it
+// when general.name holds phi-3 or phi3 (any case); [MASK] the spaces before it for modern-bert.
+// (llama.cpp aborts when one of the tokens it names there is missing; here that token is skipped.)
+void Vocab::strip_attributes(const Metadata& md) {
+    strip_.assign(texts_.size(), 0);
+    const auto str = [&](const char* key) {
+        const GgufValue* x = md.find(key);
+        return x && x->as_string() ? *x->as_string() : std::string();
+    };
+    std::string name = str("general.name");
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string arch = str("general.architecture");
+    const auto has_any = [](const std::string& s, std::initializer_list<std::string_view> parts) {
+        return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return s.find(p) != s.npos; });
+    };
+    const auto set = [&](std::string_view token, uint8_t attr, bool on) {
+        if (const auto id = find(token)) {
+            uint8_t& s = strip_[static_cast<size_t>(*id)];
+            s = on ? s | attr : s & ~attr;
+        }
+    };
+    if (has_any(pre_, {"jina-v2-de", "jina-v2-es", "jina-v2-code"}) ||
+        has_any(arch, {"nomic-bert-moe", "jina-bert-v3"})) {
+        set("<mask>", kLstrip, true);
+    } else if (has_any(name, {"phi-3", "phi3"})) {
+        for (int32_t id : special_order_) strip_[static_cast<size_t>(id)] |= kRstrip;
+        set("</s>", kRstrip, true);
+        for (std::string_view t : {"<unk>", "<s>", "<|endoftext|>"}) set(t, kRstrip, false);
+    } else if (has_any(name, {"modern-bert"})) {
+        set("[MASK]", kLstrip, true);
+    }
+    strips_ = 0;
+    for (int32_t id : special_order_) strips_ |= strip_[static_cast<size_t>(id)];
 }
 
 std::optional<int32_t> Vocab::find(std::string_view text) const {
@@ -447,12 +490,16 @@ std::vector<Vocab::Fragment> Vocab::partition(std::string_view text, bool parse_
             }
             size_t pos = f.off;
             const size_t end = f.off + f.len;
+            const uint8_t strip = strip_[static_cast<size_t>(id)];
             for (;;) {
                 const size_t m = text.substr(0, end).find(s, pos);
                 if (m == std::string_view::npos) break;
-                if (m > pos) next.push_back({-1, pos, m - pos});
+                size_t left = m;  // LSTRIP: the whitespace before it goes, within this fragment
+                while ((strip & kLstrip) && left > pos && ascii_space(text[left - 1])) --left;
+                if (left > pos) next.push_back({-1, pos, left - pos});
                 next.push_back({id, 0, 0});
                 pos = m + s.size();
+                while ((strip & kRstrip) && pos < end && ascii_space(text[pos])) ++pos;
             }
             if (pos < end) next.push_back({-1, pos, end - pos});
         }
@@ -530,15 +577,19 @@ void TokenStream::too_long(std::string_view what) const {
 }
 
 // The largest cut c <= |text_| - (longest special - 1) that no special token's occurrence
-// crosses; every occurrence that could cross it lies inside text_.
+// crosses (every occurrence that could cross it lies inside text_) and, where tokens strip
+// whitespace, that leaves after it the whitespace before c a later LSTRIP token could take and an
+// RSTRIP token whose whitespace after it may go on past c.
 size_t TokenStream::special_cut() const {
-    if (max_special_ <= 1) return text_.size();
-    size_t c = text_.size() > max_special_ - 1 ? text_.size() - (max_special_ - 1) : 0;
+    if (max_special_ <= 1 && !v_.strips_) return text_.size();
+    const size_t tail = max_special_ > 0 ? max_special_ - 1 : 0;  // where an occurrence may still begin
+    size_t c = text_.size() > tail ? text_.size() - tail : 0;
     const std::string_view text = text_;
+    const auto active = [&](int32_t id) { return parse_special_ || v_.special_[static_cast<size_t>(id)] != 2; };
     for (bool moved = true; moved && c > 0;) {
         moved = false;
         for (int32_t id : v_.special_order_) {
-            if (!parse_special_ && v_.special_[static_cast<size_t>(id)] == 2) continue;
+            if (!active(id)) continue;
             const std::string& s = v_.text(id);
             if (s.size() < 2) continue;
             const size_t from = c > s.size() - 1 ? c - (s.size() - 1) : 0;
@@ -547,6 +598,16 @@ size_t TokenStream::special_cut() const {
                 c = from + p;
                 moved = true;
             }
+        }
+        if (!v_.strips_) continue;
+        size_t w = c;  // c less the whitespace before it
+        while (w > 0 && ascii_space(text[w - 1])) --w;
+        if ((v_.strips_ & Vocab::kLstrip) && w < c) c = w, moved = true;
+        for (int32_t id : v_.special_order_) {
+            const std::string& s = v_.text(id);
+            if (!moved && active(id) && (v_.strip_[static_cast<size_t>(id)] & Vocab::kRstrip) && w >= s.size() &&
+                text.substr(w - s.size(), s.size()) == s)
+                c = w - s.size(), moved = true;
         }
     }
     return c;

@@ -93,6 +93,11 @@ private:
     std::vector<float> scores_;
     std::vector<TokenType> types_;
     std::vector<uint8_t> special_;  // 2: control or unknown, 1: user-defined, 0: other
+    // llama.cpp's per-token attributes LSTRIP/RSTRIP (set by name at load, see strip_attributes):
+    // a parsed special token takes the ASCII whitespace before / after it in its raw fragment.
+    enum : uint8_t { kLstrip = 1, kRstrip = 2 };
+    std::vector<uint8_t> strip_;
+    uint8_t strips_ = 0;  // the union of strip_
     std::unordered_map<std::string, int32_t> ids_;
     std::vector<std::pair<std::string, std::string>> merges_;
     std::unordered_map<std::string, int32_t> ranks_;  // merge_key(left, right) -> rank
@@ -102,7 +107,9 @@ private:
     std::unordered_set<uint64_t> spm_joins_;  // SPM: (byte, symbol after it) at symbol boundaries inside tokens
 
     void check_tokenizable() const;
-    // tokenizer_st_partition of `text`: split at every occurrence of each special token, longest first.
+    void strip_attributes(const Metadata& md);
+    // tokenizer_st_partition of `text`: split at every occurrence of each special token, longest first,
+    // dropping the whitespace a token strips next to it within the fragment it splits.
     std::vector<Fragment> partition(std::string_view text, bool parse_special) const;
     // The text the SPM merger sees for raw text: ' ' escaped as U+2581.
     static void spm_escape(std::string_view raw, std::string* out);
@@ -120,7 +127,8 @@ private:
 // Vocab::tokenize over a text that arrives in pieces, in memory bounded by the longest stretch
 // without a safe cut (not by the text): what feed() and finish() emit, concatenated, is exactly
 // tokenize(whole text). The text is cut only where the whole-text tokenization provably splits:
-// no special token's occurrence crosses the cut, and inside raw text an SPM cut is a symbol
+// no special token's occurrence crosses the cut, no whitespace a special token may strip (or
+// stripping token) is just before it, and inside raw text an SPM cut is a symbol
 // boundary that no vocabulary token spans (its byte before and symbol after never meet inside a
 // token), a BPE cut a pre-tokenizer word boundary that no later byte can move.
 class TokenStream {

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from pre_alphabet import SEQUENCE_ALPHABET, chktxt
+from pre_alphabet import SEQUENCE_ALPHABET, chktxt, llama_ids
 
 llama_src, llama_bin, bin_dir = sys.argv[1:4]
 check_text = chktxt(llama_src)
@@ -77,13 +77,6 @@ with tempfile.TemporaryDirectory() as tmp:
             texts += ["1234567890"[:n] for n in range(1, 11)] + [f"a{'7' * n}\u0663{'5' * m}b" for n in range(4) for m in range(1, 8)]
         if pre == "jais-2":  # its runs of spaces cut in powers of two: every length to 40, and one past 512
             texts += [f"a{' ' * n}b" for n in range(1, 41)] + [" " * n for n in (7, 8, 9, 33)] + ["x" + " " * 600 + "y", "x" + " " * 600 + "\ny"]
-        cases = []
-        for t in texts:
-            with open(f"{tmp}/t.txt", "w", encoding="utf-8", newline="") as f:
-                f.write(t)
-            r = subprocess.run([f"{llama_bin}/llama-tokenize", "-m", model, "-f", f"{tmp}/t.txt", "--ids",
-                                "--log-disable", "--no-escape"], check=True, capture_output=True, text=True)
-            cases.append([t, json.loads(r.stdout.strip().splitlines()[-1])])
-        out[pre] = cases
+        out[pre] = [[t, llama_ids(llama_bin, model, t, tmp)] for t in texts]
 json.dump(out, sys.stdout, ensure_ascii=True, indent=0)
 print()

@@ -298,6 +298,24 @@ TEST(VocabTokenizer, TekkenAsWrittenSplitsLikeTheRegex) {
 // collapsed std::regex, std::wregex and custom GPT-2 splitter): GPT-2's vocabulary with each pre
 // name must give llama-tokenize's own ids (1348f67, tests/vocab/gen_llama_pre_ids.py) for chktxt and
 // 300 random texts, whole and streamed.
+// Each [text, ids] pair of `cases` tokenizes to its ids with `v` (BOS as the vocabulary asks, special
+// tokens parsed or not), whole and streamed a byte at a time and in uneven chunks (the texts'
+// alphabets hold the turning points: a piece is emitted only once no later byte changes it).
+// Returns the number of pairs; stops at the first that fails.
+size_t check_id_cases(const Vocab& v, const nlohmann::json& cases, bool parse_special) {
+    size_t n = 0;
+    for (const auto& c : cases) {
+        const auto text = c.at(0).get<std::string>();
+        const auto want = c.at(1).get<std::vector<int32_t>>();
+        EXPECT_EQ(v.tokenize(text, true, parse_special), want) << "text '" << text << "'";
+        for (const std::vector<size_t>& chunk : {std::vector<size_t>{1}, std::vector<size_t>{3, 1, 7}})
+            EXPECT_EQ(oiw::test::streamed(v, text, true, parse_special, chunk), want) << "streamed '" << text << "'";
+        if (::testing::Test::HasFailure()) break;
+        ++n;
+    }
+    return n;
+}
+
 // GPT-2's vocabulary under tokenizer.ggml.pre `pre` gives llama-tokenize's ids for each text of
 // tests/data/vocab/llama-pre-ids.json's list for that name (`count` of them), whole and streamed.
 void check_llama_pre_ids(const char* pre, size_t count) {
@@ -308,18 +326,7 @@ void check_llama_pre_ids(const char* pre, size_t count) {
     oiw::Metadata md = oiw::open_model(path).metadata();
     md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
     const Vocab v = Vocab::load(md);
-    size_t n = 0;
-    for (const auto& c : j.at(pre)) {
-        const auto text = c.at(0).get<std::string>();
-        const auto want = c.at(1).get<std::vector<int32_t>>();
-        ASSERT_EQ(v.tokenize(text, true, false), want) << "text '" << text << "'";
-        // Streamed a byte at a time and in uneven chunks over the same texts (their alphabets hold
-        // each pre-tokenizer's turning points): a piece is emitted only once no later byte changes it.
-        for (const std::vector<size_t>& chunk : {std::vector<size_t>{1}, std::vector<size_t>{3, 1, 7}})
-            ASSERT_EQ(oiw::test::streamed(v, text, true, false, chunk), want) << "streamed '" << text << "'";
-        ++n;
-    }
-    EXPECT_EQ(n, count);
+    EXPECT_EQ(check_id_cases(v, j.at(pre), false), count);
     oiw::test::check_stream_equals_tokenize(v, path);
 }
 
@@ -446,6 +453,42 @@ TEST(VocabTokenizer, KimiK2TokenizesLikeLlamaCpp) {
                     "ab\xe4\xb8\xad\xe6\x96\x87"
                     "c e\xcc\x81x it'S 12345"),
               (std::vector<size_t>{2, 12, 1, 3, 5, 6, 2, 3, 2}));
+}
+
+// llama.cpp's per-token attributes: under a Phi-3 general.name every special token but <unk>, <s>
+// and <|endoftext|> takes the ASCII whitespace after it; under the jina-v2-* names <mask> takes the
+// whitespace before it. 200 texts each with llama-tokenize's ids (tests/vocab/gen_llama_strip_ids.py
+// renames one token of the vendored vocabularies as below), whole, streamed, and the stream's own
+// random texts with and without special tokens parsed.
+TEST(VocabTokenizer, SpecialTokensStripWhitespaceLikeLlamaCpp) {
+    const auto bytes = oiw::test::read_file(oiw::test::data_path("vocab/llama-strip-ids.json"));
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
+    struct Case {
+        const char* name;
+        const char* vocab;
+        size_t renamed;
+        const char* text;
+        const char* key;
+        const char* value;
+    };
+    for (const Case& c :
+         {Case{"phi-3", "vocab/ggml-vocab-llama-spm.gguf", 3, "<|endoftext|>", "general.name", "Phi-3-mini"},
+          Case{"jina-v2-code", "vocab/ggml-vocab-gpt-2.gguf", 50256, "<mask>", "tokenizer.ggml.pre", "jina-v2-code"}}) {
+        SCOPED_TRACE(c.name);
+        const std::string path = oiw::test::data_path(c.vocab);
+        oiw::Metadata md = oiw::open_model(path).metadata();
+        std::vector<std::string> tokens = md.find("tokenizer.ggml.tokens")->strings();
+        tokens.at(c.renamed) = c.text;
+        md.set({"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array(std::move(tokens))});
+        md.set({c.key, oiw::GgufValue::make_string(c.value)});
+        const Vocab v = Vocab::load(md);
+        EXPECT_EQ(check_id_cases(v, j.at(c.name), true), 200u);
+        oiw::test::check_stream_equals_tokenize(v, path);
+    }
+    // Without those names nothing is stripped: "</s>  a" keeps its spaces (llama-tokenize: 2 259 263;
+    // under the Phi-3 name: 2 263).
+    const Vocab spm = load(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"));
+    EXPECT_EQ(spm.tokenize("</s>  a", false, true), (std::vector<int32_t>{2, 259, 263}));
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
