@@ -602,7 +602,7 @@ size_t youtu_piece(Cursor& c, size_t pos) { return tekken_piece(c, pos, Cases::L
 // (within a piece of \p{N}+; \d is 0-9 only). An empty match cuts the piece there, so a piece runs from
 // `pos` (the piece's start or such a cut) to the next cut or its end: never 0.
 size_t superbpe_piece(Cursor& c, size_t pos) {
-    const auto digit = [&](size_t p) { return one_piece<ascii_digit>(c, p) != 0; };
+    const auto digit = [&](size_t p) { return ascii_digit(c.cpt(p)); };
     size_t s = pos;
     // At a cut inside a run what is left of it is a multiple of three long: no rescan of the run.
     if (pos > c.begin && digit(pos - 1) && digit(pos)) {
@@ -633,7 +633,7 @@ size_t literal_end(Cursor& c, size_t pos, std::u32string_view s) {  // `s` at `p
 size_t sentinel_piece(Cursor& c, size_t pos) {  // <sentinel:[0-9]+>
     const size_t d = literal_end(c, pos, U"<sentinel:");
     size_t e = d;
-    while (d && one_piece<ascii_digit>(c, e)) ++e;
+    while (d && ascii_digit(c.cpt(e))) ++e;
     return e > d && c.cpt(e) == '>' ? e + 1 : 0;
 }
 size_t image_piece(Cursor& c, size_t pos) {  // (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z

@@ -119,6 +119,20 @@ constexpr std::string_view kControlTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end
                                               "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
                                               "[e~["};
 
+// The entry of kPreNames for `name`, or null.
+const PreName* pre_name(std::string_view name) {
+    for (const PreName& p : kPreNames)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+// A string key's value, or "" when it is absent or not a string (no error: the vocabulary still
+// loads for pruning by id).
+std::string string_or_empty(const Metadata& md, std::string_view key) {
+    const GgufValue* x = md.find(key);
+    return x && x->as_string() ? *x->as_string() : std::string();
+}
+
 // C's isspace in the "C" locale, which llama.cpp's strip attributes test bytes with.
 bool ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
@@ -184,17 +198,15 @@ std::pair<std::string, std::string> split_merge(const std::string& entry) {
 
 void Vocab::set_pre(std::string_view name, bool as_written) {
     pre_ = std::string(name);
-    pre_supported_ = false, pre_kind_ = PreTokenizer::Gpt2, ignore_merges_ = false;
-    for (const PreName& p : kPreNames) {
-        if (p.name != name) continue;
-        pre_supported_ = true;
-        pre_kind_ = !as_written                         ? p.pre
-                    : p.pre == PreTokenizer::Tekken     ? PreTokenizer::TekkenUnicode
-                    : p.pre == PreTokenizer::Gpt4o      ? PreTokenizer::Gpt4oUnicode
-                    : p.pre == PreTokenizer::DeepseekV3 ? PreTokenizer::DeepseekV3Unicode
-                                                        : p.pre;
-        ignore_merges_ = (p.flags & kIgnoreMerges) != 0;
-    }
+    const PreName* p = pre_name(name);
+    pre_supported_ = p != nullptr;
+    pre_kind_ = !p                                   ? PreTokenizer::Gpt2
+                : !as_written                        ? p->pre
+                : p->pre == PreTokenizer::Tekken     ? PreTokenizer::TekkenUnicode
+                : p->pre == PreTokenizer::Gpt4o      ? PreTokenizer::Gpt4oUnicode
+                : p->pre == PreTokenizer::DeepseekV3 ? PreTokenizer::DeepseekV3Unicode
+                                                     : p->pre;
+    ignore_merges_ = p && (p->flags & kIgnoreMerges);
 }
 
 Vocab Vocab::load(const Metadata& md) {
@@ -236,10 +248,8 @@ Vocab Vocab::load(const Metadata& md) {
                                                                                      : 0;
     }
 
-    const GgufValue* model = md.find("tokenizer.ggml.model");
-    v.model_name_ = model && model->as_string() ? *model->as_string() : "";
-    const GgufValue* pre = md.find("tokenizer.ggml.pre");
-    v.pre_ = pre && pre->as_string() ? *pre->as_string() : "";  // set_pre reads it again for gpt2
+    v.model_name_ = string_or_empty(md, "tokenizer.ggml.model");
+    v.pre_ = string_or_empty(md, "tokenizer.ggml.pre");  // set_pre reads it again for gpt2
     if (v.model_name_ == "llama") {
         v.model_ = Model::Spm;
         // Every symbol boundary inside a token: only there can a merged symbol span a cut.
@@ -252,10 +262,9 @@ Vocab Vocab::load(const Metadata& md) {
         v.model_ = Model::Bpe;
         v.bos_ = 11, v.eos_ = 11;
         v.set_pre(v.pre_);
-        for (const PreName& p : kPreNames) {
-            if (p.name != v.pre_) continue;
-            v.add_bos_ = (p.flags & kAddBos) != 0;
-            if (p.flags & kNoDefaultBos) v.bos_ = -1;
+        if (const PreName* p = pre_name(v.pre_)) {
+            v.add_bos_ = (p->flags & kAddBos) != 0;
+            if (p->flags & kNoDefaultBos) v.bos_ = -1;
         }
         const std::string mkey = "tokenizer.ggml.merges";
         if (const GgufValue* m = md.find(mkey)) {
@@ -293,13 +302,9 @@ Vocab Vocab::load(const Metadata& md) {
 // (llama.cpp aborts when one of the tokens it names there is missing; here that token is skipped.)
 void Vocab::strip_attributes(const Metadata& md) {
     strip_.assign(texts_.size(), 0);
-    const auto str = [&](const char* key) {
-        const GgufValue* x = md.find(key);
-        return x && x->as_string() ? *x->as_string() : std::string();
-    };
-    std::string name = str("general.name");
+    std::string name = string_or_empty(md, "general.name");
     for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    const std::string arch = str("general.architecture");
+    const std::string arch = string_or_empty(md, "general.architecture");
     const auto has_any = [](const std::string& s, std::initializer_list<std::string_view> parts) {
         return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return s.find(p) != s.npos; });
     };
@@ -603,11 +608,14 @@ size_t TokenStream::special_cut() const {
         size_t w = c;  // c less the whitespace before it
         while (w > 0 && ascii_space(text[w - 1])) --w;
         if ((v_.strips_ & Vocab::kLstrip) && w < c) c = w, moved = true;
-        for (int32_t id : v_.special_order_) {
+        if (moved || !(v_.strips_ & Vocab::kRstrip)) continue;
+        for (int32_t id : v_.special_order_) {  // an RSTRIP token just before that whitespace waits too
             const std::string& s = v_.text(id);
-            if (!moved && active(id) && (v_.strip_[static_cast<size_t>(id)] & Vocab::kRstrip) && w >= s.size() &&
-                text.substr(w - s.size(), s.size()) == s)
+            if (active(id) && (v_.strip_[static_cast<size_t>(id)] & Vocab::kRstrip) && w >= s.size() &&
+                text.substr(w - s.size(), s.size()) == s) {
                 c = w - s.size(), moved = true;
+                break;
+            }
         }
     }
     return c;

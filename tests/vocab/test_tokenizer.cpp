@@ -584,10 +584,13 @@ TEST(TokenStream, StretchWithoutCutBeyondLimitIsAnError) {
     // Youtu's at a CJK character, Chameleon's at a sentinel token. Words with such a cut every few
     // pass the limit; the same words without one are refused, not split wrongly.
     oiw::Metadata md = oiw::open_model(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf")).metadata();
-    std::string numbered, cjk, sentinels;
-    for (int i = 0; i < 2000; ++i) numbered += i % 10 ? " word" : " 7";
-    for (int i = 0; i < 2000; ++i) cjk += i % 10 ? " word" : "\xe4\xb8\xad";
-    for (int i = 0; i < 2000; ++i) sentinels += i % 10 ? " word" : "<sentinel:7>";
+    const auto every_tenth = [](const char* cut) {  // 2000 words, every tenth `cut`
+        std::string t;
+        for (int i = 0; i < 2000; ++i) t += i % 10 ? " word" : cut;
+        return t;
+    };
+    const std::string numbered = every_tenth(" 7"), cjk = every_tenth("\xe4\xb8\xad"),
+                      sentinels = every_tenth("<sentinel:7>");
     for (const char* pre : {"tiny_aya", "superbpe", "youtu", "chameleon"}) {
         md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
         const Vocab v = Vocab::load(md);
