@@ -537,6 +537,7 @@ bool falcon_punct(uint32_t x) {  // [\p{P}\$\+<=>\^~\|`] over llama.cpp's collap
     return is_punctuation(x) ||
            (x < 0x80 && std::string_view("$+<=>^~|`").find(static_cast<char>(x)) != std::string_view::npos);
 }
+bool default_punct(uint32_t x) { return x != '`' && falcon_punct(x); }  // [\p{P}\$\+<=>\^~\|]
 bool ascii_digit(uint32_t x) { return x >= '0' && x <= '9'; }
 size_t trailing_space_piece(Cursor& c, size_t pos) {  // \s+$
     // Inside a run of spaces the answer is the one already given at its first position, which failed
@@ -652,6 +653,12 @@ bool chameleon_punct(uint32_t x) {  // [\p{P}!-/:-@\[-`{-~]: \p{P} and ASCII's p
            (x >= 0x7B && x <= 0x7E);
 }
 
+size_t line_piece(Cursor& c, size_t pos) {  // [^\n]+|[\n]+
+    const bool nl = c.cpt(pos) == '\n';
+    size_t e = pos + 1;
+    while (c.has(e) && (c.cpt(e) == '\n') == nl) ++e;
+    return e;
+}
 using Rule = size_t (*)(Cursor&, size_t);
 constexpr Rule kViking[] = {bloom_piece, one_piece<is_number>};
 constexpr Rule kAfmoe[] = {afmoe_digits_piece, run_piece<afmoe_script>, deepseek_v3_collapsed_piece};
@@ -661,6 +668,7 @@ constexpr Rule kSuperbpe[] = {run_piece<is_number>, superbpe_piece};
 constexpr Rule kChameleon[] = {
     sentinel_piece, image_piece, indent_piece, one_piece<is_number>, one_piece<chameleon_punct>, gpt2_piece};
 constexpr Rule kFalcon[] = {run_piece<falcon_punct>, gpt2_piece, digits3_piece};
+constexpr Rule kDefault[] = {run_piece<default_punct>, gpt2_piece, run_piece<is_number>, digits3_piece};
 constexpr Rule kDeepseekCoder[] = {one_piece<newline>, space_run_piece<is_letter>, space_run_piece<is_punctuation>,
                                    run_piece<cjk_or_hangul>, one_piece<is_number>};
 constexpr Rule kDeepseekLlm[] = {one_piece<newline>,
@@ -675,6 +683,7 @@ std::span<const Rule> sequence_of(PreTokenizer p) {
     switch (p) {
         case PreTokenizer::Viking: return kViking;
         case PreTokenizer::Falcon: return kFalcon;
+        case PreTokenizer::Default: return kDefault;
         case PreTokenizer::DeepseekCoder: return kDeepseekCoder;
         case PreTokenizer::DeepseekLlm: return kDeepseekLlm;
         case PreTokenizer::Afmoe: return kAfmoe;
@@ -767,6 +776,7 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::Bloom: return bloom_piece(cur, pos);
             case PreTokenizer::Viking:
             case PreTokenizer::Falcon:
+            case PreTokenizer::Default:
             case PreTokenizer::DeepseekCoder:
             case PreTokenizer::DeepseekLlm:
             case PreTokenizer::Afmoe:
@@ -780,6 +790,7 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
             case PreTokenizer::Gpt4oUnicode: return tekken_piece(cur, pos, Cases::Unicode, true, 3);
             case PreTokenizer::DeepseekV3: return deepseek_v3_piece(cur, pos, false);
             case PreTokenizer::DeepseekV3Unicode: return deepseek_v3_piece(cur, pos, true);
+            case PreTokenizer::Lines: return line_piece(cur, pos);
         }
         return 0;
     };
@@ -815,13 +826,21 @@ std::vector<std::string> pretokenize(PreTokenizer p, std::string_view text, size
     }
     std::vector<std::string> words;
     words.reserve(pieces.size());
+    const bool bytes = byte_level(p);
     for (const auto& [b, e] : pieces) {
         std::string w;
-        for (size_t i = b; i < e; ++i)
+        for (size_t i = b; i < e; ++i) {
+            if (!bytes) {
+                w += encode_utf8(cpts[i]);
+                continue;
+            }
             for (char ch : encode_utf8(cpts[i])) w += byte_to_unicode(static_cast<uint8_t>(ch));
+        }
         words.push_back(std::move(w));
     }
     return words;
 }
+
+bool byte_level(PreTokenizer p) { return p != PreTokenizer::Lines; }
 
 }  // namespace oiw::vocab

@@ -124,10 +124,20 @@ enum class PreTokenizer {
     // SmolLM's (also StarCoder 2, Refact, Command-R, CodeShell, EXAONE 3, Minerva): \p{N}, then the
     // GPT-2 regex over each piece (Hugging Face's Digits(individual_digits) before ByteLevel).
     Smollm,
+    // Gemma 4's and Sarvam-MoE's (SentencePiece-style BPE): [^\n]+|[\n]+, pieces not byte-encoded.
+    Lines,
+    // llama.cpp's default (tokenizer.ggml.pre "default" or missing): Falcon's sequence without '`' in
+    // its first regex and with \p{N}+ before [0-9][0-9][0-9].
+    Default,
 };
 
+// Whether `p`'s pieces are byte-encoded (byte_to_unicode) for the merger, as GPT-2-style BPE
+// vocabularies spell their tokens; false for Lines (raw UTF-8, llama.cpp's byte_encode = false).
+bool byte_level(PreTokenizer p);
+
 // Splits `text` as pre-tokenizer `p` does and returns each piece with every UTF-8 byte replaced by
-// byte_to_unicode(byte) (the byte-level encoding that follows it in llama.cpp).
+// byte_to_unicode(byte) (the byte-level encoding that follows it in llama.cpp) where byte_level(p),
+// else as UTF-8 (malformed bytes are U+FFFD in both).
 // With `consumed`, `text` is a prefix of a longer text: only the pieces that no later byte can
 // change are returned (every position their match read holds a code point decoded from bytes all
 // inside `text`), and *consumed is the byte length they cover; the rest is split again once more

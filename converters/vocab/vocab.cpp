@@ -21,8 +21,19 @@ constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece
 // Pre-tokenizer names (tokenizer.ggml.pre) llama.cpp maps to the regexes implemented here
 // (llama-vocab.cpp's pre_type choice), with its other per-name settings: ignore_merges (a word that
 // is a token is that token: Llama 3's names, tekken, Youtu), BOS added by default (Llama 3's names,
-// tekken, Chameleon), no default BOS id (GLM-4's: only tokenizer.ggml.bos_token_id gives one).
-enum PreFlags : uint8_t { kIgnoreMerges = 1, kAddBos = 2, kNoDefaultBos = 4, kLlama3Flags = kIgnoreMerges | kAddBos };
+// tekken, Chameleon), no default BOS id (GLM-4's: only tokenizer.ggml.bos_token_id gives one),
+// spaces escaped as U+2581 before the split (Gemma 4's, Sarvam-MoE's escape_whitespaces), BOS added
+// whatever tokenizer.ggml.add_bos_token says and a word of newlines that is a token taken whole
+// (Gemma 4's).
+enum PreFlags : uint8_t {
+    kIgnoreMerges = 1,
+    kAddBos = 2,
+    kNoDefaultBos = 4,
+    kSpmSpaces = 8,
+    kForceBos = 16,
+    kNewlineTokens = 32,
+    kLlama3Flags = kIgnoreMerges | kAddBos
+};
 struct PreName {
     std::string_view name;
     PreTokenizer pre;
@@ -106,6 +117,10 @@ constexpr PreName kPreNames[] = {
     {"codeshell", PreTokenizer::Smollm},
     {"exaone", PreTokenizer::Smollm},
     {"minerva-7b", PreTokenizer::Smollm},
+    {"gemma4", PreTokenizer::Lines, kSpmSpaces | kForceBos | kNewlineTokens},
+    {"sarvam-moe", PreTokenizer::Lines, kSpmSpaces},
+    {"default", PreTokenizer::Default},
+    {"", PreTokenizer::Default},  // no tokenizer.ggml.pre: llama.cpp warns and uses its default
 };
 
 // Texts llama.cpp marks as control tokens whatever their type (end-of-turn/-generation tokens).
@@ -190,6 +205,11 @@ uint64_t join_key(std::string_view s, size_t k) {
 
 }  // namespace
 
+std::string byte_text(uint8_t b) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    return {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
+}
+
 std::pair<std::string, std::string> split_merge(const std::string& entry) {
     const size_t pos = entry.find(' ', 1);
     if (pos == std::string::npos) return {};
@@ -207,6 +227,8 @@ void Vocab::set_pre(std::string_view name, bool as_written) {
                 : p->pre == PreTokenizer::DeepseekV3 ? PreTokenizer::DeepseekV3Unicode
                                                      : p->pre;
     ignore_merges_ = p && (p->flags & kIgnoreMerges);
+    spm_spaces_ = p && (p->flags & kSpmSpaces);
+    newline_tokens_ = p && (p->flags & kNewlineTokens);
 }
 
 Vocab Vocab::load(const Metadata& md) {
@@ -258,9 +280,15 @@ Vocab Vocab::load(const Metadata& md) {
                 if (sym.off > 0) v.spm_joins_.insert(join_key(entry.first, sym.off));
         v.bos_ = 1, v.eos_ = 2;
         v.add_bos_ = true, v.add_space_prefix_ = true;
-    } else if (v.model_name_ == "gpt2") {
+    } else if (v.model_name_ == "gpt2" || v.model_name_ == "gemma4") {
         v.model_ = Model::Bpe;
-        v.bos_ = 11, v.eos_ = 11;
+        // llama.cpp's "gemma4" model: BPE under Gemma 4's pre-tokenizer whatever tokenizer.ggml.pre
+        // says, no default special ids.
+        if (v.model_name_ == "gemma4") {
+            v.pre_ = "gemma4";
+        } else {
+            v.bos_ = 11, v.eos_ = 11;
+        }
         v.set_pre(v.pre_);
         if (const PreName* p = pre_name(v.pre_)) {
             v.add_bos_ = (p->flags & kAddBos) != 0;
@@ -286,6 +314,7 @@ Vocab Vocab::load(const Metadata& md) {
     special_id("tokenizer.ggml.eos_token_id", v.eos_);
     if (auto b = get_bool(md, "tokenizer.ggml.add_bos_token")) v.add_bos_ = *b;
     if (auto b = get_bool(md, "tokenizer.ggml.add_eos_token")) v.add_eos_ = *b;
+    if (const PreName* p = pre_name(v.pre_); v.model_ == Model::Bpe && p && (p->flags & kForceBos)) v.add_bos_ = true;
 
     for (size_t i = 0; i < n; ++i)
         if (v.special_[i]) v.special_order_.push_back(static_cast<int32_t>(i));
@@ -348,11 +377,10 @@ std::optional<int32_t> Vocab::rank(const std::string& left, const std::string& r
 }
 
 int32_t Vocab::byte_token(uint8_t b) const {
-    static constexpr char hex[] = "0123456789ABCDEF";
-    const char buf[7] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>', 0};
-    if (auto id = find(buf)) return *id;
+    const std::string hex = byte_text(b);
+    if (auto id = find(hex)) return *id;
     if (auto id = find(std::string(1, static_cast<char>(b)))) return *id;
-    throw FormatError(ErrorKind::Unsupported, file_, kTokens, std::string("no token for byte ") + buf);
+    throw FormatError(ErrorKind::Unsupported, file_, kTokens, "no token for byte " + hex);
 }
 
 void Vocab::check_tokenizable() const {
@@ -424,13 +452,8 @@ void Vocab::bpe_word(const std::string& word, std::vector<int32_t>* out,
     const auto cmp = [](const Bigram& l, const Bigram& r) {
         return l.rank > r.rank || (l.rank == r.rank && l.left > r.left);
     };
-    if (ignore_merges_ && !trace) {
-        if (const auto id = find(word)) {
-            out->push_back(*id);
-            return;
-        }
-    }
-    if (ignore_merges_ && !trace) {
+    const bool newlines = newline_tokens_ && word.find_first_not_of('\n') == std::string::npos;
+    if ((ignore_merges_ || newlines) && !trace) {
         if (const auto id = find(word)) {
             out->push_back(*id);
             return;
@@ -468,8 +491,10 @@ void Vocab::bpe_word(const std::string& word, std::vector<int32_t>* out,
             out->push_back(*id);
             continue;
         }
+        // Its bytes' tokens, where the vocabulary has them: a byte-level symbol, else <0xNN>.
+        const bool bytes = byte_level();
         for (char c : str)
-            if (auto id = find(std::string(1, c))) out->push_back(*id);
+            if (auto id = find(bytes ? std::string(1, c) : byte_text(static_cast<uint8_t>(c)))) out->push_back(*id);
     }
 }
 
@@ -556,6 +581,10 @@ std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special, bo
             spm_escape(raw, &s);
             spm_fragment(s, &out, nullptr);
             prev_special = false;
+        } else if (spm_spaces_) {
+            std::string s;
+            spm_escape(raw, &s);
+            for (const std::string& word : pretokenize(pre_kind_, s)) bpe_word(word, &out, nullptr);
         } else {
             for (const std::string& word : pretokenize(pre_kind_, raw)) bpe_word(word, &out, nullptr);
         }
@@ -664,7 +693,11 @@ void TokenStream::raw_feed(std::string_view raw, std::vector<int32_t>* out) {
         raw_scanned_ = raw_.size() > c + 4 ? raw_.size() - 4 - c : 0;
         raw_.erase(0, c);
     } else {
-        raw_.append(raw);
+        if (v_.spm_spaces_) {
+            Vocab::spm_escape(raw, &raw_);
+        } else {
+            raw_.append(raw);
+        }
         size_t consumed = 0;
         for (const std::string& word : pretokenize(v_.pre_kind_, raw_, &consumed)) v_.bpe_word(word, out, nullptr);
         raw_.erase(0, consumed);

@@ -1,7 +1,8 @@
-// A GGUF vocabulary (tokenizer.ggml.*) and llama.cpp's tokenizers for two of its models:
+// A GGUF vocabulary (tokenizer.ggml.*) and llama.cpp's tokenizers for three of its models:
 // "llama" (SentencePiece-style: dummy prefix, U+2581 for spaces, score-ordered bigram merges,
-// <0xNN> byte fallback) and "gpt2" (byte-level BPE with merge ranks, after the GPT-2, Llama 3,
-// Qwen2, tekken or GPT-4o pre-tokenizer that tokenizer.ggml.pre names).
+// <0xNN> byte fallback), "gpt2" (BPE with merge ranks after the pre-tokenizer tokenizer.ggml.pre
+// names: byte-level for GPT-2's, Llama 3's, Qwen2's ... (unicode.h), SentencePiece-style over UTF-8
+// for Gemma 4's and Sarvam-MoE's) and "gemma4" (the latter under Gemma 4's).
 // Follows llama.cpp's src/llama-vocab.cpp (llm_tokenizer_spm_session, llm_tokenizer_bpe_session,
 // tokenizer_st_partition, llama_vocab::impl::tokenize).
 #pragma once
@@ -51,6 +52,9 @@ public:
     // Token id of `text`, if any.
     std::optional<int32_t> find(std::string_view text) const;
     Model model() const { return model_; }
+    // A byte-level BPE (symbols are byte_to_unicode's, GPT-2-style): false for SPM and for the
+    // SentencePiece-style BPE of Gemma 4 and Sarvam-MoE (UTF-8 symbols, <0xNN> byte tokens).
+    bool byte_level() const { return model_ == Model::Bpe && oiw::vocab::byte_level(pre_kind_); }
     const std::string& model_name() const { return model_name_; }
     // Control, user-defined and unknown tokens (control includes tokens llama.cpp treats as
     // end-of-generation by their text): the ones matched before the merger runs.
@@ -66,7 +70,7 @@ public:
     // llama_tokenize(text, add_special, parse_special): special tokens are split out first
     // (control/unknown ones only when parse_special), BOS/EOS added when add_special and the model
     // asks for them. Throws FormatError(Unsupported) "unsupported tokenizer model X" for models
-    // other than "llama" and "gpt2" with a pre-tokenizer implemented here (unicode.h).
+    // other than "llama", "gemma4" and "gpt2" with a pre-tokenizer implemented here (unicode.h).
     std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
 
     // The merges the merger performs on `symbol_text` alone (SPM: the session on the raw text,
@@ -87,8 +91,10 @@ private:
     Model model_ = Model::Other;
     bool pre_supported_ = false;
     PreTokenizer pre_kind_ = PreTokenizer::Gpt2;
-    bool ignore_merges_ = false;  // a pre-tokenizer word that is a token is that token (Llama 3, tekken)
-    std::string duplicate_;       // first duplicated token text, if any (llama.cpp refuses such vocabs)
+    bool ignore_merges_ = false;   // a pre-tokenizer word that is a token is that token (Llama 3, tekken)
+    bool spm_spaces_ = false;      // ' ' is U+2581 before the pre-tokenizer (Gemma 4, Sarvam-MoE)
+    bool newline_tokens_ = false;  // a word of newlines that is a token is that token (Gemma 4)
+    std::string duplicate_;        // first duplicated token text, if any (llama.cpp refuses such vocabs)
     std::vector<std::string> texts_;
     std::vector<float> scores_;
     std::vector<TokenType> types_;
@@ -165,6 +171,9 @@ private:
     size_t spm_cut() const;
     void too_long(std::string_view what) const;
 };
+
+// SentencePiece's byte token text for `b`: "<0xNN>" (upper-case hex).
+std::string byte_text(uint8_t b);
 
 // A tokenizer.ggml.merges entry split as llama.cpp does (at the first space after the first
 // byte); both empty when there is no such space.

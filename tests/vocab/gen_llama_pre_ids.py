@@ -3,12 +3,13 @@
 # for the Python converter's chktxt and 300 random texts per pre-tokenizer, over GPT-2's vocabulary
 # (tests/data/vocab/ggml-vocab-gpt-2.gguf) with tokenizer.ggml.pre set to deepseek-v3 or smollm (and
 # 100 each for dbrx, stablelm2, trillion, qwen35, seed-coder, jais-2, exaone-moe, bailingmoe, glm4, bloom,
-# viking, falcon, deepseek-coder, deepseek-llm, afmoe, tiny_aya, kimi-k2, youtu, superbpe and chameleon; jais-2 also
+# viking, falcon, deepseek-coder, deepseek-llm, afmoe, tiny_aya, kimi-k2, youtu, superbpe, chameleon and
+# llama.cpp's default; jais-2 also
 # runs of 1 to 40 and 600 spaces, superbpe 38 texts of digit runs), over the alphabet of pre_alphabet.py
 # (where those pre-tokenizers' rules turn; bloom and viking add their stop characters, deepseek-llm letters
 # and punctuation of its own, afmoe and tiny_aya scripts and digit runs, kimi-k2 Han blocks and
 # contractions, youtu its classes' edges, superbpe longer digit runs, chameleon pieces of its
-# sentinel and image tokens and runs of spaces).
+# sentinel and image tokens and runs of spaces, default digit and punctuation runs).
 # VocabTokenizer.DeepseekV3AndSmollmTokenizeLikeLlamaCpp and the tests after it check our tokenizer
 # against it.
 #   python3 tests/vocab/gen_llama_pre_ids.py LLAMA_SRC LLAMA_BIN BIN_DIR > tests/data/vocab/llama-pre-ids.json
@@ -47,6 +48,8 @@ SUPERBPE_EXTRA = ["0", "9999", "123456", "12345678", "\u0663", "\uff11"]
 # Chameleon's: pieces of its sentinel and image tokens (letters A-I and J), tabs and runs of spaces.
 CHAMELEON_EXTRA = ["<sentinel:", "<sentinel:4>", "12>", ">", "IMGIMG", "IMGIMGAZ", "A", "I", "J", "Z", "BCD", "  ",
                    "   ", "    ", "\t"]
+# llama.cpp's default: runs of its punctuation and symbols, longer digit runs.
+DEFAULT_EXTRA = ["9999", "123456", "$+", "~|", "``", "\u00bd\u00bd"]
 BLOOM_STOPS = [",", "?", ")", "(", "|", "\u2026", "\u3002", "\uff0c", "\u0964", "\u06d4", "\u060c", "\u000b", "\u000c"]
 with tempfile.TemporaryDirectory() as tmp:
     # After the two sequences, one name of each family that names an expression implemented for
@@ -59,7 +62,7 @@ with tempfile.TemporaryDirectory() as tmp:
                              (43, "viking", 100), (44, "falcon", 100), (45, "deepseek-coder", 100),
                              (46, "deepseek-llm", 100), (47, "afmoe", 100), (48, "tiny_aya", 100),
                              (49, "kimi-k2", 100), (50, "youtu", 100), (51, "superbpe", 100),
-                             (52, "chameleon", 100)):
+                             (52, "chameleon", 100), (53, "default", 100)):
         model = f"{tmp}/{pre}.gguf"
         subprocess.run([f"{bin_dir}/gguf-edit", "-q", "--set", f"tokenizer.ggml.pre=str:{pre}",
                         f"{here}/../data/vocab/ggml-vocab-gpt-2.gguf", model], check=True)
@@ -71,7 +74,8 @@ with tempfile.TemporaryDirectory() as tmp:
                                         KIMI_EXTRA if pre == "kimi-k2" else
                                         YOUTU_EXTRA if pre == "youtu" else
                                         SUPERBPE_EXTRA if pre == "superbpe" else
-                                        CHAMELEON_EXTRA if pre == "chameleon" else [])
+                                        CHAMELEON_EXTRA if pre == "chameleon" else
+                                        DEFAULT_EXTRA if pre == "default" else [])
         texts = [check_text] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24))) for _ in range(count)]
         if pre == "superbpe":  # digit runs alone and between other numbers, every length to 10
             texts += ["1234567890"[:n] for n in range(1, 11)] + [f"a{'7' * n}\u0663{'5' * m}b" for n in range(4) for m in range(1, 8)]

@@ -16,6 +16,7 @@
 #include "tests/support/helpers.h"
 #include "tests/support/hf_fixtures.h"
 #include "tests/vocab/fixture_cases.h"
+#include "tests/vocab/gemma4_style.h"
 
 namespace {
 
@@ -61,11 +62,12 @@ std::vector<int64_t> ids_of_texts(const Vocab& v, size_t n) {
     return ids;
 }
 
-// Raw text a token stands for (SPM: U+2581 is a space; BPE: undo the byte-to-unicode map).
+// Raw text a token stands for (SPM and SentencePiece-style BPE: U+2581 is a space; byte-level BPE:
+// undo the byte-to-unicode map).
 std::string raw_text(const Vocab& v, int32_t id) {
     const std::string& t = v.text(id);
     std::string out;
-    if (v.model() == Model::Spm) {
+    if (!v.byte_level()) {
         for (size_t i = 0; i < t.size(); ++i) {
             if (t.compare(i, 3, "\xe2\x96\x81") == 0)
                 out += ' ', i += 2;
@@ -276,6 +278,23 @@ void check_closure_needed(const std::string& model) {
 
 TEST(VocabPrune, ClosureIsNeededSpm) { check_closure_needed(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf")); }
 TEST(VocabPrune, ClosureIsNeededBpe) { check_closure_needed(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf")); }
+
+// Gemma 4's SentencePiece-style BPE (tests/vocab/gemma4_style.h): <0xNN> byte tokens kept, not
+// GPT-2's byte symbols (which would be characters of their own here), and no default special ids.
+TEST(VocabPrune, SentencePieceStyleBpeVocabOnly) {
+    const std::string path = (oiw::test::temp_dir() / "gemma4-style.gguf").string();
+    {
+        oiw::GgufWriter w(path);
+        w.set_kvs(oiw::test::gemma4_style_metadata("gemma4", "default"));
+        w.finish();
+    }
+    check_model(path, 0);
+    check_closure_needed(path);
+    const Pruned p = prune(path, {1, 2, 31993});
+    // <unk>, <s>, </s>, the 256 byte tokens and the eight newlines (which no merge builds).
+    EXPECT_EQ(p.plan.n_vocab_after, 260u);
+    EXPECT_EQ(p.vout.tokenize(std::string(8, '\n'), false, false), (std::vector<int32_t>{259}));
+}
 
 TEST(VocabPrune, BpeKeepsByteSymbolsAndOnlyMergesOfKeptTokens) {
     const std::string model = oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf");

@@ -17,6 +17,7 @@
 #include "libformat/model.h"
 #include "tests/support/helpers.h"
 #include "tests/vocab/fixture_cases.h"
+#include "tests/vocab/gemma4_style.h"
 #include "tests/vocab/stream_check.h"
 
 namespace {
@@ -97,9 +98,9 @@ std::string tokenize_error(const std::vector<oiw::GgufKV>& kvs) {
 TEST(VocabTokenizer, OtherPreTokenizerAndDuplicateTokensAreRefused) {
     const auto s = [](const char* v) { return oiw::GgufValue::make_string(v); };
     const std::string pre = tokenize_error({{"tokenizer.ggml.model", s("gpt2")},
-                                            {"tokenizer.ggml.pre", s("gemma4")},
+                                            {"tokenizer.ggml.pre", s("no-such-pre")},
                                             {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b"})}});
-    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'gemma4')"), std::string::npos) << pre;
+    EXPECT_NE(pre.find("unsupported tokenizer model gpt2 (pre-tokenizer 'no-such-pre')"), std::string::npos) << pre;
     const std::string dup =
         tokenize_error({{"tokenizer.ggml.model", s("llama")},
                         {"tokenizer.ggml.tokens", oiw::GgufValue::make_string_array({"a", "b", "a"})}});
@@ -405,15 +406,26 @@ TEST(VocabTokenizer, BloomAndVikingTokenizeLikeLlamaCpp) {
     EXPECT_EQ(oiw::vocab::pretokenize(PreTokenizer::Viking, text).size(), 8u);
 }
 
-// Regexes in sequence, each splitting the pieces the one before left: Falcon's, DeepSeek Coder's,
-// DeepSeek LLM's, AFMoE's, Tiny Aya's, Youtu's, SuperBPE's and Chameleon's.
+// Regexes in sequence, each splitting the pieces the one before left: Falcon's, llama.cpp's default,
+// DeepSeek Coder's, DeepSeek LLM's, AFMoE's, Tiny Aya's, Youtu's, SuperBPE's and Chameleon's.
 TEST(VocabTokenizer, SequencesOfRegexesTokenizeLikeLlamaCpp) {
-    for (const char* pre : {"falcon", "deepseek-coder", "deepseek-llm", "afmoe", "tiny_aya", "youtu", "chameleon"})
+    for (const char* pre :
+         {"falcon", "default", "deepseek-coder", "deepseek-llm", "afmoe", "tiny_aya", "youtu", "chameleon"})
         check_llama_pre_ids(pre, 101);
     check_llama_pre_ids("superbpe", 139);
     using oiw::vocab::PreTokenizer;
     // Falcon: "a", "+=" (punctuation and ASCII symbols), "12345" cut into "123" and "45".
     EXPECT_EQ(sizes(PreTokenizer::Falcon, "a+=12345"), (std::vector<size_t>{1, 2, 3, 2}));
+    // The default: '`' is not among its first regex's symbols (" `" is one GPT-2 piece), and a
+    // number is cut in threes after GPT-2's " 12345".
+    EXPECT_EQ(sizes(PreTokenizer::Default, "a+= `12345"), (std::vector<size_t>{1, 2, 3, 3, 2}));
+    // A gpt2 vocabulary without tokenizer.ggml.pre tokenizes as llama.cpp's default, as llama.cpp does.
+    oiw::Metadata md = oiw::open_model(oiw::test::data_path("vocab/ggml-vocab-gpt-2.gguf")).metadata();
+    md.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string("default")});
+    const std::string text = "a+= `12345 x\xc2\xbd\xc2\xbd";
+    const auto want = Vocab::load(md).tokenize(text, false, false);
+    md.erase("tokenizer.ggml.pre");
+    EXPECT_EQ(Vocab::load(md).tokenize(text, false, false), want);
     // DeepSeek Coder: the newline apart, then "ab\u4e2d\u6587" (letters) cut at the CJK range, digits one by one.
     EXPECT_EQ(sizes(PreTokenizer::DeepseekCoder, "ab\xe4\xb8\xad\xe6\x96\x87\n12"),
               (std::vector<size_t>{2, 12, 2, 1, 1}));
@@ -489,6 +501,34 @@ TEST(VocabTokenizer, SpecialTokensStripWhitespaceLikeLlamaCpp) {
     // under the Phi-3 name: 2 263).
     const Vocab spm = load(oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf"));
     EXPECT_EQ(spm.tokenize("</s>  a", false, true), (std::vector<int32_t>{2, 259, 263}));
+}
+
+// Gemma 4's and Sarvam-MoE's SentencePiece-style BPE (spaces as U+2581, pieces [^\n]+|[\n]+ over
+// UTF-8, <0xNN> byte fallback; Gemma 4 takes a run of newlines that is a token whole and always adds
+// BOS) over a vocabulary made from llama-spm's (tests/vocab/gemma4_style.h): llama-tokenize's ids
+// for chktxt and 200 random texts each (tests/vocab/gen_llama_gemma4_ids.py), whole and streamed,
+// as tokenizer.ggml.model "gemma4" and as "gpt2" with either pre-tokenizer name.
+TEST(VocabTokenizer, SentencePieceStyleBpeTokenizesLikeLlamaCpp) {
+    const auto bytes = oiw::test::read_file(oiw::test::data_path("vocab/llama-gemma4-ids.json"));
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end());
+    const std::string path = oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf");
+    for (const auto& [name, model, pre] :
+         {std::tuple{"gemma4-model", "gemma4", "default"}, std::tuple{"gemma4", "gpt2", "gemma4"},
+          std::tuple{"sarvam-moe", "gpt2", "sarvam-moe"}}) {
+        SCOPED_TRACE(name);
+        const Vocab v = Vocab::load(oiw::test::gemma4_style_metadata(model, pre));
+        EXPECT_FALSE(v.byte_level());
+        EXPECT_EQ(check_id_cases(v, j.at(name), true), 201u);
+        oiw::test::check_stream_equals_tokenize(v, path);
+    }
+    // Eight newlines are token 31993 only by Gemma 4's rule (no merge makes it); a character the
+    // vocabulary lacks is its <0xNN> tokens (U+1F40 was token 31990). llama-tokenize's ids.
+    const Vocab gemma = Vocab::load(oiw::test::gemma4_style_metadata("gemma4", "default"));
+    const Vocab sarvam = Vocab::load(oiw::test::gemma4_style_metadata("gpt2", "sarvam-moe"));
+    const std::string eight(8, '\n');
+    EXPECT_EQ(gemma.tokenize(eight, false, false), (std::vector<int32_t>{31993}));
+    EXPECT_EQ(sarvam.tokenize(eight, false, false), (std::vector<int32_t>{31991, 31991, 31991, 31991}));
+    EXPECT_EQ(gemma.tokenize("\xe1\xbd\x80", true, false), (std::vector<int32_t>{1, 228, 192, 131}));
 }
 
 TEST(VocabTokenizer, MalformedUtf8BecomesReplacementCharacters) {
