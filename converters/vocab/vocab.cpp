@@ -270,6 +270,7 @@ Vocab Vocab::load(const Metadata& md) {
                                                                                      : 0;
     }
 
+    bool force_bos = false;  // Gemma 4: BOS whatever tokenizer.ggml.add_bos_token says
     v.model_name_ = string_or_empty(md, "tokenizer.ggml.model");
     v.pre_ = string_or_empty(md, "tokenizer.ggml.pre");  // set_pre reads it again for gpt2
     if (v.model_name_ == "llama") {
@@ -293,6 +294,7 @@ Vocab Vocab::load(const Metadata& md) {
         if (const PreName* p = pre_name(v.pre_)) {
             v.add_bos_ = (p->flags & kAddBos) != 0;
             if (p->flags & kNoDefaultBos) v.bos_ = -1;
+            force_bos = (p->flags & kForceBos) != 0;
         }
         const std::string mkey = "tokenizer.ggml.merges";
         if (const GgufValue* m = md.find(mkey)) {
@@ -314,7 +316,7 @@ Vocab Vocab::load(const Metadata& md) {
     special_id("tokenizer.ggml.eos_token_id", v.eos_);
     if (auto b = get_bool(md, "tokenizer.ggml.add_bos_token")) v.add_bos_ = *b;
     if (auto b = get_bool(md, "tokenizer.ggml.add_eos_token")) v.add_eos_ = *b;
-    if (const PreName* p = pre_name(v.pre_); v.model_ == Model::Bpe && p && (p->flags & kForceBos)) v.add_bos_ = true;
+    if (force_bos) v.add_bos_ = true;
 
     for (size_t i = 0; i < n; ++i)
         if (v.special_[i]) v.special_order_.push_back(static_cast<int32_t>(i));
@@ -581,12 +583,11 @@ std::vector<int32_t> Vocab::tokenize(std::string_view text, bool add_special, bo
             spm_escape(raw, &s);
             spm_fragment(s, &out, nullptr);
             prev_special = false;
-        } else if (spm_spaces_) {
-            std::string s;
-            spm_escape(raw, &s);
-            for (const std::string& word : pretokenize(pre_kind_, s)) bpe_word(word, &out, nullptr);
         } else {
-            for (const std::string& word : pretokenize(pre_kind_, raw)) bpe_word(word, &out, nullptr);
+            std::string escaped;
+            if (spm_spaces_) spm_escape(raw, &escaped);
+            for (const std::string& word : pretokenize(pre_kind_, spm_spaces_ ? escaped : raw))
+                bpe_word(word, &out, nullptr);
         }
     }
     end_tokens(&out, add_special);

@@ -117,7 +117,7 @@ private:
     // tokenizer_st_partition of `text`: split at every occurrence of each special token, longest first,
     // dropping the whitespace a token strips next to it within the fragment it splits.
     std::vector<Fragment> partition(std::string_view text, bool parse_special) const;
-    // The text the SPM merger sees for raw text: ' ' escaped as U+2581.
+    // Appends raw text as the SPM merger (and the SentencePiece-style BPE) sees it: ' ' as U+2581.
     static void spm_escape(std::string_view raw, std::string* out);
     // BOS (at the start) and EOS (at the end) when add_special and the model asks for them.
     void begin_tokens(std::vector<int32_t>* out, bool add_special) const;
