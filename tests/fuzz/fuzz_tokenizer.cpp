@@ -1,9 +1,9 @@
-// libFuzzer target for the streaming tokenizer (converters/vocab/vocab.h): the input's first byte
-// picks the vocabulary (bits 0-1: llama SPM, GPT-2 BPE, and GPT-2's vocabulary with the Llama 3 or
-// the Qwen2 pre-tokenizer, tests/data/vocab; with bit 7 set, GPT-2's vocabulary with the tekken,
-// GPT-4o, DeepSeek-V3 or SmolLM pre-tokenizer instead), special handling (bit 2) and the chunk sizes
-// (bits 3-7 seed them); the rest is the text. TokenStream fed in those chunks must give exactly
-// Vocab::tokenize of the whole text, or both must throw.
+// libFuzzer target for the streaming tokenizer (converters/vocab/vocab.h): the input's first byte b
+// picks the vocabulary (b % 10: llama SPM, GPT-2 BPE, GPT-2's vocabulary with the Llama 3, Qwen2,
+// tekken, GPT-4o, DeepSeek-V3 or SmolLM pre-tokenizer, tests/data/vocab, and the SentencePiece-style
+// BPE of tests/vocab/gemma4_style.h as Gemma 4's and as Sarvam-MoE's), special handling ((b / 10) % 2)
+// and the chunk sizes (b / 20 seeds them); the rest is the text. TokenStream fed in those chunks must
+// give exactly Vocab::tokenize of the whole text, or both must throw.
 //
 // With OIW_FUZZ_EMIT_SEEDS=<dir> the binary writes a few texts to <dir> and exits.
 #include <cstdio>
@@ -17,13 +17,15 @@
 #include "converters/vocab/vocab.h"
 #include "libformat/error.h"
 #include "libformat/model.h"
+#include "tests/vocab/gemma4_style.h"
 
 namespace {
 
 using oiw::vocab::TokenStream;
 using oiw::vocab::Vocab;
 
-std::unique_ptr<Vocab> g_vocab[8];
+constexpr int kVocabs = 10;
+std::unique_ptr<Vocab> g_vocab[kVocabs];
 
 [[noreturn]] void fail(const char* what) {
     std::fprintf(stderr, "fuzz_tokenizer: invariant violated: %s\n", what);
@@ -47,8 +49,8 @@ std::vector<int32_t> streamed(const Vocab& v, std::string_view text, bool specia
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
-    const Vocab& v = *g_vocab[(data[0] & 0x80) != 0 ? 4 + (data[0] & 3) : data[0] & 3];
-    const bool special = (data[0] & 4) != 0;
+    const Vocab& v = *g_vocab[data[0] % kVocabs];
+    const bool special = (data[0] / kVocabs) % 2 != 0;
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
     std::vector<int32_t> want;
     try {
@@ -57,10 +59,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fail("tokenize threw on a supported vocabulary");
     }
     try {
-        if (streamed(v, text, special, data[0] >> 3) != want) fail("streamed ids differ from whole-text ids");
+        if (streamed(v, text, special, data[0] / (2 * kVocabs)) != want)
+            fail("streamed ids differ from whole-text ids");
     } catch (const oiw::FormatError& e) {
-        // Only a stretch longer than the limit may fail (SPM counts a space as its 3-byte U+2581,
-        // plus the dummy prefix), and then one line naming the text.
+        // Only a stretch longer than the limit may fail (SPM and the SentencePiece-style BPE count a
+        // space as its 3-byte U+2581, SPM adds the dummy prefix), and then one line naming the text.
         if (e.kind() != oiw::ErrorKind::TooLarge || 3 * text.size() + 3 <= 64)
             fail("stream threw where tokenize did not");
         if (std::string_view(e.what()).find("fuzz.txt") == std::string_view::npos) fail("error does not name the text");
@@ -70,7 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     const std::string dir = std::string(OIW_SOURCE_DIR) + "/tests/data/vocab/";
-    g_vocab[0] = std::make_unique<Vocab>(Vocab::load(oiw::open_model(dir + "ggml-vocab-llama-spm.gguf").metadata()));
+    const oiw::Metadata spm = oiw::open_model(dir + "ggml-vocab-llama-spm.gguf").metadata();
+    g_vocab[0] = std::make_unique<Vocab>(Vocab::load(spm));
     oiw::Metadata gpt2 = oiw::open_model(dir + "ggml-vocab-gpt-2.gguf").metadata();
     g_vocab[1] = std::make_unique<Vocab>(Vocab::load(gpt2));
     for (const auto& [i, pre] :
@@ -78,26 +82,39 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
         gpt2.set({"tokenizer.ggml.pre", oiw::GgufValue::make_string(pre)});
         g_vocab[i] = std::make_unique<Vocab>(Vocab::load(gpt2));
     }
+    g_vocab[8] = std::make_unique<Vocab>(Vocab::load(oiw::test::gemma4_style_metadata(spm, "gemma4", "default")));
+    g_vocab[9] = std::make_unique<Vocab>(Vocab::load(oiw::test::gemma4_style_metadata(spm, "gpt2", "sarvam-moe")));
     if (const char* out = std::getenv("OIW_FUZZ_EMIT_SEEDS")) {
-        const char* seeds[] = {"\x04Hello world</s> <s>  the\n\nend",
-                               "\x05"
-                               "don't  stop<|endoftext|>\xe3\x80\x80x \xf0\xa0\x80\x80",
-                               "\x00\xe2\x96\x81\xe2\x96\x81"
-                               "a  b\t\n c",
-                               "\x01"
-                               "12.5 numbers 'll 've\xc3\xa9\xe2",
-                               "\x0c</s></s></",
-                               "\x06 12345 'LL\r\n \r\n\n  x!!\r",
-                               "\x03"
-                               "a1234567 \xd9\xa3\xd9\xa3 'Ve  \n\t",
-                               "\x80"
-                               "aBc\xc3\x91x \xe1\x9e\x80\xe1\x9e\xb6/\r\n12",
-                               "\x81"
-                               "It'S \xc5\xbf'll 123456 \xe4\xb8\xad'd",
-                               "\x82"
-                               "~\xc3\xa9 1234567\xe4\xb8\xad\xe3\x81\x82\xe3\x83\xbb!!x \x01\xcd\xb8  \n",
-                               "\x83"
-                               "a 12 x1y  \xd9\xa3\xd9\xa3's\t\n"};
+        // First byte: vocabulary + 10 * special + 20 * chunk seed (one literal of its own: a hex
+        // escape would run on into the text).
+        const char* seeds[] = {
+            "\x0a"
+            "Hello world</s> <s>  the\n\nend",
+            "\x0b"
+            "don't  stop<|endoftext|>\xe3\x80\x80x \xf0\xa0\x80\x80",
+            "\x00"
+            "\xe2\x96\x81\xe2\x96\x81"
+            "a  b\t\n c",
+            "\x01"
+            "12.5 numbers 'll 've\xc3\xa9\xe2",
+            "\x1e"
+            "</s></s></",
+            "\x0c"
+            " 12345 'LL\r\n \r\n\n  x!!\r",
+            "\x03"
+            "a1234567 \xd9\xa3\xd9\xa3 'Ve  \n\t",
+            "\x04"
+            "aBc\xc3\x91x \xe1\x9e\x80\xe1\x9e\xb6/\r\n12",
+            "\x05"
+            "It'S \xc5\xbf'll 123456 \xe4\xb8\xad'd",
+            "\x06"
+            "~\xc3\xa9 1234567\xe4\xb8\xad\xe3\x81\x82\xe3\x83\xbb!!x \x01\xcd\xb8  \n",
+            "\x07"
+            "a 12 x1y  \xd9\xa3\xd9\xa3's\t\n",
+            "\x12"
+            "Hello  world\n\n\n\n\n\n\n\n\xe2\x96\x81x</s> \xe1\xbd\x80\xff\n",
+            "\x09"
+            "a\n\n b\xc3\xa9  \n\t 12 \xe2"};
         int k = 0;
         for (const char* s : seeds) {
             const std::string seed(s, std::char_traits<char>::length(s + 1) + 1);  // the first byte may be 0

@@ -1,6 +1,7 @@
 // A SentencePiece-style BPE vocabulary (as Gemma 4's and Sarvam-MoE's are spelled: U+2581 for
 // spaces, UTF-8 symbols, <0xNN> byte tokens) made from ggml-vocab-llama-spm.gguf exactly as
-// tests/vocab/gen_llama_gemma4_ids.py makes the files it runs llama-tokenize on.
+// tests/vocab/gen_llama_gemma4_ids.py makes the files it runs llama-tokenize on (tests and the
+// tokenizer fuzz target).
 #pragma once
 #include <string>
 #include <unordered_set>
@@ -8,17 +9,14 @@
 #include <vector>
 
 #include "libformat/gguf/metadata.h"
-#include "libformat/model.h"
-#include "tests/support/helpers.h"
 
 namespace oiw::test {
 
-// ggml-vocab-llama-spm.gguf's metadata with tokens 31990..31993 made "\n", "\n\n", "\n\n\n" and eight
+// `md` (ggml-vocab-llama-spm.gguf's metadata) with tokens 31990..31993 made "\n", "\n\n", "\n\n\n" and eight
 // newlines, a merge "LEFT RIGHT" for each NORMAL token (in id order) at its first split from the
 // left (at a code point) into two tokens, tokenizer.ggml.add_bos_token false, and
 // tokenizer.ggml.model `model`, tokenizer.ggml.pre `pre`.
-inline Metadata gemma4_style_metadata(const std::string& model, const std::string& pre) {
-    Metadata md = open_model(data_path("vocab/ggml-vocab-llama-spm.gguf")).metadata();
+inline Metadata gemma4_style_metadata(Metadata md, const std::string& model, const std::string& pre) {
     std::vector<std::string> tokens = md.find("tokenizer.ggml.tokens")->strings();
     for (const auto& [id, n] : {std::pair{31990, 1}, {31991, 2}, {31992, 3}, {31993, 8}})
         tokens.at(id) = std::string(static_cast<size_t>(n), '\n');

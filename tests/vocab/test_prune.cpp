@@ -285,7 +285,8 @@ TEST(VocabPrune, SentencePieceStyleBpeVocabOnly) {
     const std::string path = (oiw::test::temp_dir() / "gemma4-style.gguf").string();
     {
         oiw::GgufWriter w(path);
-        w.set_kvs(oiw::test::gemma4_style_metadata("gemma4", "default"));
+        const std::string spm = oiw::test::data_path("vocab/ggml-vocab-llama-spm.gguf");
+        w.set_kvs(oiw::test::gemma4_style_metadata(oiw::open_model(spm).metadata(), "gemma4", "default"));
         w.finish();
     }
     check_model(path, 0);

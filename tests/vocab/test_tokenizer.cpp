@@ -516,15 +516,16 @@ TEST(VocabTokenizer, SentencePieceStyleBpeTokenizesLikeLlamaCpp) {
          {std::tuple{"gemma4-model", "gemma4", "default"}, std::tuple{"gemma4", "gpt2", "gemma4"},
           std::tuple{"sarvam-moe", "gpt2", "sarvam-moe"}}) {
         SCOPED_TRACE(name);
-        const Vocab v = Vocab::load(oiw::test::gemma4_style_metadata(model, pre));
+        const Vocab v = Vocab::load(oiw::test::gemma4_style_metadata(oiw::open_model(path).metadata(), model, pre));
         EXPECT_FALSE(v.byte_level());
         EXPECT_EQ(check_id_cases(v, j.at(name), true), 201u);
         oiw::test::check_stream_equals_tokenize(v, path);
     }
     // Eight newlines are token 31993 only by Gemma 4's rule (no merge makes it); a character the
     // vocabulary lacks is its <0xNN> tokens (U+1F40 was token 31990). llama-tokenize's ids.
-    const Vocab gemma = Vocab::load(oiw::test::gemma4_style_metadata("gemma4", "default"));
-    const Vocab sarvam = Vocab::load(oiw::test::gemma4_style_metadata("gpt2", "sarvam-moe"));
+    const oiw::Metadata spm = oiw::open_model(path).metadata();
+    const Vocab gemma = Vocab::load(oiw::test::gemma4_style_metadata(spm, "gemma4", "default"));
+    const Vocab sarvam = Vocab::load(oiw::test::gemma4_style_metadata(spm, "gpt2", "sarvam-moe"));
     const std::string eight(8, '\n');
     EXPECT_EQ(gemma.tokenize(eight, false, false), (std::vector<int32_t>{31993}));
     EXPECT_EQ(sarvam.tokenize(eight, false, false), (std::vector<int32_t>{31991, 31991, 31991, 31991}));
