@@ -56,13 +56,11 @@ GgufValue same_type_int(const GgufValue& like, uint64_t x) {
 
 // llama.cpp's default special ids for a model whose file does not name them (none for "gemma4").
 std::vector<std::pair<std::string, int32_t>> default_special_ids(const Vocab& v) {
-    const Model m = v.model();
-    if (m == Model::Spm)
+    if (v.model() == Model::Spm)
         return {{"tokenizer.ggml.unknown_token_id", 0},
                 {"tokenizer.ggml.bos_token_id", 1},
                 {"tokenizer.ggml.eos_token_id", 2}};
-    if (m == Model::Bpe && v.model_name() == "gpt2")
-        return {{"tokenizer.ggml.bos_token_id", 11}, {"tokenizer.ggml.eos_token_id", 11}};
+    if (v.model_name() == "gpt2") return {{"tokenizer.ggml.bos_token_id", 11}, {"tokenizer.ggml.eos_token_id", 11}};
     return {};
 }
 

@@ -272,7 +272,7 @@ Vocab Vocab::load(const Metadata& md) {
 
     bool force_bos = false;  // Gemma 4: BOS whatever tokenizer.ggml.add_bos_token says
     v.model_name_ = string_or_empty(md, "tokenizer.ggml.model");
-    v.pre_ = string_or_empty(md, "tokenizer.ggml.pre");  // set_pre reads it again for gpt2
+    v.pre_ = string_or_empty(md, "tokenizer.ggml.pre");  // BPE: set_pre (gemma4: its own name)
     if (v.model_name_ == "llama") {
         v.model_ = Model::Spm;
         // Every symbol boundary inside a token: only there can a merged symbol span a cut.
@@ -486,6 +486,7 @@ void Vocab::bpe_word(const std::string& word, std::vector<int32_t>* out,
         add(b.left, l.next);
     }
     if (!out) return;
+    const bool bytes = byte_level();  // a byte's token: its byte-level symbol, else <0xNN>
     for (const Symbol& s : syms) {
         if (s.n == 0) continue;
         const std::string str = piece(s);
@@ -493,9 +494,7 @@ void Vocab::bpe_word(const std::string& word, std::vector<int32_t>* out,
             out->push_back(*id);
             continue;
         }
-        // Its bytes' tokens, where the vocabulary has them: a byte-level symbol, else <0xNN>.
-        const bool bytes = byte_level();
-        for (char c : str)
+        for (char c : str)  // its bytes' tokens, where the vocabulary has them
             if (auto id = find(bytes ? std::string(1, c) : byte_text(static_cast<uint8_t>(c)))) out->push_back(*id);
     }
 }
