@@ -54,16 +54,6 @@ GgufValue same_type_int(const GgufValue& like, uint64_t x) {
     return GgufValue::from_bytes(like.type(), b);
 }
 
-// llama.cpp's default special ids for a model whose file does not name them (none for "gemma4").
-std::vector<std::pair<std::string, int32_t>> default_special_ids(const Vocab& v) {
-    if (v.model() == Model::Spm)
-        return {{"tokenizer.ggml.unknown_token_id", 0},
-                {"tokenizer.ggml.bos_token_id", 1},
-                {"tokenizer.ggml.eos_token_id", 2}};
-    if (v.model_name() == "gpt2") return {{"tokenizer.ggml.bos_token_id", 11}, {"tokenizer.ggml.eos_token_id", 11}};
-    return {};
-}
-
 // Tensors whose role is one row (or entry) per token, by name as llama.cpp's tensor map names
 // them: the input embeddings, the lm_head and its bias, Gemma 3n's per-layer embeddings, and the
 // NextN/MTP heads' embeddings and lm_head. No other tensor is gathered, whatever its shape.
@@ -146,7 +136,7 @@ void keep_always(const Vocab& vocab, const Metadata& md, std::vector<uint8_t>& k
             if (auto id = vocab.find(byte_to_unicode(static_cast<uint8_t>(b)))) mark(keep, *id, plan.always_kept);
     for (const GgufKV& kv : md)
         if (is_special_id_key(kv.key)) mark(keep, special_id(md, kv.key, n), plan.always_kept);
-    for (const auto& [key, id] : default_special_ids(vocab))
+    for (const auto& [key, id] : vocab.default_special_ids())
         if (!md.contains(key) && static_cast<size_t>(id) < n) mark(keep, id, plan.always_kept);
 }
 
@@ -205,7 +195,7 @@ Metadata pruned_metadata(const Metadata& md, const Vocab& vocab, const std::vect
         }
         kvs.push_back(std::move(o));
     }
-    for (const auto& [key, id] : default_special_ids(vocab))
+    for (const auto& [key, id] : vocab.default_special_ids())
         if (!md.contains(key) && static_cast<size_t>(id) < n && old_to_new[static_cast<size_t>(id)] != id)
             kvs.push_back({key, GgufValue::make_scalar(GgufType::U32,
                                                        static_cast<uint32_t>(old_to_new[static_cast<size_t>(id)]))});

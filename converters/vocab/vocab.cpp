@@ -16,6 +16,7 @@ namespace oiw::vocab {
 namespace {
 
 const std::string kTokens = "tokenizer.ggml.tokens";
+constexpr std::string_view kBosKey = "tokenizer.ggml.bos_token_id";
 constexpr std::string_view kSpmSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
 
 // Pre-tokenizer names (tokenizer.ggml.pre) llama.cpp maps to the regexes implemented here
@@ -203,6 +204,24 @@ uint64_t join_key(std::string_view s, size_t k) {
     return key;
 }
 
+// llama.cpp's special ids for tokenizer model `model` where the file has no key for them
+// (llama_vocab::impl::load's defaults; none for gemma4, rwkv and models it does not know).
+std::vector<std::pair<std::string, int32_t>> llama_default_ids(std::string_view model) {
+    const std::string bos = "tokenizer.ggml.bos_token_id", eos = "tokenizer.ggml.eos_token_id",
+                      unk = "tokenizer.ggml.unknown_token_id", pad = "tokenizer.ggml.padding_token_id";
+    if (model == "llama") return {{unk, 0}, {bos, 1}, {eos, 2}};
+    if (model == "gpt2") return {{bos, 11}, {eos, 11}};
+    if (model == "bert")
+        return {{bos, 101},
+                {unk, 100},
+                {"tokenizer.ggml.seperator_token_id", 102},
+                {pad, 0},
+                {"tokenizer.ggml.mask_token_id", 103}};
+    if (model == "t5") return {{eos, 1}, {unk, 2}, {pad, 0}};
+    if (model == "plamo2") return {{bos, 1}, {eos, 2}, {unk, 0}, {pad, 3}};
+    return {};
+}
+
 }  // namespace
 
 std::string byte_text(uint8_t b) {
@@ -272,6 +291,7 @@ Vocab Vocab::load(const Metadata& md) {
 
     bool force_bos = false;  // Gemma 4: BOS whatever tokenizer.ggml.add_bos_token says
     v.model_name_ = string_or_empty(md, "tokenizer.ggml.model");
+    v.defaults_ = llama_default_ids(v.model_name_);
     v.pre_ = string_or_empty(md, "tokenizer.ggml.pre");  // BPE: set_pre (gemma4: its own name)
     if (v.model_name_ == "llama") {
         v.model_ = Model::Spm;
@@ -279,21 +299,15 @@ Vocab Vocab::load(const Metadata& md) {
         for (const auto& entry : v.ids_)
             for (const Symbol& sym : split_symbols(entry.first))
                 if (sym.off > 0) v.spm_joins_.insert(join_key(entry.first, sym.off));
-        v.bos_ = 1, v.eos_ = 2;
         v.add_bos_ = true, v.add_space_prefix_ = true;
     } else if (v.model_name_ == "gpt2" || v.model_name_ == "gemma4") {
         v.model_ = Model::Bpe;
-        // llama.cpp's "gemma4" model: BPE under Gemma 4's pre-tokenizer whatever tokenizer.ggml.pre
-        // says, no default special ids.
-        if (v.model_name_ == "gemma4") {
-            v.pre_ = "gemma4";
-        } else {
-            v.bos_ = 11, v.eos_ = 11;
-        }
+        // llama.cpp's "gemma4" model: BPE under Gemma 4's pre-tokenizer whatever tokenizer.ggml.pre says.
+        if (v.model_name_ == "gemma4") v.pre_ = "gemma4";
         v.set_pre(v.pre_);
         if (const PreName* p = pre_name(v.pre_)) {
             v.add_bos_ = (p->flags & kAddBos) != 0;
-            if (p->flags & kNoDefaultBos) v.bos_ = -1;
+            if (p->flags & kNoDefaultBos) std::erase_if(v.defaults_, [](const auto& d) { return d.first == kBosKey; });
             force_bos = (p->flags & kForceBos) != 0;
         }
         const std::string mkey = "tokenizer.ggml.merges";
@@ -307,12 +321,13 @@ Vocab Vocab::load(const Metadata& md) {
     }
     if (auto b = get_bool(md, "tokenizer.ggml.add_space_prefix")) v.add_space_prefix_ = *b;
     const auto special_id = [&](std::string_view key, int32_t& id) {
-        if (id >= 0 && static_cast<size_t>(id) >= n) id = -1;
+        for (const auto& [k, d] : v.defaults_)
+            if (k == key && static_cast<size_t>(d) < n) id = d;
         const GgufValue* s = md.find(key);
         const std::optional<int64_t> x = s ? s->as_int() : std::nullopt;
         if (x && *x >= 0 && static_cast<uint64_t>(*x) < n) id = static_cast<int32_t>(*x);
     };
-    special_id("tokenizer.ggml.bos_token_id", v.bos_);
+    special_id(kBosKey, v.bos_);
     special_id("tokenizer.ggml.eos_token_id", v.eos_);
     if (auto b = get_bool(md, "tokenizer.ggml.add_bos_token")) v.add_bos_ = *b;
     if (auto b = get_bool(md, "tokenizer.ggml.add_eos_token")) v.add_eos_ = *b;

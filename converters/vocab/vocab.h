@@ -62,8 +62,12 @@ public:
     // A byte token: type BYTE or text "<0xNN>".
     bool is_byte_token(int32_t id) const;
     bool add_bos() const { return add_bos_; }
-    // tokenizer.ggml.bos_token_id, or -1 when the vocabulary has none.
+    // tokenizer.ggml.bos_token_id, else llama.cpp's default for the model, or -1 when there is none.
     int32_t bos_id() const { return bos_; }
+    // llama.cpp's special ids for keys the file may lack, as (key, id): its defaults for the
+    // tokenizer model (llama: unk 0, bos 1, eos 2; gpt2: bos = eos = 11 but no BOS for GLM-4's
+    // pre-tokenizers; bert, t5, plamo2; none for gemma4 and rwkv). Ids may lie past the vocabulary.
+    const std::vector<std::pair<std::string, int32_t>>& default_special_ids() const { return defaults_; }
     // BPE merges in rank order (empty for SPM).
     const std::vector<std::pair<std::string, std::string>>& merges() const { return merges_; }
 
@@ -106,7 +110,8 @@ private:
     uint8_t strips_ = 0;  // the union of strip_
     std::unordered_map<std::string, int32_t> ids_;
     std::vector<std::pair<std::string, std::string>> merges_;
-    std::unordered_map<std::string, int32_t> ranks_;  // merge_key(left, right) -> rank
+    std::unordered_map<std::string, int32_t> ranks_;         // merge_key(left, right) -> rank
+    std::vector<std::pair<std::string, int32_t>> defaults_;  // llama.cpp's ids for keys the file lacks
     int32_t bos_ = -1, eos_ = -1;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
     std::vector<int32_t> special_order_;      // special tokens, longest text first

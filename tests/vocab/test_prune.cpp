@@ -3,6 +3,7 @@
 // remapped, tokens), and keeping every id changes nothing but the added map key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -308,6 +309,73 @@ TEST(VocabPrune, BpeKeepsByteSymbolsAndOnlyMergesOfKeptTokens) {
     EXPECT_EQ(p.plan.merges_after, p.vout.merges().size());
     EXPECT_GT(p.plan.merges_after, 0u);
     EXPECT_LT(p.plan.merges_after, 50u);
+}
+
+// llama.cpp's default special ids (llama_vocab::impl::load) for a file without the keys: kept, and
+// written renumbered where they move; GLM-4's pre-tokenizers have no default BOS (only EOS 11).
+TEST(VocabPrune, KeepsAndRenumbersLlamaCppDefaultSpecialIds) {
+    const std::string k = "tokenizer.ggml.";
+    struct Case {
+        std::string model, pre;
+        std::map<std::string, uint32_t> ids;  // key -> old id llama.cpp uses
+    };
+    const std::vector<Case> cases = {
+        {"llama", "", {{k + "unknown_token_id", 0}, {k + "bos_token_id", 1}, {k + "eos_token_id", 2}}},
+        {"gpt2", "gpt-2", {{k + "bos_token_id", 11}, {k + "eos_token_id", 11}}},
+        {"gpt2", "glm4", {{k + "eos_token_id", 11}}},
+        {"gpt2", "chatglm-bpe", {{k + "eos_token_id", 11}}},
+        {"gemma4", "", {}},
+        {"bert",
+         "",
+         {{k + "bos_token_id", 101},
+          {k + "unknown_token_id", 100},
+          {k + "seperator_token_id", 102},
+          {k + "padding_token_id", 0},
+          {k + "mask_token_id", 103}}},
+        {"t5", "", {{k + "eos_token_id", 1}, {k + "unknown_token_id", 2}, {k + "padding_token_id", 0}}},
+        {"plamo2",
+         "",
+         {{k + "bos_token_id", 1}, {k + "eos_token_id", 2}, {k + "unknown_token_id", 0}, {k + "padding_token_id", 3}}},
+        {"rwkv", "", {}},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.model + " " + c.pre);
+        std::vector<std::string> tokens;
+        tokens.reserve(120);
+        for (int i = 0; i < 120; ++i) tokens.push_back("t" + std::to_string(i));
+        std::vector<GgufKV> kvs = {{k + "model", oiw::GgufValue::make_string(c.model)},
+                                   {k + "tokens", oiw::GgufValue::make_string_array(tokens)}};
+        if (!c.pre.empty()) kvs.push_back({k + "pre", oiw::GgufValue::make_string(c.pre)});
+        const std::string path = (oiw::test::temp_dir() / "defaults.gguf").string();
+        {
+            oiw::GgufWriter w(path);
+            w.set_kvs(kvs);
+            w.finish();
+        }
+        const Pruned p = prune(path, {50}, PruneOptions{.closure = false});  // "t50" is "t5" + "0" for SPM
+        std::vector<int32_t> kept = {50};
+        for (const auto& [key, id] : c.ids) kept.push_back(static_cast<int32_t>(id));
+        std::sort(kept.begin(), kept.end());
+        kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+        EXPECT_EQ(p.plan.original_ids, kept);
+        std::map<std::string, uint32_t> defaults;
+        for (const auto& [key, id] : p.vin.default_special_ids()) defaults[key] = static_cast<uint32_t>(id);
+        EXPECT_EQ(defaults, c.ids);
+        // What llama.cpp reads from the output (the key, else its default) names the same token.
+        for (const auto& [key, id] : c.ids) {
+            const auto written = p.out.metadata().get_uint(key, UINT32_MAX);
+            const uint32_t now = written ? static_cast<uint32_t>(*written) : id;
+            ASSERT_LT(now, p.plan.original_ids.size()) << key;
+            EXPECT_EQ(p.plan.original_ids[now], static_cast<int32_t>(id)) << key;
+        }
+        for (const std::string key : {"bos_token_id", "eos_token_id", "unknown_token_id", "padding_token_id"}) {
+            if (!c.ids.count(k + key)) {
+                EXPECT_FALSE(p.out.metadata().contains(k + key)) << key;
+            }
+        }
+        EXPECT_EQ(p.vin.bos_id(),
+                  c.ids.count(k + "bos_token_id") ? static_cast<int32_t>(c.ids.at(k + "bos_token_id")) : -1);
+    }
 }
 
 TEST(VocabPrune, SpecialIdOutOfRangeIsAnError) {
