@@ -20,7 +20,6 @@
 #include "converters/hf/model_name.h"
 #include "converters/hf/rope_freqs.h"
 #include "converters/hf/sentencepiece.h"
-#include "libformat/escape.h"
 #include "libformat/gguf/gguf.h"
 #include "libformat/io/mapped_file.h"
 #include "libformat/io/text_file.h"
@@ -249,7 +248,7 @@ struct ArchSpec {
     bool undo_permute;                      // LlamaModel.permute on q/k rows
     float norm_shift;                       // added to tensors named *norm.weight (Gemma3Model.norm_shift)
     // The class's own refusals (reranker detection, pooling modules, ...), before anything is planned.
-    void (*check)(const Checkpoint& ck, const Hparams& hp);
+    void (*check)(const Checkpoint& ck, const Hparams& hp, CardFile& card);
     // set_gguf_parameters after TextModel's keys (`a`: "<arch>." prefix).
     void (*params)(KvWriter& kv, const Hparams& hp, const std::string& a);
     // A set_gguf_parameters that does not start from TextModel's (Phi3): replaces it and `params`.
@@ -679,13 +678,11 @@ void put_authorship(KvWriter& kv, const CardMetadata& m) {
 // matter), then the names from config.json's _name_or_path and the directory for what the card
 // leaves unset, the sampling keys of generation_config.json, the --metadata file over all of them,
 // --model-name over the name; then the name and size label of last resort.
-CardMetadata add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
+CardMetadata add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, CardFile& card,
                          const std::vector<PlannedTensor>& tensors, int64_t total_params, const PlanOptions& naming,
                          std::vector<std::string>& notes) {
     const fs::path dir(ck.dir());
-    CardMetadata m;
-    if (std::error_code ec; fs::is_regular_file(dir / "README.md", ec))
-        m = read_model_card((dir / "README.md").string(), total_params);
+    CardMetadata m = read_model_card(card, total_params);
     auto fill = [&](const ModelIdParts& p) {  // what the card leaves unset
         if (!m.name && p.full_name) m.name = id_to_title(*p.full_name);
         if (!m.organization && p.organization) m.organization = id_to_title(*p.organization);
@@ -745,7 +742,7 @@ CardMetadata add_general(KvWriter& kv, const Checkpoint& ck, const Hparams& hp,
     for (const auto& [from, to, put] : kSampling)
         if (const std::string key = std::string("general.sampling.") + to; const Json* v = member(sampling, key))
             (kv.*put)(key, *v);
-    kv.set_source((dir / "README.md").string());
+    kv.set_source(card.path());
     put_authorship(kv, m);
     kv.set_source(hp.file());
     return m;
@@ -1333,7 +1330,7 @@ void add_qwen2_vocab(KvWriter& kv, const Checkpoint& ck, const Hparams& hp, std:
 
 // Qwen2Model._try_set_pooling_type: a sentence-transformers modules.json naming a Pooling module
 // would add pooling_type (from that module's own config.json), which is refused.
-void check_no_pooling(const Checkpoint& ck, const Hparams& /*hp*/) {
+void check_no_pooling(const Checkpoint& ck, const Hparams& /*hp*/, CardFile& /*card*/) {
     const fs::path path = fs::path(ck.dir()) / "modules.json";
     const std::optional<Json> modules = read_optional_json(path);
     if (!modules) return;
@@ -1351,17 +1348,10 @@ void check_no_pooling(const Checkpoint& ck, const Hparams& /*hp*/) {
 // Qwen3Model._is_qwen3_reranker: README.md's "# qwen3-reranker" heading, "qwen3-reranker" in the
 // directory name, _name_or_path, model_type or the first architecture, or a SequenceClassification
 // architecture.
-bool is_qwen3_reranker(const Checkpoint& ck, const Hparams& hp) {
-    const fs::path readme = fs::path(ck.dir()) / "README.md";
-    if (std::error_code ec; fs::is_regular_file(readme, ec)) {
-        std::string text = read_text_file(readme.string(), kMaxJsonBytes);
-        char32_t cp = 0;
-        for (size_t i = 0, n = 0; i < text.size(); i += n)
-            if ((n = utf8_sequence(text, i, cp)) == 0)
-                throw FormatError(ErrorKind::BadData, readme.string(), "",
-                                  fmt::format("not UTF-8 at byte {} (the Python converter stops on it)", i));
-        text = lower_ascii(std::move(text));
-        if (text.find("# qwen3-reranker") != std::string::npos || text.find("# qwen3-vl-reranker") != std::string::npos)
+bool is_qwen3_reranker(const Checkpoint& ck, const Hparams& hp, CardFile& card) {
+    if (const std::string* text = card.text()) {
+        const std::string l = lower_ascii(*text);
+        if (l.find("# qwen3-reranker") != std::string::npos || l.find("# qwen3-vl-reranker") != std::string::npos)
             return true;
     }
     const Json* archs = member(hp.raw(), "architectures");
@@ -1380,16 +1370,16 @@ bool is_qwen3_reranker(const Checkpoint& ck, const Hparams& hp) {
 
 // Qwen3Model's refusals: rerankers (their yes/no classifier head needs transformers' tokenizer)
 // and Qwen2Model's pooling modules.
-void check_qwen3(const Checkpoint& ck, const Hparams& hp) {
-    if (is_qwen3_reranker(ck, hp))
+void check_qwen3(const Checkpoint& ck, const Hparams& hp, CardFile& card) {
+    if (is_qwen3_reranker(ck, hp, card))
         throw FormatError(ErrorKind::Unsupported, ck.dir(), "",
                           "a Qwen3 reranker (README, name or architecture says so) is not converted yet");
-    check_no_pooling(ck, hp);
+    check_no_pooling(ck, hp, card);
 }
 
 // Gemma3Model's own refusals: attn_logit_softcapping must be unset (its assert), a sliding window
 // when the pattern is not 1.
-void check_gemma3(const Checkpoint& /*ck*/, const Hparams& hp) {
+void check_gemma3(const Checkpoint& /*ck*/, const Hparams& hp, CardFile& /*card*/) {
     if (const Json* v = hp.get({"attn_logit_softcapping"}))
         throw FormatError(ErrorKind::Unsupported, hp.file(), "attn_logit_softcapping",
                           v->dump() + ": Gemma3 has none (the Python converter asserts it)");
@@ -1472,7 +1462,7 @@ bool phi3_gpt2_tokenizer(const Checkpoint& ck) {
 }
 
 // Phi3MiniModel's refusal before anything is planned: a tokenizer_config without tokenizer_class.
-void check_phi3(const Checkpoint& ck, const Hparams& /*hp*/) { phi3_gpt2_tokenizer(ck); }
+void check_phi3(const Checkpoint& ck, const Hparams& /*hp*/, CardFile& /*card*/) { phi3_gpt2_tokenizer(ck); }
 
 // Phi3's rotated dimensions: int(partial_rotary_factor * hidden_size) // num_attention_heads.
 uint64_t phi3_rope_dims(const Hparams& hp) {
@@ -1721,7 +1711,8 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const PlanOption
     if (!nb.is_number_unsigned() || nb.get<uint64_t>() > 100000)
         throw FormatError(ErrorKind::BadJson, cfg_path, "num_hidden_layers", nb.dump() + " is not a block count");
     const auto n_block = static_cast<int64_t>(nb.get<uint64_t>());
-    if (spec->check) spec->check(ck, hp);
+    CardFile card(ck.dir());
+    if (spec->check) spec->check(ck, hp, card);
     const OutType ot = outtype == OutType::Auto ? resolve_auto(ck) : outtype;
 
     ConvertPlan plan;
@@ -1739,7 +1730,7 @@ ConvertPlan plan_convert(const Checkpoint& ck, OutType outtype, const PlanOption
         for (const PlannedTensor& t : plan.tensors) plan.total_params += t.elements();
     }
     const CardMetadata m =
-        add_general(kv, ck, hp, plan.tensors, static_cast<int64_t>(plan.total_params), opt, plan.notes);
+        add_general(kv, ck, hp, card, plan.tensors, static_cast<int64_t>(plan.total_params), opt, plan.notes);
     plan.name = m.name;
     plan.basename = m.basename;
     plan.finetune = m.finetune;

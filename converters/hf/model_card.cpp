@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,15 @@ namespace {
 
 constexpr size_t kMaxCardBytes = 64u << 20;
 constexpr size_t kMaxDepth = 256;  // PyYAML's recursive composer fails on far less
+
+// Throws FormatError naming `path` at the first byte of `text` that is not UTF-8.
+void check_utf8(const std::string& text, const std::string& path) {
+    char32_t cp = 0;
+    for (size_t i = 0, n = 0; i < text.size(); i += n)
+        if ((n = utf8_sequence(text, i, cp)) == 0)
+            throw FormatError(ErrorKind::BadData, path, "",
+                              fmt::format("not UTF-8 at byte {} (the Python converter stops on it)", i));
+}
 
 // ------------------------------------------------------------------ the YAML value, as PyYAML builds it
 
@@ -491,16 +501,26 @@ std::optional<std::string> front_matter(const std::string& text) {
     return spaced;
 }
 
-CardMetadata read_model_card(const std::string& path, int64_t total_params) {
-    return parse_model_card(read_text_file(path, kMaxCardBytes), path, total_params);
+CardFile::CardFile(const std::string& dir) : path_((std::filesystem::path(dir) / "README.md").string()) {}
+
+const std::string* CardFile::text() {
+    if (!read_) {
+        read_ = true;
+        if (std::error_code ec; std::filesystem::is_regular_file(path_, ec)) {
+            text_ = read_text_file(path_, kMaxCardBytes);
+            check_utf8(*text_, path_);
+        }
+    }
+    return text_ ? &*text_ : nullptr;
+}
+
+CardMetadata read_model_card(CardFile& card, int64_t total_params) {
+    const std::string* text = card.text();
+    return text ? parse_model_card(*text, card.path(), total_params) : CardMetadata{};
 }
 
 CardMetadata parse_model_card(const std::string& text, const std::string& path, int64_t total_params) {
-    char32_t cp = 0;
-    for (size_t i = 0, n = 0; i < text.size(); i += n)
-        if ((n = utf8_sequence(text, i, cp)) == 0)
-            throw FormatError(ErrorKind::BadData, path, "",
-                              fmt::format("not UTF-8 at byte {} (the Python converter stops on it)", i));
+    check_utf8(text, path);
     CardMetadata m;
     const std::optional<std::string> yaml = front_matter(text);
     if (!yaml) return m;

@@ -31,14 +31,30 @@ struct CardMetadata {
     std::optional<std::vector<std::string>> tags, languages;
 };
 
-// Reads `path` (a README.md) and applies the card's keys as gguf-py does; `total_params` feeds the
-// size-label heuristics of base-model ids. No front matter: all fields unset. Throws FormatError
-// naming the file (and the key) where the Python converter fails (YAML errors, a non-string value
-// where a string is written, an impossible date) or where a construct is not read here (merge keys,
-// explicit tags other than !!str / !!null / !!seq / !!map, a non-string tag or language).
-CardMetadata read_model_card(const std::string& path, int64_t total_params);
+// A checkpoint's README.md, read at most once and only when first asked for (Qwen3's reranker check
+// and the model card both read it, each where the Python converter does).
+class CardFile {
+public:
+    explicit CardFile(const std::string& dir);
+    const std::string& path() const { return path_; }
+    // The file's text, or nullptr when the directory has none. Throws FormatError naming the file
+    // when it cannot be read, is over 64 MiB or is not UTF-8 (the Python converter stops on it).
+    const std::string* text();
 
-// read_model_card on the text of `path` (not read here; named in errors).
+private:
+    std::string path_;
+    bool read_ = false;
+    std::optional<std::string> text_;
+};
+
+// Applies `card`'s keys as gguf-py does; `total_params` feeds the size-label heuristics of
+// base-model ids. No file or no front matter: all fields unset. Throws FormatError naming the file
+// (and the key) where the Python converter fails (YAML errors, a non-string value where a string
+// is written, an impossible date) or where a construct is not read here (merge keys, explicit tags
+// other than !!str / !!null / !!seq / !!map, a non-string tag or language).
+CardMetadata read_model_card(CardFile& card, int64_t total_params);
+
+// read_model_card on `text`, the text of `path` (not read here; named in errors).
 CardMetadata parse_model_card(const std::string& text, const std::string& path, int64_t total_params);
 
 // Metadata.load's override file (convert_hf_to_gguf.py --metadata FILE, a JSON object keyed by GGUF
