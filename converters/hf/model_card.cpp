@@ -514,13 +514,10 @@ const std::string* CardFile::text() {
     return text_ ? &*text_ : nullptr;
 }
 
-CardMetadata read_model_card(CardFile& card, int64_t total_params) {
-    const std::string* text = card.text();
-    return text ? parse_model_card(*text, card.path(), total_params) : CardMetadata{};
-}
+namespace {
 
-CardMetadata parse_model_card(const std::string& text, const std::string& path, int64_t total_params) {
-    check_utf8(text, path);
+// parse_model_card on text already checked to be UTF-8.
+CardMetadata parse_utf8_card(const std::string& text, const std::string& path, int64_t total_params) {
     CardMetadata m;
     const std::optional<std::string> yaml = front_matter(text);
     if (!yaml) return m;
@@ -557,6 +554,18 @@ CardMetadata parse_model_card(const std::string& text, const std::string& path, 
     r.use_array(m.languages, "languages");
     r.use_array(m.languages, "language");
     return m;
+}
+
+}  // namespace
+
+CardMetadata read_model_card(CardFile& card, int64_t total_params) {
+    const std::string* text = card.text();  // checked to be UTF-8 there
+    return text ? parse_utf8_card(*text, card.path(), total_params) : CardMetadata{};
+}
+
+CardMetadata parse_model_card(const std::string& text, const std::string& path, int64_t total_params) {
+    check_utf8(text, path);
+    return parse_utf8_card(text, path, total_params);
 }
 
 namespace {

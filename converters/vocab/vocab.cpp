@@ -207,8 +207,8 @@ uint64_t join_key(std::string_view s, size_t k) {
 // llama.cpp's special ids for tokenizer model `model` where the file has no key for them
 // (llama_vocab::impl::load's defaults; none for gemma4, rwkv and models it does not know).
 std::vector<std::pair<std::string, int32_t>> llama_default_ids(std::string_view model) {
-    const std::string bos = "tokenizer.ggml.bos_token_id", eos = "tokenizer.ggml.eos_token_id",
-                      unk = "tokenizer.ggml.unknown_token_id", pad = "tokenizer.ggml.padding_token_id";
+    const std::string bos(kBosKey), eos = "tokenizer.ggml.eos_token_id", unk = "tokenizer.ggml.unknown_token_id",
+                                    pad = "tokenizer.ggml.padding_token_id";
     if (model == "llama") return {{unk, 0}, {bos, 1}, {eos, 2}};
     if (model == "gpt2") return {{bos, 11}, {eos, 11}};
     if (model == "bert")
