@@ -7,9 +7,11 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "converters/eval/forward.h"
+#include "converters/eval/log_prob_file.h"
 
 namespace oiw::eval {
 
@@ -17,6 +19,12 @@ struct EvalOptions {
     int64_t ctx = 256;
     int64_t chunks = -1;         // -1: every whole chunk of the text
     std::optional<int32_t> bos;  // replaces each chunk's first token when set
+    // The base as llama-perplexity saved it (--kl-divergence-base FILE): KL divergence against its
+    // rows, computed as llama-perplexity --kl-divergence computes it (instead of a base model).
+    const LogProbReader* base_file = nullptr;
+    // Also write the model's log-probabilities here, as llama-perplexity --kl-divergence-base
+    // writes them (published when every chunk is done; nothing is left behind on an error).
+    std::string save_path;
 };
 
 // KL divergence of the model's next-token distributions from the base model's, per scored position.
@@ -42,9 +50,10 @@ double kl_divergence(std::span<const double> base, std::span<const double> model
 
 // Evaluates `model` (and, when given, `base` on the same chunks) over `tokens`. Throws
 // FormatError(BadData) on a non-finite logit (naming the position), FormatError(Usage) for a ctx
-// below 4, a chunk count below 1, tokens that do not fill one chunk (naming both counts), or when the two
-// models differ in architecture, layers, width or vocabulary (before any work). progress(done,
-// total) is called after each chunk.
+// below 4, a chunk count below 1, tokens that do not fill one chunk (naming both counts), when the two
+// models differ in architecture, layers, width or vocabulary, or when o.base_file is given with
+// `base`, or differs from the model's vocabulary, from o.ctx, or from `tokens`, or holds fewer
+// chunks than asked (all before any work). progress(done, total) is called after each chunk.
 EvalResult evaluate(const Forward& model, const Forward* base, std::span<const int32_t> tokens, const EvalOptions& o,
                     const std::function<void(int64_t, int64_t)>& progress = {});
 

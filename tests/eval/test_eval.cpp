@@ -203,6 +203,179 @@ TEST(Eval, BadInputIsOneClearError) {
         << arch;
 }
 
+// llama-perplexity's log-probability file (--kl-divergence-base). tests/data/eval/mini-llama-f16.kld
+// is what llama-perplexity (1348f67) saved for mini-llama-f16 on words.txt (-c 64 -b 64 --chunks 4);
+// its --kl-divergence run of the Q4_0 requant against that file printed these
+// (tests/data/eval/README.md):
+constexpr double kLlamaKldPplBase = 1204.477054;  // Mean PPL(base): a function of the file alone
+constexpr double kLlamaKldPplQ = 1189.815944;     // Mean PPL(Q)
+constexpr double kLlamaKldMean = 0.008275;        // Mean KLD
+
+std::string kld_file() { return test::data_path("eval/mini-llama-f16.kld"); }
+
+// The file's log-prob of entry i of a row (scale * q + min_log_prob).
+float decoded(std::span<const uint16_t> row, size_t i) {
+    float d[2];
+    std::memcpy(d, row.data(), sizeof d);
+    return d[0] * row[4 + i] + d[1];
+}
+
+TEST(EvalLogProbs, EncodesRowsAsLlamaPerplexity) {
+    // n_vocab 4: rows of 2 * 2 + 4 entries; the minimum is the smallest logit (within 16 of the max).
+    std::vector<uint16_t> row(eval::log_prob_row_len(4), 0xffff);
+    ASSERT_EQ(row.size(), 8u);
+    eval::encode_log_probs(std::vector<float>{0, 1, 2, 3}, row);
+    float scale, min_lp;
+    std::memcpy(&scale, row.data(), 4);
+    std::memcpy(&min_lp, row.data() + 2, 4);
+    EXPECT_EQ(scale, 3.f / 65535.f);
+    EXPECT_NEAR(min_lp, -3 - std::log(1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0)), 1e-6);
+    EXPECT_EQ(std::vector<uint16_t>(row.begin() + 4, row.end()), (std::vector<uint16_t>{0, 21845, 43690, 65535}));
+    // A logit more than 16 below the max is clamped to q 0; the odd vocabulary's pad entry is 0.
+    row.assign(eval::log_prob_row_len(3), 0xffff);
+    ASSERT_EQ(row.size(), 8u);
+    eval::encode_log_probs(std::vector<float>{10, -20, 9}, row);
+    std::memcpy(&scale, row.data(), 4);
+    EXPECT_EQ(scale, 16.f / 65535.f);
+    EXPECT_EQ(std::vector<uint16_t>(row.begin() + 4, row.end()), (std::vector<uint16_t>{65535, 0, 61439, 0}));
+    // Equal logits: scale 0, every q 0, the minimum log p = -log 2.
+    row.assign(eval::log_prob_row_len(2), 0xffff);
+    eval::encode_log_probs(std::vector<float>{2, 2}, row);
+    std::memcpy(&scale, row.data(), 4);
+    std::memcpy(&min_lp, row.data() + 2, 4);
+    EXPECT_EQ(scale, 0.f);
+    EXPECT_EQ(min_lp, -static_cast<float>(std::log(2.0)));
+    EXPECT_EQ(row[4] + row[5], 0);
+    // A row against its own logits: KLD ~0 (each log-prob rounded by up to scale / 2 = 7.6e-5 here;
+    // measured 1.6e-5), same top token, same NLL.
+    const std::vector<float> logits = {0.5f, -1.f, 3.f, 2.5f, -7.f};
+    row.assign(eval::log_prob_row_len(5), 0);
+    eval::encode_log_probs(logits, row);
+    const eval::RowKld k = eval::compare_log_probs(logits, row, 3);
+    EXPECT_LT(std::fabs(k.kld), 1e-4);
+    EXPECT_TRUE(k.same_top);
+    EXPECT_NEAR(k.nll, k.nll_base, 1e-4);
+    EXPECT_NEAR(k.nll, -eval::log_softmax(logits)[3], 1e-6);
+}
+
+TEST(EvalLogProbs, ReadsLlamaPerplexityBaseFile) {
+    const eval::LogProbReader f(kld_file());
+    EXPECT_EQ(f.n_ctx(), 64);
+    EXPECT_EQ(f.n_vocab(), 1024);
+    EXPECT_EQ(f.n_chunk(), 4);
+    // llama.cpp's tokens of words.txt are ours.
+    const std::string src = test::data_path("models/mini-llama-f16.gguf");
+    const auto tokens = text_tokens(src);
+    ASSERT_GE(tokens.size(), 256u);
+    EXPECT_TRUE(std::equal(f.tokens().begin(), f.tokens().end(), tokens.begin()));
+    // Against the file, the Q4_0 requant: the base's perplexity is llama-perplexity's to the digits
+    // it printed (it depends on the file alone), the model's and the KLD within the tolerances above.
+    const auto model = load(test::mini_requant("mini-llama", "Q4_0"));
+    eval::EvalOptions o = opts();
+    o.base_file = &f;
+    const eval::EvalResult r = eval::evaluate(*model, nullptr, tokens, o);
+    ASSERT_TRUE(r.kld.has_value());
+    EXPECT_NEAR(r.kld->base_ppl, kLlamaKldPplBase, 1e-6);
+    EXPECT_NEAR(r.ppl / kLlamaKldPplQ, 1.0, kPplRelTol);
+    EXPECT_NEAR(r.kld->mean / kLlamaKldMean, 1.0, kKldRelTol);
+    std::printf("against llama-perplexity's file: base PPL %.6f vs %.6f, PPL %.4f vs %.4f, KLD %.6f vs %.6f\n",
+                r.kld->base_ppl, kLlamaKldPplBase, r.ppl, kLlamaKldPplQ, r.kld->mean, kLlamaKldMean);
+    // Against the model itself the same KLD within the 16-bit rounding of the file (and its base
+    // being llama.cpp's logits, not ours).
+    const auto base = load(src);
+    const eval::EvalResult m = eval::evaluate(*model, base.get(), tokens, opts());
+    EXPECT_NEAR(r.kld->mean / m.kld->mean, 1.0, 0.01);
+}
+
+TEST(EvalLogProbs, WritesWhatLlamaPerplexityWrites) {
+    const std::string src = test::data_path("models/mini-llama-f16.gguf");
+    const std::string out = (test::temp_dir() / "ours.kld").string();
+    const auto model = load(src);
+    eval::EvalOptions o = opts();
+    o.save_path = out;
+    const eval::EvalResult r = eval::evaluate(*model, nullptr, text_tokens(src), o);
+    const auto ours = test::read_file(out), theirs = test::read_file(kld_file());
+    ASSERT_EQ(ours.size(), theirs.size());
+    // Header and tokens byte for byte; the rows are our logits', within 2e-3 of llama.cpp's log-probs
+    // wherever both are above the -16 cut (measured: 1.05e-3).
+    constexpr size_t kHead = 20 + 4 * 256;
+    EXPECT_TRUE(std::equal(ours.begin(), ours.begin() + kHead, theirs.begin()));
+    const eval::LogProbReader a(out), b(kld_file());
+    double worst = 0;
+    for (int64_t c = 0; c < 4; ++c)
+        for (int64_t j = 0; j < eval::scored_per_chunk(64); ++j) {
+            const auto ra = a.chunk(c).subspan(static_cast<size_t>(j * 1028), 1028);
+            const auto rb = b.chunk(c).subspan(static_cast<size_t>(j * 1028), 1028);
+            for (size_t i = 0; i < 1024; ++i)
+                if (decoded(ra, i) > -16 && decoded(rb, i) > -16)
+                    worst = std::max(worst, static_cast<double>(std::fabs(decoded(ra, i) - decoded(rb, i))));
+        }
+    EXPECT_LT(worst, 2e-3);
+    std::printf("largest difference of a log-prob from llama-perplexity's: %.3g\n", worst);
+    // Read back: the perplexity the file holds is the model's (within the 16-bit rounding).
+    const auto q = load(test::mini_requant("mini-llama", "Q4_0"));
+    eval::EvalOptions back = opts();
+    back.base_file = &a;
+    const eval::EvalResult rb = eval::evaluate(*q, nullptr, text_tokens(src), back);
+    EXPECT_NEAR(rb.kld->base_ppl / r.ppl, 1.0, 1e-4);
+}
+
+TEST(EvalLogProbs, BadFilesAreOneClearError) {
+    const auto good = test::read_file(kld_file());
+    const auto dir = test::temp_dir();
+    int n = 0;
+    auto error_for = [&](const std::function<void(std::vector<uint8_t>&)>& edit) {
+        std::vector<uint8_t> b = good;
+        edit(b);
+        const std::string path = (dir / ("bad" + std::to_string(n++) + ".kld")).string();
+        test::write_file(path, b);
+        return test::error_of([&] { eval::LogProbReader f(path); });
+    };
+    auto put32 = [](std::vector<uint8_t>& b, size_t at, int32_t v) { std::memcpy(b.data() + at, &v, 4); };
+    EXPECT_NE(error_for([](auto& b) { b[0] = 'X'; }).find("not a llama-perplexity log-probability file"),
+              std::string::npos);
+    EXPECT_NE(error_for([](auto& b) { b.pop_back(); }).find("need 255988 bytes; the file has 255987"),
+              std::string::npos);
+    EXPECT_NE(error_for([](auto& b) { b.resize(12); }).find("n_vocab"), std::string::npos);
+    EXPECT_NE(error_for([&](auto& b) { put32(b, 8, 2); }).find("n_ctx: 2 is below 4"), std::string::npos);
+    EXPECT_NE(error_for([&](auto& b) { put32(b, 12, -1); }).find("n_vocab: -1 is below 1"), std::string::npos);
+    EXPECT_NE(error_for([&](auto& b) { put32(b, 16, 0); }).find("n_chunk: 0 is below 1"), std::string::npos);
+    EXPECT_NE(error_for([&](auto& b) {
+                  put32(b, 8, INT32_MAX);
+                  put32(b, 12, INT32_MAX);
+                  put32(b, 16, INT32_MAX);
+              }).find("need more than 2^64 bytes"),
+              std::string::npos);
+    EXPECT_NE(
+        error_for([&](auto& b) { put32(b, 20 + 4 * 7, 1024); }).find("token 7 is id 1024, outside the vocabulary"),
+        std::string::npos);
+    // A row that is not log-probabilities: refused when its chunk is reached, naming it.
+    std::vector<uint8_t> nan_row = good;
+    const float nan = std::nanf("");
+    std::memcpy(nan_row.data() + 20 + 1024 + 2 * 1028 * (31 + 2), &nan, 4);
+    const std::string nan_path = (dir / "nan.kld").string();
+    test::write_file(nan_path, nan_row);
+    const eval::LogProbReader f(nan_path);
+    (void)f.chunk(0);
+    EXPECT_NE(test::error_of([&] { (void)f.chunk(1); }).find("chunk 2 row 2: scale nan"), std::string::npos);
+    // A file that is not the model's, or not for what is asked: refused before any work.
+    const eval::LogProbReader ok(kld_file());
+    const std::string src = test::data_path("models/mini-llama-f16.gguf");
+    const auto m = load(src);
+    const auto tokens = text_tokens(src);
+    auto eval_error = [&](eval::EvalOptions o, std::span<const int32_t> t, const eval::Forward* base = nullptr) {
+        o.base_file = &ok;
+        return test::error_of([&] { eval::evaluate(*m, base, t, o); });
+    };
+    EXPECT_NE(eval_error(opts(32), tokens).find("n_ctx 64, not the --ctx 32 asked"), std::string::npos);
+    eval::EvalOptions five = opts();
+    five.chunks = 5;
+    EXPECT_NE(eval_error(five, tokens).find("4 chunks, fewer than the 5 asked"), std::string::npos);
+    const std::vector<int32_t> shifted(tokens.begin() + 1, tokens.end());
+    EXPECT_NE(eval_error(opts(), shifted).find("computed on another text or vocabulary"), std::string::npos);
+    EXPECT_NE(eval_error(opts(), tokens, m.get()).find("a base model and a log-probability file"), std::string::npos);
+}
+
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
 // The tool: llama-perplexity's spellings, --json, one-line errors with exit 2.
@@ -258,6 +431,72 @@ TEST(EvalCli, ReportsAndJsonAndErrors) {
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
     EXPECT_EQ(test::run(tool + " -f " + q(text), &out, true), 2);
     EXPECT_NE(out.find("MODEL: required"), std::string::npos) << out;
+}
+
+// llama-perplexity's two-run form: save the base's log-probabilities, then compare against them.
+TEST(EvalCli, SavesAndReadsLogProbabilityFiles) {
+    const std::string tool = test::tool_path("gguf-eval");
+    const std::string src = test::data_path("models/mini-llama-f16.gguf");
+    const std::string text = test::data_path("eval/words.txt");
+    const std::string quant = test::mini_requant("mini-llama", "Q4_0");
+    const auto dir = test::temp_dir();
+    const std::string saved = (dir / "base.kld").string();
+    std::string out;
+    // Without --kl-divergence, a path where no model is: MODEL's log-probabilities are saved there.
+    ASSERT_EQ(test::run(tool + " -m " + q(src) + " -f " + q(text) +
+                            " -c 64 --chunks 4 --semantics integer --json --kl-divergence-base " + q(saved),
+                        &out),
+              0)
+        << out;
+    EXPECT_EQ(nlohmann::json::parse(out)["saved"], saved);
+    EXPECT_EQ(test::read_file(saved).size(), test::read_file(kld_file()).size());
+    // With it: compared against the file; no text needed, ctx and chunks are the file's.
+    for (const std::string& base : {saved, kld_file()}) {
+        ASSERT_EQ(test::run(tool + " -m " + q(quant) + " --kl-divergence-base " + q(base) +
+                                " --kl-divergence --semantics integer --json",
+                            &out),
+                  0)
+            << out;
+        const auto j = nlohmann::json::parse(out);
+        EXPECT_EQ(j["base_kind"], "log-probs");
+        EXPECT_EQ(j["ctx"], 64);
+        EXPECT_EQ(j["chunks"], 4);
+        EXPECT_NEAR(j["kld"]["mean"].get<double>() / kLlamaKldMean, 1.0, kKldRelTol);
+    }
+    // Without --kl-divergence, an existing file is the base too (never overwritten): the model against
+    // its own log-probabilities has a KLD within the 16-bit rounding of 0.
+    const auto saved_bytes = test::read_file(saved);
+    ASSERT_EQ(
+        test::run(tool + " -m " + q(src) + " --kl-divergence-base " + q(saved) + " --semantics integer --json", &out),
+        0)
+        << out;
+    EXPECT_LT(nlohmann::json::parse(out)["kld"]["mean"].get<double>(), 1e-5);
+    EXPECT_EQ(test::read_file(saved), saved_bytes);
+    // --base takes the file too; --save-all-logits replaces a saved file.
+    ASSERT_EQ(test::run(tool + " " + q(quant) + " --base " + q(kld_file()) + " -f " + q(text) + " --save-all-logits " +
+                            q(saved) + " --json",
+                        &out),
+              0)
+        << out;
+    EXPECT_EQ(nlohmann::json::parse(out)["base"], kld_file());
+    // Errors: one line, exit 2, nothing written over an input or over a file that is not a saved
+    // log-probability file.
+    for (const std::string& victim : {quant, src, text}) {
+        const auto before = test::read_file(victim);
+        EXPECT_EQ(test::run(tool + " " + q(quant) + " -f " + q(text) + " --save-all-logits " + q(victim), &out, true),
+                  2);
+        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+        EXPECT_EQ(test::read_file(victim), before);
+    }
+    EXPECT_EQ(test::run(tool + " " + q(quant) + " --kl-divergence", &out, true), 2);
+    EXPECT_NE(out.find("--kl-divergence: needs --kl-divergence-base FILE"), std::string::npos) << out;
+    EXPECT_EQ(test::run(tool + " " + q(quant) + " --base " + q(src) + " --kl-divergence-base " + q(saved), &out, true),
+              2);
+    EXPECT_NE(out.find("--base and --kl-divergence-base: give one"), std::string::npos) << out;
+    EXPECT_EQ(test::run(tool + " " + q(quant) + " -c 32 --base " + q(saved), &out, true), 2);
+    EXPECT_NE(out.find("n_ctx 64, not the --ctx 32 asked"), std::string::npos) << out;
+    EXPECT_EQ(test::run(tool + " " + q(quant) + " --base " + q(text), &out, true), 2);
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
 
 }  // namespace

@@ -28,6 +28,47 @@ expect_err_contains "not the model's source"; expect_err_one_line
 hostile_case "eval: unknown --semantics" 2 "$EV" "$MINI" -f "$TXT" --semantics fast
 expect_err_one_line
 
+# Saved base distributions (llama-perplexity's --kl-divergence-base file): broken or foreign files
+# are refused in one line; nothing is written over a model or a saved file.
+KLD="$DATA/eval/mini-llama-f16.kld"
+hostile_case "eval: log-prob base, plain run" 0 "$EV" "$MINI" --kl-divergence-base "$KLD" --kl-divergence
+head -c 100000 "$KLD" >"$TMP/trunc.kld"
+hostile_case "eval: truncated log-prob base" 2 "$EV" "$MINI" --base "$TMP/trunc.kld"
+expect_err_contains "the file has 100000"; expect_err_one_line
+python3 - "$KLD" "$TMP" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+def put(name, at, fmt, v):
+    c = bytearray(b); struct.pack_into(fmt, c, at, v); open(f"{sys.argv[2]}/{name}.kld", "wb").write(bytes(c))
+put("ctx", 8, "<i", -64)              # n_ctx negative
+put("chunks", 16, "<i", 2**31 - 1)    # n_chunk lying about the length
+put("token", 20, "<i", 1 << 30)       # a token id beyond the vocabulary
+put("nanrow", 20 + 1024, "<f", float("nan"))  # the first row's scale
+put("negscale", 20 + 1024 + 2056 * 40, "<f", -1.0)  # chunk 2's 10th row
+PY
+for c in ctx:"n_ctx: -64 is below 4" chunks:"need" token:"outside the vocabulary" \
+         nanrow:"chunk 1 row 0: scale nan" negscale:"chunk 2 row 9: scale -1"; do
+  hostile_case "eval: log-prob base, bad ${c%%:*}" 2 "$EV" "$MINI" --kl-divergence-base "$TMP/${c%%:*}.kld" --kl-divergence
+  expect_err_contains "${c#*:}"; expect_err_one_line
+done
+hostile_case "eval: log-prob base for another ctx" 2 "$EV" "$MINI" --base "$KLD" -c 32
+expect_err_contains "n_ctx 64, not the --ctx 32 asked"; expect_err_one_line
+hostile_case "eval: log-prob base of another text" 2 "$EV" "$MINI" --base "$KLD" -f "$TMP/short.txt"
+expect_err_one_line
+hostile_case "eval: --kl-divergence without a base" 2 "$EV" "$MINI" -f "$TXT" --kl-divergence
+expect_err_one_line
+cp "$MINI" "$TMP/keep.gguf"
+hostile_case "eval: --save-all-logits onto a model" 2 "$EV" "$MINI" -f "$TXT" -c 64 --save-all-logits "$TMP/keep.gguf"
+expect_err_contains "not replaced"; expect_err_one_line
+expect_true "the model given to --save-all-logits unchanged" cmp -s "$MINI" "$TMP/keep.gguf"
+hostile_case "eval: --save-all-logits onto the text" 2 "$EV" "$MINI" -f "$TXT" -c 64 --save-all-logits "$TXT"
+expect_err_one_line
+hostile_case "eval: --save-all-logits onto /dev/null" 2 "$EV" "$MINI" -f "$TXT" -c 64 --chunks 1 --save-all-logits /dev/null
+expect_err_one_line
+hostile_case "eval: --save-all-logits into a missing directory" 2 "$EV" "$MINI" -f "$TXT" -c 64 --chunks 1 \
+  --save-all-logits "$TMP/none/base.kld"
+expect_err_one_line
+
 # Lying hyper-parameters: each refused before any work, naming the key or tensor.
 "$EDIT" -q "$MINI" "$TMP/arch.gguf" --set general.architecture=str:gpt2
 hostile_case "eval: unknown architecture" 2 "$EV" "$TMP/arch.gguf" -f "$TXT"

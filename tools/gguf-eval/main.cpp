@@ -1,16 +1,21 @@
-// gguf-eval MODEL -f TEXT [--ctx 256] [--chunks N] [--base SOURCE] [--semantics exact|integer]
-//           [--json] [-t N]: perplexity of MODEL on TEXT through the bundled forward pass
-// (converters/eval/), and with --base the KL divergence of MODEL's next-token distributions from
-// SOURCE's, as llama-perplexity (--kl-divergence) reports them. MODEL and SOURCE: GGUF, split or OIW4.
+// gguf-eval MODEL -f TEXT [--ctx 256] [--chunks N] [--base SOURCE] [--save-all-logits FILE]
+//           [--semantics exact|integer] [--json] [-t N]: perplexity of MODEL on TEXT through the
+// bundled forward pass (converters/eval/), and with --base the KL divergence of MODEL's next-token
+// distributions from SOURCE's, as llama-perplexity (--kl-divergence) reports them. MODEL: GGUF,
+// split or OIW4; SOURCE: one of those, or a log-probability file saved by llama-perplexity
+// --kl-divergence-base or by --save-all-logits here (then the text, ctx and chunks are the file's).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "converters/eval/forward.h"
+#include "converters/eval/log_prob_file.h"
 #include "converters/eval/perplexity.h"
 #include "converters/vocab/vocab.h"
+#include "libformat/error.h"
 #include "libformat/escape.h"
 #include "libformat/io/text_file.h"
 #include "libformat/json.h"
@@ -21,21 +26,33 @@
 namespace {
 
 struct ToolOptions {
-    std::string model, text, base, semantics = "exact";
+    std::string model, text, base, save, semantics = "exact";
     int64_t ctx = 256, chunks = -1;
-    bool json = false;
+    bool json = false, ctx_given = false;
     unsigned threads = 0;
 };
 
 int parse_options(int argc, char** argv, ToolOptions& o) {
     CLI::App app{"gguf-eval: perplexity and KL divergence through the bundled reference forward pass", "gguf-eval"};
-    std::string model_opt;
+    std::string model_opt, kl_base;
+    bool kl = false;
     app.add_option("MODEL", o.model, "model to evaluate (.gguf, a shard of a split model, or .oiw4)");
     app.add_option("-m,--model", model_opt, "the model (llama-perplexity's spelling)");
-    app.add_option("-f,--text", o.text, "text file to score")->required();
-    app.add_option("-c,--ctx,--ctx-size", o.ctx, "tokens per chunk (llama-perplexity's -c)")->default_val(256);
+    app.add_option("-f,--text", o.text, "text file to score (default with a log-probability base: its tokens)");
+    auto* ctx = app.add_option("-c,--ctx,--ctx-size", o.ctx,
+                               "tokens per chunk (llama-perplexity's -c; default 256, "
+                               "or a log-probability base's)");
     app.add_option("--chunks", o.chunks, "at most this many chunks (default: every whole chunk)");
-    app.add_option("--base,--kl-divergence-base", o.base, "source model: also report KL divergence against it");
+    app.add_option("--base", o.base,
+                   "also report KL divergence against this source: a model, or a log-probability file "
+                   "(llama-perplexity --kl-divergence-base's, or --save-all-logits')");
+    app.add_option("--kl-divergence-base", kl_base,
+                   "llama-perplexity's spelling: with --kl-divergence, or when the file exists, the base (as --base: "
+                   "never overwritten); else where to save MODEL's log-probabilities (as --save-all-logits)");
+    app.add_flag("--kl-divergence", kl, "compare against --kl-divergence-base (llama-perplexity's spelling)");
+    app.add_option("--save-all-logits", o.save,
+                   "write MODEL's log-probabilities as llama-perplexity --kl-divergence-base does, for later "
+                   "--base runs here or llama-perplexity --kl-divergence runs (replaces only a file of that kind)");
     app.add_option("--semantics", o.semantics,
                    "exact (default): f32 activations, f64 sums; integer: as llama.cpp's CPU backend computes "
                    "(activations quantized to each weight's dot partner, F16 KV cache), for comparing with "
@@ -45,6 +62,25 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     oiw::add_threads_option(app, o.threads);
     oiw::add_version_flag(app);
     OIW_CLI_PARSE(app, argc, argv);
+    o.ctx_given = ctx->count() > 0;
+    auto usage = [](const char* what) {
+        std::fprintf(stderr, "gguf-eval: %s\n", what);
+        return 2;
+    };
+    if (!kl_base.empty()) {
+        if (!o.base.empty()) return usage("--base and --kl-divergence-base: give one");
+        std::error_code ec;
+        // An existing file is read, never replaced (llama-perplexity would overwrite a saved base).
+        const bool saves = !kl && !std::filesystem::exists(kl_base, ec);
+        if (!saves)
+            o.base = kl_base;
+        else if (!o.save.empty() && o.save != kl_base)
+            return usage("--save-all-logits and --kl-divergence-base (without --kl-divergence): give one");
+        else
+            o.save = kl_base;
+    } else if (kl && o.base.empty()) {
+        return usage("--kl-divergence: needs --kl-divergence-base FILE (or --base)");
+    }
     if (!model_opt.empty()) {
         if (!o.model.empty() && o.model != model_opt) {
             std::fprintf(stderr, "gguf-eval: MODEL: given twice (positional and -m)\n");
@@ -52,10 +88,7 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
         }
         o.model = model_opt;
     }
-    if (o.model.empty()) {
-        std::fprintf(stderr, "gguf-eval: MODEL: required (positional or -m)\n");
-        return 2;
-    }
+    if (o.model.empty()) return usage("MODEL: required (positional or -m)");
     return -1;
 }
 
@@ -71,17 +104,31 @@ int main(int argc, char** argv) {
         const Metadata md = eval::model_metadata(o.model);
         const eval::Forward model(matmul::open_tensor_source(o.model), md, sem, threads);
         std::unique_ptr<eval::Forward> base;
-        if (!o.base.empty()) {
+        std::unique_ptr<eval::LogProbReader> base_file;
+        if (!o.base.empty() && eval::LogProbReader::is_log_prob_file(o.base)) {
+            base_file = std::make_unique<eval::LogProbReader>(o.base);
+        } else if (!o.base.empty()) {
             const Metadata bmd = eval::model_metadata(o.base);
             base = std::make_unique<eval::Forward>(matmul::open_tensor_source(o.base), bmd, sem, threads);
         }
+        std::error_code ec;
+        if (!o.save.empty() && std::filesystem::exists(o.save, ec) && !eval::LogProbReader::is_log_prob_file(o.save))
+            throw FormatError(ErrorKind::Usage, o.save, "--save-all-logits",
+                              "exists and is not a log-probability file: not replaced");
+        if (o.text.empty() && !base_file)
+            throw FormatError(ErrorKind::Usage, "", "--text", "required (unless the base is a log-probability file)");
         const vocab::Vocab vocab = vocab::Vocab::load(md);
-        const std::string text = read_text_file(o.text);
         // llama-perplexity: common_tokenize(ctx, text, add_special = true), no special-token parsing.
-        const std::vector<int32_t> tokens = vocab.tokenize(text, true, false);
+        std::vector<int32_t> tokens;
+        if (!o.text.empty())
+            tokens = vocab.tokenize(read_text_file(o.text), true, false);
+        else
+            tokens.assign(base_file->tokens().begin(), base_file->tokens().end());
         eval::EvalOptions eo;
-        eo.ctx = o.ctx;
-        eo.chunks = o.chunks;
+        eo.ctx = base_file && !o.ctx_given ? base_file->n_ctx() : o.ctx;
+        eo.chunks = base_file && o.chunks < 0 ? base_file->n_chunk() : o.chunks;
+        eo.base_file = base_file.get();
+        eo.save_path = o.save;
         if (vocab.add_bos() && vocab.bos_id() >= 0) eo.bos = vocab.bos_id();
         std::unique_ptr<Progress> bar;
         const eval::EvalResult r = eval::evaluate(model, base.get(), tokens, eo, [&](int64_t done, int64_t total) {
@@ -95,13 +142,15 @@ int main(int argc, char** argv) {
             w.field("model", o.model);
             w.field("semantics", o.semantics);
             w.field("tokens", static_cast<uint64_t>(tokens.size()));
-            w.field("ctx", o.ctx);
+            w.field("ctx", eo.ctx);
             w.field("chunks", r.chunks);
             w.field("scored", r.scored);
             w.field("nll", r.nll);
             w.field("ppl", r.ppl);
+            if (!o.save.empty()) w.field("saved", o.save);
             if (r.kld) {
                 w.field("base", o.base);
+                w.field("base_kind", base_file ? "log-probs" : "model");
                 w.field("base_ppl", r.kld->base_ppl);
                 w.key("kld");
                 w.begin_object();
@@ -119,7 +168,8 @@ int main(int argc, char** argv) {
         std::string out = fmt::format(
             "model      {}\nsemantics  {}\ntokens     {} ({} chunks of {}, {} scored)\n"
             "PPL        {:.4f}  (mean NLL {:.6f})\n",
-            escape_text(o.model), o.semantics, tokens.size(), r.chunks, o.ctx, r.scored, r.ppl, r.nll);
+            escape_text(o.model), o.semantics, tokens.size(), r.chunks, eo.ctx, r.scored, r.ppl, r.nll);
+        if (!o.save.empty()) out += fmt::format("saved      {} (log-probabilities)\n", escape_text(o.save));
         if (r.kld)
             out += fmt::format(
                 "base       {}  PPL {:.4f}\nKLD        mean {:.6f}  median {:.6f}  p99 {:.6f}  max {:.6f}\n"
