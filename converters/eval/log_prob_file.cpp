@@ -93,8 +93,19 @@ RowKld compare_log_probs(std::span<const float> logits, std::span<const uint16_t
     return r;
 }
 
-LogProbReader::LogProbReader(const std::string& path) : path_(path), map_(std::make_unique<MappedFile>(path)) {
-    const std::span<const uint8_t> b = map_->bytes();
+LogProbReader::LogProbReader(const std::string& path)
+    : path_(path), map_(std::make_unique<MappedFile>(path)), bytes_(map_->bytes()) {
+    parse();
+}
+
+LogProbReader::LogProbReader(std::span<const uint8_t> bytes, const std::string& name) : path_(name), bytes_(bytes) {
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(int32_t) != 0)
+        throw FormatError(ErrorKind::Usage, path_, "bytes", "not 4-byte aligned");
+    parse();
+}
+
+void LogProbReader::parse() {
+    const std::span<const uint8_t> b = bytes_;
     ByteCursor c(b, path_);
     const std::span<const uint8_t> magic = c.take(kMagic.size(), "header", "magic");
     if (!std::equal(magic.begin(), magic.end(), kMagic.begin()))
@@ -136,23 +147,31 @@ bool LogProbReader::is_log_prob_file(const std::string& path) {
 }
 
 std::span<const uint16_t> LogProbReader::chunk(int64_t c) const {
+    if (c < 0 || c >= n_chunk_)
+        throw FormatError(ErrorKind::Usage, path_, "chunk", fmt::format("{} of {} chunks", c + 1, n_chunk_));
     const int64_t rows = scored_per_chunk(n_ctx_), nv = log_prob_row_len(n_vocab_);
+    // A row's logits span at most 16 (the minimum is clamped there), so its scale is at most
+    // 16 / 65535, and its smallest log-prob at least -16 - log(n_vocab): every entry is then
+    // within [min_log_prob, min_log_prob + 16] (the bounds allow for f32 rounding).
+    const float max_scale = 16.f / 65535.f * 1.0001f;
+    const auto lowest = static_cast<float>(-16.0 - std::log(static_cast<double>(n_vocab_)) - 1.0);
     const uint64_t chunk_bytes = static_cast<uint64_t>(rows * nv) * 2;
-    const auto* p = map_->bytes().data() + rows_at_ + static_cast<uint64_t>(c) * chunk_bytes;
+    const auto* p = bytes_.data() + rows_at_ + static_cast<uint64_t>(c) * chunk_bytes;
     const std::span<const uint16_t> all(reinterpret_cast<const uint16_t*>(p), static_cast<size_t>(rows * nv));
     for (int64_t r = 0; r < rows; ++r) {
         const std::span<const uint16_t> row = all.subspan(static_cast<size_t>(r * nv), static_cast<size_t>(nv));
         const float scale = row_float(row, 0), min_log_prob = row_float(row, 1);
-        if (!std::isfinite(scale) || scale < 0 || !std::isfinite(min_log_prob) || min_log_prob > 0)
+        if (!(scale >= 0 && scale <= max_scale && min_log_prob >= lowest && min_log_prob <= 0))
             throw FormatError(ErrorKind::BadData, path_, fmt::format("chunk {} row {}", c + 1, r),
                               fmt::format("scale {} and min_log_prob {}: not a row of log-probabilities (a scale "
-                                          "finite and >= 0, a minimum finite and <= 0)",
-                                          scale, min_log_prob));
+                                          "in [0, 16/65535], a minimum in [{}, 0])",
+                                          scale, min_log_prob, lowest));
     }
     return all;
 }
 
 void LogProbReader::release(int64_t c) const {
+    if (!map_) return;
     const uint64_t chunk_bytes = static_cast<uint64_t>(scored_per_chunk(n_ctx_) * log_prob_row_len(n_vocab_)) * 2;
     map_->release(rows_at_ + static_cast<uint64_t>(c) * chunk_bytes, chunk_bytes);
 }

@@ -56,6 +56,9 @@ public:
     // exactly that of the header, the tokens and the rows, every token id below n_vocab. Throws
     // FormatError naming the path and the field.
     explicit LogProbReader(const std::string& path);
+    // The same over bytes in memory (4-byte aligned; they must outlive the reader), `name`
+    // standing for the path.
+    LogProbReader(std::span<const uint8_t> bytes, const std::string& name);
     ~LogProbReader();
     LogProbReader(const LogProbReader&) = delete;
     LogProbReader& operator=(const LogProbReader&) = delete;
@@ -70,18 +73,21 @@ public:
     int64_t n_chunk() const { return n_chunk_; }
     std::span<const int32_t> tokens() const { return tokens_; }
     // The rows of chunk c (scored_per_chunk(n_ctx) rows of log_prob_row_len(n_vocab) entries),
-    // each row's scale checked finite and >= 0 and its min_log_prob finite and <= 0 first (throws
-    // FormatError(BadData) naming the chunk and row).
+    // each row's scale checked within [0, 16/65535] and its min_log_prob within
+    // [-17 - log(n_vocab), 0] first, as every row llama-perplexity writes is (throws
+    // FormatError(BadData) naming the chunk and row; Usage for c outside [0, n_chunk)).
     std::span<const uint16_t> chunk(int64_t c) const;
     // Drops chunk c's pages from this process (read once, in order).
     void release(int64_t c) const;
 
 private:
     std::string path_;
-    std::unique_ptr<MappedFile> map_;
+    std::unique_ptr<MappedFile> map_;  // null over bytes in memory
+    std::span<const uint8_t> bytes_;
     int64_t n_ctx_ = 0, n_vocab_ = 0, n_chunk_ = 0;
     uint64_t rows_at_ = 0;  // offset of chunk 0's rows
     std::vector<int32_t> tokens_;
+    void parse();
 };
 
 // Writes a log-probability file: the header and tokens at construction, then chunk rows in order,

@@ -45,9 +45,10 @@ put("chunks", 16, "<i", 2**31 - 1)    # n_chunk lying about the length
 put("token", 20, "<i", 1 << 30)       # a token id beyond the vocabulary
 put("nanrow", 20 + 1024, "<f", float("nan"))  # the first row's scale
 put("negscale", 20 + 1024 + 2056 * 40, "<f", -1.0)  # chunk 2's 10th row
+put("bigscale", 20 + 1024, "<f", 1e30)  # a scale whose entries would overflow to inf
 PY
 for c in ctx:"n_ctx: -64 is below 4" chunks:"need" token:"outside the vocabulary" \
-         nanrow:"chunk 1 row 0: scale nan" negscale:"chunk 2 row 9: scale -1"; do
+         nanrow:"chunk 1 row 0: scale nan" negscale:"chunk 2 row 9: scale -1" bigscale:"scale 1e+30"; do
   hostile_case "eval: log-prob base, bad ${c%%:*}" 2 "$EV" "$MINI" --kl-divergence-base "$TMP/${c%%:*}.kld" --kl-divergence
   expect_err_contains "${c#*:}"; expect_err_one_line
 done

@@ -26,7 +26,7 @@ TEST(Completion, OptionsPresetsAndTypes) {
     EXPECT_EQ(complete("gguf-requant m.gguf --preset Q4_K", 3), "Q4_K_S Q4_K_M\n");
     EXPECT_EQ(complete("gguf-requant m.gguf --output-tensor-type IQ4", 3), "IQ4_NL IQ4_XS\n");
     EXPECT_EQ(complete("gguf-inspect diff --da", 2), "--data\n");  // the subcommand's own options
-    EXPECT_EQ(complete("gguf-eval m.gguf --kl", 2), "--kl-divergence-base\n");
+    EXPECT_EQ(complete("gguf-eval m.gguf --kl", 2), "--kl-divergence --kl-divergence-base\n");
     EXPECT_EQ(complete("gguf-prune-vocab --keep-r", 1), "--keep-range\n");
     EXPECT_EQ(complete("oiw4-check bench --ro", 2), "--rows\n");
 }
