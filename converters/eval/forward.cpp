@@ -429,9 +429,12 @@ std::vector<float> Forward::head(const std::vector<float>& x) const {
     return out;
 }
 
-std::vector<float> Forward::logits(std::span<const int32_t> tokens) const {
+std::vector<float> Forward::logits(std::span<const int32_t> tokens, int64_t from) const {
     std::vector<float> x = embeddings(tokens);
     layers(x, 0, hp_.n_layer);
+    const auto skip = static_cast<size_t>(std::clamp<int64_t>(from, 0, static_cast<int64_t>(tokens.size()))) *
+                      static_cast<size_t>(hp_.n_embd);
+    if (skip) x.erase(x.begin(), x.begin() + static_cast<ptrdiff_t>(skip));
     return head(x);
 }
 

@@ -54,9 +54,10 @@ public:
     Forward& operator=(const Forward&) = delete;
 
     const Hparams& hparams() const { return hp_; }
-    // Logits of every position of `tokens` (row t = position t, n_vocab each), the sequence
-    // starting at position 0. Throws FormatError(Usage) for an id outside the vocabulary.
-    std::vector<float> logits(std::span<const int32_t> tokens) const;
+    // Logits of positions from .. T-1 of `tokens` (row t - from = position t, n_vocab each; every
+    // position by default), the sequence starting at position 0. Each row is bit-identical whatever
+    // `from` is. Throws FormatError(Usage) for an id outside the vocabulary.
+    std::vector<float> logits(std::span<const int32_t> tokens, int64_t from = 0) const;
     // logits() in its three steps, so a caller can resume a pass from a stored layer input
     // (gguf-plan --calibrate): the embeddings of `tokens` (row t = position t, n_embd each);
     // layers [first, last) applied in place to `x` (positions 0 .. rows-1); the final norm and the

@@ -55,13 +55,14 @@ void check_base(const Forward& model, const Forward* base, const LogProbReader* 
                            diff - ft.begin(), *diff, tokens[static_cast<size_t>(diff - ft.begin())]));
 }
 
-// Throws FormatError(BadData) naming `who` at the first non-finite logit of chunk `c`.
-void check_finite(const std::vector<float>& l, const char* who, int64_t nv, int64_t c) {
+// Throws FormatError(BadData) naming `who` at the first non-finite logit of chunk `c` (`l`: the
+// rows of positions from `first` on).
+void check_finite(const std::vector<float>& l, const char* who, int64_t nv, int64_t first, int64_t c) {
     const auto bad = std::find_if(l.begin(), l.end(), [](float v) { return !std::isfinite(v); });
     if (bad != l.end())
         throw FormatError(ErrorKind::BadData, "", who,
                           fmt::format("non-finite logit at position {} of chunk {} (NaN or Inf in the weights?)",
-                                      (bad - l.begin()) / nv, c + 1));
+                                      first + (bad - l.begin()) / nv, c + 1));
 }
 
 // The statistics of the per-position divergences (`same` top tokens; the base's summed NLL).
@@ -110,16 +111,17 @@ EvalResult evaluate(const Forward& model, const Forward* base, std::span<const i
     for (int64_t c = 0; c < chunks; ++c) {
         std::vector<int32_t> chunk(tokens.begin() + c * o.ctx, tokens.begin() + (c + 1) * o.ctx);
         if (o.bos) chunk[0] = *o.bos;
-        const std::vector<float> lm = model.logits(chunk);
+        // Only the scored half's logits: rows j - first.
+        const std::vector<float> lm = model.logits(chunk, first);
         std::vector<float> lb;
-        if (base) lb = base->logits(chunk);
-        check_finite(lm, "model", nv, c);
-        check_finite(lb, "--base", nv, c);
+        if (base) lb = base->logits(chunk, first);
+        check_finite(lm, "model", nv, first, c);
+        check_finite(lb, "--base", nv, first, c);
         std::span<const uint16_t> rows;
         if (file) rows = file->chunk(c);
         for (int64_t j = first; j < o.ctx - 1; ++j) {
             const auto next = static_cast<size_t>(tokens[static_cast<size_t>(c * o.ctx + j + 1)]);
-            const std::span<const float> row(lm.data() + j * nv, static_cast<size_t>(nv));
+            const std::span<const float> row(lm.data() + (j - first) * nv, static_cast<size_t>(nv));
             const std::vector<double> pm = log_softmax(row);
             nll -= pm[next];
             ++r.scored;
@@ -132,7 +134,7 @@ EvalResult evaluate(const Forward& model, const Forward* base, std::span<const i
                 same += k.same_top ? 1 : 0;
             }
             if (!base) continue;
-            const std::span<const float> brow(lb.data() + j * nv, static_cast<size_t>(nv));
+            const std::span<const float> brow(lb.data() + (j - first) * nv, static_cast<size_t>(nv));
             const std::vector<double> pb = log_softmax(brow);
             base_nll -= pb[next];
             const double kld = kl_divergence(pb, pm);

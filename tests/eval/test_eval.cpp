@@ -176,6 +176,23 @@ TEST(Eval, ThreadCountDoesNotChangeOneBit) {
     }
 }
 
+// evaluate() asks for the scored half's logits only: each row is the full pass's, bit for bit.
+TEST(Eval, LogitsFromAPositionAreTheFullPassRows) {
+    for (const char* m : {"models/mini-llama-f16.gguf", "models/mini-moe-f16.gguf"}) {
+        const std::string src = test::data_path(m);
+        const auto tokens = text_tokens(src);
+        const std::span<const int32_t> first(tokens.data(), 40);
+        for (const auto s : {eval::Semantics::Integer, eval::Semantics::Exact}) {
+            const auto model = load(src, s);
+            const auto all = model->logits(first);
+            const auto tail = model->logits(first, 19);
+            ASSERT_EQ(tail.size(), all.size() / 40 * 21);
+            EXPECT_EQ(std::memcmp(tail.data(), all.data() + (all.size() - tail.size()), tail.size() * sizeof(float)),
+                      0);
+        }
+    }
+}
+
 TEST(Eval, BadInputIsOneClearError) {
     const std::string src = test::data_path("models/mini-llama-f16.gguf");
     const auto m = load(src);

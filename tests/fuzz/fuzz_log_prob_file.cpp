@@ -42,14 +42,11 @@ std::vector<float> logits_for(int64_t n_vocab, uint32_t seed) {
 }
 
 void emit_seeds(const std::string& dir) {
-    const struct {
-        int64_t ctx, vocab, chunks;
-    } shapes[] = {{4, 3, 1}, {8, 5, 2}, {9, 16, 3}, {16, 64, 2}};
+    const struct { int64_t ctx, vocab, chunks; } shapes[] = {{4, 3, 1}, {8, 5, 2}, {9, 16, 3}, {16, 64, 2}};
     for (const auto& s : shapes) {
         std::vector<int32_t> tokens(static_cast<size_t>(s.ctx * s.chunks));
         for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>(i % static_cast<size_t>(s.vocab));
-        const std::string path =
-            dir + "/ctx" + std::to_string(s.ctx) + "-vocab" + std::to_string(s.vocab) + ".kld";
+        const std::string path = dir + "/ctx" + std::to_string(s.ctx) + "-vocab" + std::to_string(s.vocab) + ".kld";
         eval::LogProbWriter w(path, s.ctx, s.vocab, s.chunks, tokens);
         for (int64_t r = 0; r < s.chunks * eval::scored_per_chunk(s.ctx); ++r)
             w.add_row(logits_for(s.vocab, static_cast<uint32_t>(r)));
