@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,6 +25,41 @@ double kl_divergence(std::span<const double> base, std::span<const double> model
     double kld = 0;
     for (size_t i = 0; i < base.size(); ++i) kld += std::exp(base[i]) * (base[i] - model[i]);
     return kld;
+}
+
+Distribution distribution(std::vector<double> v) {
+    Distribution d;
+    const auto n = static_cast<double>(v.size());
+    double sum = 0, sum2 = 0;
+    for (const double x : v) {
+        sum += x;
+        sum2 += x * x;
+    }
+    d.mean = sum / n;
+    const double var = sum2 / n - d.mean * d.mean;
+    d.mean_unc = var > 0 && v.size() > 10 ? std::sqrt(var / (n - 1)) : 0.0;
+    std::sort(v.begin(), v.end());
+    // llama-perplexity's percentile: linear between the sorted values around fraction * (n - 1).
+    auto pct = [&](double f) {
+        const double p = f * (n - 1);
+        const auto i = static_cast<size_t>(p);
+        const double w = p - static_cast<double>(i);
+        return (1 - w) * v[i] + w * v[std::min(i + 1, v.size() - 1)];
+    };
+    d.min = v.front();
+    d.p0_1 = pct(0.001);
+    d.p1 = pct(0.01);
+    d.p5 = pct(0.05);
+    d.p10 = pct(0.10);
+    d.p25 = pct(0.25);
+    d.median = pct(0.5);
+    d.p75 = pct(0.75);
+    d.p90 = pct(0.90);
+    d.p95 = pct(0.95);
+    d.p99 = pct(0.99);
+    d.p99_9 = pct(0.999);
+    d.max = v.back();
+    return d;
 }
 
 namespace {
@@ -65,20 +102,56 @@ void check_finite(const std::vector<float>& l, const char* who, int64_t nv, int6
                                       first + (bad - l.begin()) / nv, c + 1));
 }
 
-// The statistics of the per-position divergences (`same` top tokens; the base's summed NLL).
-KldStats kld_stats(std::vector<double> klds, int64_t same, double base_nll) {
+// What each scored position contributed against the base.
+struct Samples {
+    std::vector<double> kld, dp, nll, nll_base;
+    int64_t same = 0;
+    void add(double kl, double model_nll, double base_nll, bool same_top) {
+        kld.push_back(kl);
+        nll.push_back(model_nll);
+        nll_base.push_back(base_nll);
+        dp.push_back(std::exp(-model_nll) - std::exp(-base_nll));
+        same += same_top ? 1 : 0;
+    }
+};
+
+// llama-perplexity's mean_and_uncertainty: the mean of values summing to `sum` (squares to
+// `sum2`) and its standard error (0 for 10 values or fewer).
+std::pair<double, double> mean_and_unc(double sum, double sum2, double n) {
+    const double f = sum / n, var = sum2 / n - f * f;
+    return {f, var > 0 && n > 10 ? std::sqrt(var / (n - 1)) : 0.0};
+}
+
+KldStats kld_stats(const Samples& s) {
     KldStats k;
-    double sum = 0;
-    for (const double d : klds) sum += d;
-    const auto n = static_cast<double>(klds.size());
-    k.mean = sum / n;
-    std::sort(klds.begin(), klds.end());
-    auto pct = [&](double p) { return klds[static_cast<size_t>(p * (n - 1) + 0.5)]; };
-    k.median = pct(0.5);
-    k.p99 = pct(0.99);
-    k.max = klds.back();
-    k.same_top = static_cast<double>(same) / n;
-    k.base_ppl = std::exp(base_nll / n);
+    const auto n = static_cast<double>(s.kld.size());
+    k.kld = distribution(s.kld);
+    k.dp = distribution(s.dp);
+    k.mean = k.kld.mean;
+    k.median = k.kld.median;
+    k.p99 = k.kld.p99;
+    k.max = k.kld.max;
+    double dp2 = 0, dp4 = 0, a = 0, a2 = 0, b = 0, b2 = 0, ab = 0;
+    for (size_t i = 0; i < s.kld.size(); ++i) {
+        dp2 += s.dp[i] * s.dp[i];
+        dp4 += s.dp[i] * s.dp[i] * s.dp[i] * s.dp[i];
+        a += s.nll[i];
+        a2 += s.nll[i] * s.nll[i];
+        b += s.nll_base[i];
+        b2 += s.nll_base[i] * s.nll_base[i];
+        ab += s.nll[i] * s.nll_base[i];
+    }
+    const auto [mse, mse_unc] = mean_and_unc(dp2, dp4, n);
+    k.dp_rms = std::sqrt(mse);
+    k.dp_rms_unc = k.dp_rms > 0 ? 0.5 / k.dp_rms * mse_unc : 0;
+    k.same_top = static_cast<double>(s.same) / n;
+    k.same_top_unc = n > 1 ? std::sqrt(k.same_top * (1 - k.same_top) / (n - 1)) : 0;
+    k.base_ppl = std::exp(b / n);
+    const auto [la, la_unc] = mean_and_unc(a, a2, n);
+    const auto [lb, lb_unc] = mean_and_unc(b, b2, n);
+    const double cov = n < 10 ? 0 : (ab / n - (a / n) * (b / n)) / (n - 1);
+    k.ln_ppl_ratio = la - lb;
+    k.ln_ppl_ratio_unc = std::sqrt(std::max(0.0, la_unc * la_unc + lb_unc * lb_unc - 2 * cov));
     return k;
 }
 
@@ -103,9 +176,8 @@ EvalResult evaluate(const Forward& model, const Forward* base, std::span<const i
         save.emplace(o.save_path, o.ctx, nv, chunks, tokens.first(static_cast<size_t>(chunks * o.ctx)));
     EvalResult r;
     r.chunks = chunks;
-    std::vector<double> klds;
-    double base_nll = 0, nll = 0;
-    int64_t same = 0;
+    Samples samples;
+    double nll = 0;
     const int64_t first = o.ctx / 2;
     const auto row_len = static_cast<size_t>(log_prob_row_len(nv));
     for (int64_t c = 0; c < chunks; ++c) {
@@ -129,19 +201,14 @@ EvalResult evaluate(const Forward& model, const Forward* base, std::span<const i
             if (file) {
                 const RowKld k = compare_log_probs(row, rows.subspan(static_cast<size_t>(j - first) * row_len, row_len),
                                                    static_cast<int32_t>(next));
-                base_nll += k.nll_base;
-                klds.push_back(k.kld);
-                same += k.same_top ? 1 : 0;
+                samples.add(k.kld, -pm[next], k.nll_base, k.same_top);
             }
             if (!base) continue;
             const std::span<const float> brow(lb.data() + (j - first) * nv, static_cast<size_t>(nv));
             const std::vector<double> pb = log_softmax(brow);
-            base_nll -= pb[next];
-            const double kld = kl_divergence(pb, pm);
-            klds.push_back(kld);
-            if (std::max_element(row.begin(), row.end()) - row.begin() ==
-                std::max_element(brow.begin(), brow.end()) - brow.begin())
-                ++same;
+            samples.add(kl_divergence(pb, pm), -pm[next], -pb[next],
+                        std::max_element(row.begin(), row.end()) - row.begin() ==
+                            std::max_element(brow.begin(), brow.end()) - brow.begin());
         }
         if (file) file->release(c);
         if (progress) progress(c + 1, chunks);
@@ -149,7 +216,7 @@ EvalResult evaluate(const Forward& model, const Forward* base, std::span<const i
     if (save) save->commit();
     r.nll = nll / static_cast<double>(r.scored);
     r.ppl = std::exp(r.nll);
-    if (base || file) r.kld = kld_stats(std::move(klds), same, base_nll);
+    if (base || file) r.kld = kld_stats(samples);
     return r;
 }
 

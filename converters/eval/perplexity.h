@@ -27,11 +27,29 @@ struct EvalOptions {
     std::string save_path;
 };
 
-// KL divergence of the model's next-token distributions from the base model's, per scored position.
+// A sample's distribution as llama-perplexity --kl-divergence reports it: mean with its standard
+// error, and percentiles interpolated between neighbouring sorted values (the median of an even
+// count is the mean of the middle two).
+struct Distribution {
+    double mean = 0, mean_unc = 0;  // mean_unc: 0 for 10 values or fewer, as llama-perplexity
+    double min = 0, p0_1 = 0, p1 = 0, p5 = 0, p10 = 0, p25 = 0, median = 0, p75 = 0, p90 = 0, p95 = 0, p99 = 0,
+           p99_9 = 0, max = 0;
+};
+
+// The distribution of `values` (at least one).
+Distribution distribution(std::vector<double> values);
+
+// The model against the base, over the scored positions, with llama-perplexity's statistics.
 struct KldStats {
-    double mean = 0, median = 0, p99 = 0, max = 0;
-    double same_top = 0;  // fraction of positions whose most likely token is the same in both
-    double base_ppl = 0;  // perplexity of the base model on the same positions
+    double mean = 0, median = 0, p99 = 0, max = 0;  // of the KL divergence (= kld's)
+    Distribution kld;                               // KL(base || model) per position
+    Distribution dp;                                // p(next) - p_base(next) per position (delta p)
+    double dp_rms = 0, dp_rms_unc = 0;              // root mean square of delta p, with its uncertainty
+    double same_top = 0;                            // fraction of positions whose most likely token is the same in both
+    double same_top_unc = 0;                        // its binomial standard error
+    double base_ppl = 0;                            // perplexity of the base model on the same positions
+    double ln_ppl_ratio = 0;                        // mean of ln p_base(next) - ln p(next): ln(PPL / PPL(base))
+    double ln_ppl_ratio_unc = 0;
 };
 
 struct EvalResult {

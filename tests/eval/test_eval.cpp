@@ -237,6 +237,25 @@ float decoded(std::span<const uint16_t> row, size_t i) {
     return d[0] * row[4 + i] + d[1];
 }
 
+// llama-perplexity's statistics: interpolated percentiles, the median of an even count the mean
+// of the middle two, a standard error only past 10 values.
+TEST(Eval, DistributionAsLlamaPerplexityReportsIt) {
+    std::vector<double> v = {10, 1, 9, 2, 8, 3, 7, 4, 6, 5};
+    eval::Distribution d = eval::distribution(v);
+    EXPECT_EQ(d.mean, 5.5);
+    EXPECT_EQ(d.mean_unc, 0.0);
+    EXPECT_EQ(d.median, 5.5);
+    EXPECT_DOUBLE_EQ(d.p90, 9.1);  // 0.9 * 9 = 8.1: 0.9 of v[8] = 9 and 0.1 of v[9] = 10
+    EXPECT_DOUBLE_EQ(d.p10, 1.9);
+    EXPECT_EQ(d.min, 1.0);
+    EXPECT_EQ(d.max, 10.0);
+    v.push_back(0);  // 0 .. 10: mean 5, variance 10, standard error sqrt(10 / 10)
+    d = eval::distribution(v);
+    EXPECT_EQ(d.median, 5.0);
+    EXPECT_DOUBLE_EQ(d.mean_unc, 1.0);
+    EXPECT_DOUBLE_EQ(d.p99_9, 9.99);
+}
+
 TEST(EvalLogProbs, EncodesRowsAsLlamaPerplexity) {
     // n_vocab 4: rows of 2 * 2 + 4 entries; the minimum is the smallest logit (within 16 of the max).
     std::vector<uint16_t> row(eval::log_prob_row_len(4), 0xffff);
@@ -295,6 +314,13 @@ TEST(EvalLogProbs, ReadsLlamaPerplexityBaseFile) {
     EXPECT_NEAR(r.kld->base_ppl, kLlamaKldPplBase, 1e-6);
     EXPECT_NEAR(r.ppl / kLlamaKldPplQ, 1.0, kPplRelTol);
     EXPECT_NEAR(r.kld->mean / kLlamaKldMean, 1.0, kKldRelTol);
+    // Its other statistics, as it printed them: "Mean KLD: 0.008275 ± 0.000149", "Median KLD:
+    // 0.008341", "RMS Δp: 0.012 ± 0.001 %", "Same top p: 50.806 ± 4.508 %" (one position differs).
+    EXPECT_NEAR(r.kld->kld.mean_unc, 0.000149, 0.0000015);
+    EXPECT_NEAR(r.kld->kld.median, 0.008341, 0.0000005);
+    EXPECT_NEAR(100 * r.kld->dp_rms, 0.012, 0.0005);
+    EXPECT_NEAR(100 * r.kld->same_top, 50.806, 100.0 / 124 + 1e-9);
+    EXPECT_NEAR(100 * r.kld->same_top_unc, 4.508, 0.01);
     std::printf("against llama-perplexity's file: base PPL %.6f vs %.6f, PPL %.4f vs %.4f, KLD %.6f vs %.6f\n",
                 r.kld->base_ppl, kLlamaKldPplBase, r.ppl, kLlamaKldPplQ, r.kld->mean, kLlamaKldMean);
     // Against the model itself the same KLD within the 16-bit rounding of the file (and its base

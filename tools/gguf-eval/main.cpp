@@ -4,10 +4,13 @@
 // distributions from SOURCE's, as llama-perplexity (--kl-divergence) reports them. MODEL: GGUF,
 // split or OIW4; SOURCE: one of those, or a log-probability file saved by llama-perplexity
 // --kl-divergence-base or by --save-all-logits here (then the text, ctx and chunks are the file's).
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -92,6 +95,45 @@ int parse_options(int argc, char** argv, ToolOptions& o) {
     return -1;
 }
 
+// An object `key` holding every field of a distribution, then `extra`.
+void write_distribution(oiw::json::Writer& w, const char* key, const oiw::eval::Distribution& d,
+                        std::initializer_list<std::pair<const char*, double>> extra) {
+    const std::pair<const char*, double> fields[] = {
+        {"mean", d.mean}, {"mean_unc", d.mean_unc}, {"min", d.min}, {"p0_1", d.p0_1},     {"p1", d.p1},
+        {"p5", d.p5},     {"p10", d.p10},           {"p25", d.p25}, {"median", d.median}, {"p75", d.p75},
+        {"p90", d.p90},   {"p95", d.p95},           {"p99", d.p99}, {"p99_9", d.p99_9},   {"max", d.max}};
+    w.key(key);
+    w.begin_object();
+    for (const auto& [k, v] : fields) w.field(k, v);
+    for (const auto& [k, v] : extra) w.field(k, v);
+    w.end_object();
+}
+
+// "kld" and "delta_p" objects and the perplexity ratio, as llama-perplexity --kl-divergence reports them.
+void write_kld_json(oiw::json::Writer& w, const oiw::eval::KldStats& k) {
+    w.field("ppl_ratio", std::exp(k.ln_ppl_ratio));
+    w.field("ln_ppl_ratio", k.ln_ppl_ratio);
+    w.field("ln_ppl_ratio_unc", k.ln_ppl_ratio_unc);
+    write_distribution(w, "kld", k.kld, {{"same_top", k.same_top}, {"same_top_unc", k.same_top_unc}});
+    write_distribution(w, "delta_p", k.dp, {{"rms", k.dp_rms}, {"rms_unc", k.dp_rms_unc}});
+}
+
+std::string kld_text(const std::string& base, const oiw::eval::KldStats& k) {
+    const oiw::eval::Distribution& d = k.kld;
+    const oiw::eval::Distribution& p = k.dp;
+    return fmt::format(
+        "base       {}  PPL {:.4f}\n"
+        "PPL ratio  {:.6f}  (ln {:.6f} ± {:.6f})\n"
+        "KLD        mean {:.6f} ± {:.6f}  median {:.6f}  p99 {:.6f}  max {:.6f}\n"
+        "           min {:.6f}  p1 {:.6f}  p5 {:.6f}  p10 {:.6f}  p90 {:.6f}  p95 {:.6f}  p99.9 {:.6f}\n"
+        "delta p    mean {:.3f}% ± {:.3f}%  RMS {:.3f}% ± {:.3f}%  min {:.3f}%  median {:.3f}%  max {:.3f}%\n"
+        "same top   {:.2f}% ± {:.2f}%\n",
+        oiw::escape_text(base), k.base_ppl, std::exp(k.ln_ppl_ratio), k.ln_ppl_ratio, k.ln_ppl_ratio_unc, d.mean,
+        d.mean_unc, d.median, d.p99, d.max, d.min, d.p1, d.p5, d.p10, d.p90, d.p95, d.p99_9, 100 * p.mean,
+        100 * p.mean_unc, 100 * k.dp_rms, 100 * k.dp_rms_unc, 100 * p.min, 100 * p.median, 100 * p.max,
+        100 * k.same_top, 100 * k.same_top_unc);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,14 +194,7 @@ int main(int argc, char** argv) {
                 w.field("base", o.base);
                 w.field("base_kind", base_file ? "log-probs" : "model");
                 w.field("base_ppl", r.kld->base_ppl);
-                w.key("kld");
-                w.begin_object();
-                w.field("mean", r.kld->mean);
-                w.field("median", r.kld->median);
-                w.field("p99", r.kld->p99);
-                w.field("max", r.kld->max);
-                w.field("same_top", r.kld->same_top);
-                w.end_object();
+                write_kld_json(w, *r.kld);
             }
             w.end_object();
             write_stdout(w.str() + "\n");
@@ -170,12 +205,7 @@ int main(int argc, char** argv) {
             "PPL        {:.4f}  (mean NLL {:.6f})\n",
             escape_text(o.model), o.semantics, tokens.size(), r.chunks, eo.ctx, r.scored, r.ppl, r.nll);
         if (!o.save.empty()) out += fmt::format("saved      {} (log-probabilities)\n", escape_text(o.save));
-        if (r.kld)
-            out += fmt::format(
-                "base       {}  PPL {:.4f}\nKLD        mean {:.6f}  median {:.6f}  p99 {:.6f}  max {:.6f}\n"
-                "same top   {:.2f}%\n",
-                escape_text(o.base), r.kld->base_ppl, r.kld->mean, r.kld->median, r.kld->p99, r.kld->max,
-                100 * r.kld->same_top);
+        if (r.kld) out += kld_text(o.base, *r.kld);
         write_stdout(out);
         return 0;
     });
