@@ -1,11 +1,14 @@
 #include "converters/eval/log_prob_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -141,9 +144,16 @@ void LogProbReader::parse() {
 LogProbReader::~LogProbReader() = default;
 
 bool LogProbReader::is_log_prob_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+    // Non-blocking and regular files only: a FIFO must not hang the probe. Not an InputFd: the
+    // probed file is not registered as an input (it may be the file --save-all-logits replaces).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st {};
     std::array<char, 8> head{};
-    return in.read(head.data(), head.size()) && head == kMagic;
+    const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                    ::pread(fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == kMagic;
+    ::close(fd);
+    return ok;
 }
 
 std::span<const uint16_t> LogProbReader::chunk(int64_t c) const {

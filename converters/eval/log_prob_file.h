@@ -63,8 +63,8 @@ public:
     LogProbReader(const LogProbReader&) = delete;
     LogProbReader& operator=(const LogProbReader&) = delete;
 
-    // True when the file at `path` exists and starts with "_logits_" (false for a shorter or
-    // unreadable file).
+    // True when `path` is a regular file starting with "_logits_" (false for anything else, a
+    // FIFO or device included, without blocking or registering it as an input).
     static bool is_log_prob_file(const std::string& path);
 
     const std::string& path() const { return path_; }

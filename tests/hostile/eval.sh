@@ -64,6 +64,15 @@ expect_err_contains "not replaced"; expect_err_one_line
 expect_true "the model given to --save-all-logits unchanged" cmp -s "$MINI" "$TMP/keep.gguf"
 hostile_case "eval: --save-all-logits onto the text" 2 "$EV" "$MINI" -f "$TXT" -c 64 --save-all-logits "$TXT"
 expect_err_one_line
+mkfifo "$TMP/fifo"
+hostile_case "eval: --base is a FIFO (no hang)" 2 "$EV" "$MINI" -f "$TXT" -c 64 --base "$TMP/fifo"
+expect_err_one_line
+hostile_case "eval: --kl-divergence-base is a FIFO (no hang)" 2 "$EV" "$MINI" -f "$TXT" -c 64 \
+  --kl-divergence-base "$TMP/fifo"
+expect_err_one_line
+hostile_case "eval: --save-all-logits onto a FIFO (no hang)" 2 "$EV" "$MINI" -f "$TXT" -c 64 \
+  --save-all-logits "$TMP/fifo"
+expect_err_contains "not replaced"; expect_err_one_line
 hostile_case "eval: --save-all-logits onto /dev/null" 2 "$EV" "$MINI" -f "$TXT" -c 64 --chunks 1 --save-all-logits /dev/null
 expect_err_one_line
 hostile_case "eval: --save-all-logits into a missing directory" 2 "$EV" "$MINI" -f "$TXT" -c 64 --chunks 1 \
