@@ -417,6 +417,18 @@ TEST(EvalLogProbs, BadFilesAreOneClearError) {
     const std::vector<int32_t> shifted(tokens.begin() + 1, tokens.end());
     EXPECT_NE(eval_error(opts(), shifted).find("computed on another text or vocabulary"), std::string::npos);
     EXPECT_NE(eval_error(opts(), tokens, m.get()).find("a base model and a log-probability file"), std::string::npos);
+    // Another vocabulary (a file LogProbWriter wrote over 2048 entries, the same tokens).
+    const std::string other = (dir / "other.kld").string();
+    eval::LogProbWriter w(other, 64, 2048, 4, std::span(tokens).first(256));
+    for (int64_t i = 0; i < 4 * eval::scored_per_chunk(64); ++i) w.add_row(std::vector<float>(2048, 0.f));
+    w.commit();
+    const eval::LogProbReader wide(other);
+    eval::EvalOptions o = opts();
+    o.base_file = &wide;
+    EXPECT_NE(test::error_of([&] {
+                  eval::evaluate(*m, nullptr, tokens, o);
+              }).find("other.kld: vocabulary of 2048: not the model's source (vocabulary 1024)"),
+              std::string::npos);
 }
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
