@@ -29,6 +29,14 @@ int nearest_int(float v) {
     return (i & 0x007fffff) - 0x00400000;
 }
 
+// log(sum_i exp(logits_i - max)) as llama-perplexity forms it: expf of each difference, summed in
+// f64, the log rounded to f32.
+float log_sum_exp(std::span<const float> logits, float max) {
+    double sum_exp = 0.0;
+    for (const float l : logits) sum_exp += std::exp(l - max);
+    return static_cast<float>(std::log(sum_exp));
+}
+
 float row_float(std::span<const uint16_t> row, size_t i) {
     float f;
     std::memcpy(&f, row.data() + 2 * i, sizeof f);
@@ -48,10 +56,7 @@ void encode_log_probs(std::span<const float> logits, std::span<uint16_t> row) {
         min_logit = std::min(min_logit, logits[i]);
     }
     min_logit = std::max(min_logit, max_logit - 16);
-    double sum_exp = 0.0;
-    for (const float l : logits) sum_exp += std::exp(l - max_logit);
-    const auto log_sum_exp = static_cast<float>(std::log(sum_exp));
-    const float min_log_prob = min_logit - max_logit - log_sum_exp;
+    const float min_log_prob = min_logit - max_logit - log_sum_exp(logits, max_logit);
     const float scale = (max_logit - min_logit) / 65535.f;
     std::memcpy(row.data(), &scale, sizeof scale);
     std::memcpy(row.data() + 2, &min_log_prob, sizeof min_log_prob);
@@ -72,16 +77,13 @@ RowKld compare_log_probs(std::span<const float> logits, std::span<const uint16_t
             max_logit = logits[i];
             imax = i;
         }
-    double sum_exp = 0.0;
-    for (const float l : logits) sum_exp += std::exp(l - max_logit);
-    const auto log_sum_exp = static_cast<float>(std::log(sum_exp));
+    const float log_norm = max_logit + log_sum_exp(logits, max_logit);
     const float scale = row_float(row, 0), min_log_prob = row_float(row, 1);
     const std::span<const uint16_t> q = row.subspan(4);
     const auto tok = static_cast<size_t>(next);
     RowKld r;
-    r.nll = max_logit + log_sum_exp - logits[tok];
+    r.nll = log_norm - logits[tok];
     r.nll_base = -(scale * q[tok] + min_log_prob);
-    const float log_norm = max_logit + log_sum_exp;
     size_t imax_base = 0;
     float best = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -143,6 +145,10 @@ void LogProbReader::parse() {
 
 LogProbReader::~LogProbReader() = default;
 
+uint64_t LogProbReader::chunk_bytes() const {
+    return static_cast<uint64_t>(scored_per_chunk(n_ctx_) * log_prob_row_len(n_vocab_)) * 2;
+}
+
 bool LogProbReader::is_log_prob_file(const std::string& path) {
     // Non-blocking and regular files only: a FIFO must not hang the probe. Not an InputFd: the
     // probed file is not registered as an input (it may be the file --save-all-logits replaces).
@@ -165,8 +171,7 @@ std::span<const uint16_t> LogProbReader::chunk(int64_t c) const {
     // within [min_log_prob, min_log_prob + 16] (the bounds allow for f32 rounding).
     const float max_scale = 16.f / 65535.f * 1.0001f;
     const auto lowest = static_cast<float>(-16.0 - std::log(static_cast<double>(n_vocab_)) - 1.0);
-    const uint64_t chunk_bytes = static_cast<uint64_t>(rows * nv) * 2;
-    const auto* p = bytes_.data() + rows_at_ + static_cast<uint64_t>(c) * chunk_bytes;
+    const auto* p = bytes_.data() + rows_at_ + static_cast<uint64_t>(c) * chunk_bytes();
     const std::span<const uint16_t> all(reinterpret_cast<const uint16_t*>(p), static_cast<size_t>(rows * nv));
     for (int64_t r = 0; r < rows; ++r) {
         const std::span<const uint16_t> row = all.subspan(static_cast<size_t>(r * nv), static_cast<size_t>(nv));
@@ -181,9 +186,7 @@ std::span<const uint16_t> LogProbReader::chunk(int64_t c) const {
 }
 
 void LogProbReader::release(int64_t c) const {
-    if (!map_) return;
-    const uint64_t chunk_bytes = static_cast<uint64_t>(scored_per_chunk(n_ctx_) * log_prob_row_len(n_vocab_)) * 2;
-    map_->release(rows_at_ + static_cast<uint64_t>(c) * chunk_bytes, chunk_bytes);
+    if (map_) map_->release(rows_at_ + static_cast<uint64_t>(c) * chunk_bytes(), chunk_bytes());
 }
 
 LogProbWriter::LogProbWriter(const std::string& path, int64_t n_ctx, int64_t n_vocab, int64_t n_chunk,

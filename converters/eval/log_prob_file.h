@@ -88,6 +88,7 @@ private:
     uint64_t rows_at_ = 0;  // offset of chunk 0's rows
     std::vector<int32_t> tokens_;
     void parse();
+    uint64_t chunk_bytes() const;  // bytes of one chunk's rows
 };
 
 // Writes a log-probability file: the header and tokens at construction, then chunk rows in order,

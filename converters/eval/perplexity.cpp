@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,17 @@ double kl_divergence(std::span<const double> base, std::span<const double> model
     return kld;
 }
 
+namespace {
+
+// llama-perplexity's mean_and_uncertainty: the mean of values summing to `sum` (squares to
+// `sum2`) and its standard error (0 for 10 values or fewer).
+std::pair<double, double> mean_and_unc(double sum, double sum2, double n) {
+    const double f = sum / n, var = sum2 / n - f * f;
+    return {f, var > 0 && n > 10 ? std::sqrt(var / (n - 1)) : 0.0};
+}
+
+}  // namespace
+
 Distribution distribution(std::vector<double> v) {
     Distribution d;
     const auto n = static_cast<double>(v.size());
@@ -35,9 +47,7 @@ Distribution distribution(std::vector<double> v) {
         sum += x;
         sum2 += x * x;
     }
-    d.mean = sum / n;
-    const double var = sum2 / n - d.mean * d.mean;
-    d.mean_unc = var > 0 && v.size() > 10 ? std::sqrt(var / (n - 1)) : 0.0;
+    std::tie(d.mean, d.mean_unc) = mean_and_unc(sum, sum2, n);
     std::sort(v.begin(), v.end());
     // llama-perplexity's percentile: linear between the sorted values around fraction * (n - 1).
     auto pct = [&](double f) {
@@ -115,22 +125,11 @@ struct Samples {
     }
 };
 
-// llama-perplexity's mean_and_uncertainty: the mean of values summing to `sum` (squares to
-// `sum2`) and its standard error (0 for 10 values or fewer).
-std::pair<double, double> mean_and_unc(double sum, double sum2, double n) {
-    const double f = sum / n, var = sum2 / n - f * f;
-    return {f, var > 0 && n > 10 ? std::sqrt(var / (n - 1)) : 0.0};
-}
-
 KldStats kld_stats(const Samples& s) {
     KldStats k;
     const auto n = static_cast<double>(s.kld.size());
     k.kld = distribution(s.kld);
     k.dp = distribution(s.dp);
-    k.mean = k.kld.mean;
-    k.median = k.kld.median;
-    k.p99 = k.kld.p99;
-    k.max = k.kld.max;
     double dp2 = 0, dp4 = 0, a = 0, a2 = 0, b = 0, b2 = 0, ab = 0;
     for (size_t i = 0; i < s.kld.size(); ++i) {
         dp2 += s.dp[i] * s.dp[i];

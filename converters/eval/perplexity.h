@@ -41,14 +41,13 @@ Distribution distribution(std::vector<double> values);
 
 // The model against the base, over the scored positions, with llama-perplexity's statistics.
 struct KldStats {
-    double mean = 0, median = 0, p99 = 0, max = 0;  // of the KL divergence (= kld's)
-    Distribution kld;                               // KL(base || model) per position
-    Distribution dp;                                // p(next) - p_base(next) per position (delta p)
-    double dp_rms = 0, dp_rms_unc = 0;              // root mean square of delta p, with its uncertainty
-    double same_top = 0;                            // fraction of positions whose most likely token is the same in both
-    double same_top_unc = 0;                        // its binomial standard error
-    double base_ppl = 0;                            // perplexity of the base model on the same positions
-    double ln_ppl_ratio = 0;                        // mean of ln p_base(next) - ln p(next): ln(PPL / PPL(base))
+    Distribution kld;                   // KL(base || model) per position
+    Distribution dp;                    // p(next) - p_base(next) per position (delta p)
+    double dp_rms = 0, dp_rms_unc = 0;  // root mean square of delta p, with its uncertainty
+    double same_top = 0;                // fraction of positions whose most likely token is the same in both
+    double same_top_unc = 0;            // its binomial standard error
+    double base_ppl = 0;                // perplexity of the base model on the same positions
+    double ln_ppl_ratio = 0;            // mean of ln p_base(next) - ln p(next): ln(PPL / PPL(base))
     double ln_ppl_ratio_unc = 0;
 };
 

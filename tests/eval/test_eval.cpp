@@ -80,13 +80,13 @@ TEST(Eval, PerplexityAndKldMatchLlamaPerplexity) {
         EXPECT_NEAR(r.ppl / f.ppl, 1.0, kPplRelTol) << r.ppl << " vs " << f.ppl;
         std::printf("%s %s: PPL %.4f vs %.4f (%+.2e)", f.model.c_str(), f.preset.c_str(), r.ppl, f.ppl,
                     r.ppl / f.ppl - 1);
-        if (base) std::printf(", KLD %.6f vs %.6f (%+.2e)", r.kld->mean, f.kld, r.kld->mean / f.kld - 1);
+        if (base) std::printf(", KLD %.6f vs %.6f (%+.2e)", r.kld->kld.mean, f.kld, r.kld->kld.mean / f.kld - 1);
         std::printf("\n");
         if (base) {
             ASSERT_TRUE(r.kld.has_value());
-            EXPECT_NEAR(r.kld->mean / f.kld, 1.0, kKldRelTol) << r.kld->mean << " vs " << f.kld;
-            EXPECT_LE(r.kld->median, r.kld->p99);
-            EXPECT_LE(r.kld->p99, r.kld->max);
+            EXPECT_NEAR(r.kld->kld.mean / f.kld, 1.0, kKldRelTol) << r.kld->kld.mean << " vs " << f.kld;
+            EXPECT_LE(r.kld->kld.median, r.kld->kld.p99);
+            EXPECT_LE(r.kld->kld.p99, r.kld->kld.max);
             EXPECT_GT(r.kld->same_top, 0.4);
         }
     }
@@ -125,7 +125,7 @@ TEST(Eval, ModelAgainstItselfHasZeroKld) {
     const auto a = load(src);
     const eval::EvalResult r = eval::evaluate(*a, a.get(), text_tokens(src), opts());
     ASSERT_TRUE(r.kld.has_value());
-    EXPECT_EQ(r.kld->max, 0.0);
+    EXPECT_EQ(r.kld->kld.max, 0.0);
     EXPECT_EQ(r.kld->same_top, 1.0);
     EXPECT_EQ(r.kld->base_ppl, r.ppl);
 }
@@ -313,7 +313,7 @@ TEST(EvalLogProbs, ReadsLlamaPerplexityBaseFile) {
     ASSERT_TRUE(r.kld.has_value());
     EXPECT_NEAR(r.kld->base_ppl, kLlamaKldPplBase, 1e-6);
     EXPECT_NEAR(r.ppl / kLlamaKldPplQ, 1.0, kPplRelTol);
-    EXPECT_NEAR(r.kld->mean / kLlamaKldMean, 1.0, kKldRelTol);
+    EXPECT_NEAR(r.kld->kld.mean / kLlamaKldMean, 1.0, kKldRelTol);
     // Its other statistics, as it printed them: "Mean KLD: 0.008275 ± 0.000149", "Median KLD:
     // 0.008341", "RMS Δp: 0.012 ± 0.001 %", "Same top p: 50.806 ± 4.508 %" (one position differs).
     EXPECT_NEAR(r.kld->kld.mean_unc, 0.000149, 0.0000015);
@@ -322,12 +322,12 @@ TEST(EvalLogProbs, ReadsLlamaPerplexityBaseFile) {
     EXPECT_NEAR(100 * r.kld->same_top, 50.806, 100.0 / 124 + 1e-9);
     EXPECT_NEAR(100 * r.kld->same_top_unc, 4.508, 0.01);
     std::printf("against llama-perplexity's file: base PPL %.6f vs %.6f, PPL %.4f vs %.4f, KLD %.6f vs %.6f\n",
-                r.kld->base_ppl, kLlamaKldPplBase, r.ppl, kLlamaKldPplQ, r.kld->mean, kLlamaKldMean);
+                r.kld->base_ppl, kLlamaKldPplBase, r.ppl, kLlamaKldPplQ, r.kld->kld.mean, kLlamaKldMean);
     // Against the model itself the same KLD within the 16-bit rounding of the file (and its base
     // being llama.cpp's logits, not ours).
     const auto base = load(src);
     const eval::EvalResult m = eval::evaluate(*model, base.get(), tokens, opts());
-    EXPECT_NEAR(r.kld->mean / m.kld->mean, 1.0, 0.01);
+    EXPECT_NEAR(r.kld->kld.mean / m.kld->kld.mean, 1.0, 0.01);
 }
 
 TEST(EvalLogProbs, WritesWhatLlamaPerplexityWrites) {
@@ -459,7 +459,7 @@ TEST(EvalCli, ReportsAndJsonAndErrors) {
     o.chunks = 2;
     const eval::EvalResult r = eval::evaluate(*model, base.get(), text_tokens(src), o);
     EXPECT_DOUBLE_EQ(j["nll"].get<double>(), r.nll);
-    EXPECT_DOUBLE_EQ(j["kld"]["mean"].get<double>(), r.kld->mean);
+    EXPECT_DOUBLE_EQ(j["kld"]["mean"].get<double>(), r.kld->kld.mean);
     // A split model (gguf-edit --split), opened from any shard: the same figures as the whole file.
     const auto dir = test::temp_dir();
     ASSERT_EQ(test::run(test::tool_path("gguf-edit") + " --split --split-max-tensors 8 " + q(src) + " " +

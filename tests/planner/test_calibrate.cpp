@@ -82,7 +82,7 @@ TEST(Calibrate, ProbeKldIsThatOfTheModelWithOneTensorQuantized) {
                   0);
         const eval::EvalResult r = eval_against(out, src, text, 64, 2, eval::Semantics::Exact);
         ASSERT_TRUE(r.kld);
-        EXPECT_NEAR(c.kld[i], r.kld->mean, 1e-9 * r.kld->mean) << t.name;
+        EXPECT_NEAR(c.kld[i], r.kld->kld.mean, 1e-9 * r.kld->kld.mean) << t.name;
     }
     std::filesystem::remove_all(dir);
 }
@@ -104,9 +104,9 @@ TEST(Calibrate, CalibratedPlanBeatsHeuristicPlanAndPreset) {
                       0);
             EXPECT_EQ(run(fmt::format("'{}' '{}' '{}' --plan '{}' -q", tool_path("gguf-requant"), src, out, plan)), 0);
             EXPECT_LE(std::filesystem::file_size(out), size);
-            return eval_against(out, src, held, 128, 4, eval::Semantics::Integer).kld->mean;
+            return eval_against(out, src, held, 128, 4, eval::Semantics::Integer).kld->kld.mean;
         };
-        const double k_preset = eval_against(preset, src, held, 128, 4, eval::Semantics::Integer).kld->mean;
+        const double k_preset = eval_against(preset, src, held, 128, 4, eval::Semantics::Integer).kld->kld.mean;
         const double k_heur = kld_of_plan("");
         const double k_cal = kld_of_plan(fmt::format("--calibrate '{}' --calibrate-ctx 128", calib));
         fmt::print("{}: KLD preset {:.6f}, heuristic plan {:.6f}, calibrated plan {:.6f}\n", rel, k_preset, k_heur,
